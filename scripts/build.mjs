@@ -1,0 +1,30 @@
+// Bundles the CLI (dist/host.mjs) and the SDK (sdk/dist) with esbuild. Unbundled Effect ESM starts
+// about 4x slower; better-sqlite3 stays external (native addon) and CJS dependencies get `require`.
+import { build } from "esbuild"
+
+const banner = { js: "import { createRequire as __hostCreateRequire } from 'node:module'; const require = __hostCreateRequire(import.meta.url);" }
+
+await Promise.all([
+  build({
+    entryPoints: ["src/cli/bin.ts"],
+    outfile: "dist/host.mjs",
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: ["better-sqlite3"],
+    banner,
+    sourcemap: "linked",
+    logLevel: "warning"
+  }),
+  build({
+    entryPoints: ["sdk/src/index.ts", "sdk/src/server.ts"],
+    outdir: "sdk/dist",
+    bundle: true,
+    platform: "neutral",
+    format: "esm",
+    target: "es2022",
+    external: ["yaml", "node:*"],
+    logLevel: "warning"
+  })
+])

@@ -1,0 +1,86 @@
+import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
+
+// An extension tree on disk: its files (with the archive exclusions) and their checksums.
+
+/** Names excluded from packing at any depth (DESIGN.md §8). */
+const excludedNames: ReadonlySet<string> = new Set(["node_modules", ".git", "vendor", ".idea", ".vscode", ".DS_Store"])
+const excludedSuffixes = [".host", ".host.sha256", ".host.sig"]
+
+export const isExcluded = (name: string): boolean =>
+  excludedNames.has(name) || excludedSuffixes.some((suffix) => name.endsWith(suffix))
+
+/** Files the framework writes into a package itself; never listed in checksums.json. */
+export const packageMetaFiles: ReadonlySet<string> = new Set(["checksums.json", "signature.json"])
+
+export const sha256Hex = (data: Uint8Array | string): string => createHash("sha256").update(data).digest("hex")
+
+/**
+ * Every regular file below `root` as a sorted POSIX relative path, skipping excluded names at any
+ * depth. Symbolic links and other special files are skipped too: only regular files are packed.
+ */
+export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const files: Array<string> = []
+    const walk = (relative: string): Effect.Effect<void, PlatformError> =>
+      Effect.gen(function*() {
+        const entries = yield* fs.readDirectory(relative === "" ? root : path.join(root, relative))
+        for (const name of entries.sort()) {
+          if (isExcluded(name)) continue
+          const child = relative === "" ? name : `${relative}/${name}`
+          const info = yield* fs.stat(path.join(root, child))
+          if (info.type === "Directory") yield* walk(child)
+          else if (info.type === "File") files.push(child)
+        }
+      })
+    yield* walk("")
+    return files.sort()
+  })
+
+export const Checksums = Schema.Record({
+  key: Schema.String,
+  value: Schema.String.pipe(Schema.filter((hex) => /^[0-9a-f]{64}$/.test(hex) || "must be a lowercase sha256 hex digest"))
+})
+export type Checksums = typeof Checksums.Type
+
+export type TreeIntegrity =
+  | { readonly _tag: "Intact"; readonly files: number }
+  | { readonly _tag: "Modified"; readonly problems: ReadonlyArray<string> }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unverifiable"; readonly reason: string }
+
+/** Compares the files of an installed tree with its checksums.json: changed, missing and extra files. */
+export const checkTree = (root: string): Effect.Effect<TreeIntegrity, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    if (!(yield* fs.exists(root))) return { _tag: "Missing" } as const
+    const checksumsFile = path.join(root, "checksums.json")
+    if (!(yield* fs.exists(checksumsFile))) return { _tag: "Unverifiable", reason: "no checksums.json" } as const
+    const checksums = yield* fs.readFileString(checksumsFile).pipe(
+      Effect.flatMap((text) => Schema.decodeUnknown(Schema.parseJson(Checksums))(text))
+    )
+    const files = yield* listFiles(root)
+    const problems: Array<string> = []
+    const present = new Set(files)
+    for (const [file, expected] of Object.entries(checksums)) {
+      if (!present.has(file)) {
+        problems.push(`${file}: missing`)
+        continue
+      }
+      const actual = sha256Hex(yield* fs.readFile(path.join(root, file)))
+      if (actual !== expected) problems.push(`${file}: content differs from checksums.json`)
+    }
+    for (const file of files) {
+      if (!(file in checksums) && !packageMetaFiles.has(file)) problems.push(`${file}: not listed in checksums.json`)
+    }
+    return problems.length === 0
+      ? { _tag: "Intact", files: Object.keys(checksums).length } as const
+      : { _tag: "Modified", problems } as const
+  }).pipe(
+    Effect.catchAll((error) => Effect.succeed<TreeIntegrity>({ _tag: "Unverifiable", reason: error.message }))
+  )

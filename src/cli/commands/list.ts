@@ -1,0 +1,32 @@
+import { Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
+import { CliInvocation } from "../Invocation.js"
+import { formatTable, printJson } from "../Output.js"
+import { storeLayer } from "../Runtime.js"
+import { extensionView } from "./ExtensionView.js"
+
+export const listCommand = Command.make(
+  "list",
+  {
+    enabled: Options.boolean("enabled").pipe(Options.withDescription("only enabled extensions")),
+    disabled: Options.boolean("disabled").pipe(Options.withDescription("only disabled extensions")),
+    json: Options.boolean("json").pipe(Options.withDescription("print a JSON array only"))
+  },
+  ({ disabled, enabled, json }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const extensions = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list).pipe(
+        Effect.provide(storeLayer(invocation))
+      )
+      const shown = extensions
+        .filter((extension) => enabled === disabled || extension.enabled === enabled)
+        .map(extensionView)
+      if (json) return yield* printJson(shown)
+      if (shown.length === 0) return yield* Console.log("No extensions installed.")
+      yield* Console.log(formatTable(
+        ["ID", "Name", "Version", "Status", "Signature"],
+        shown.map((view) => [view.id, view.name, view.version, view.status, view.signature])
+      ))
+    })
+).pipe(Command.withDescription("List installed extensions"))

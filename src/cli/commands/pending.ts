@@ -1,0 +1,40 @@
+import { Args, Command } from "@effect/cli"
+import { Effect } from "effect"
+import { NotAvailableYet } from "../../domain/Errors.js"
+
+// Commands of the contract whose issue has not landed yet: registered (so help lists them) and
+// answering `error: <name> is not available yet` with exit 1, whatever their arguments.
+
+export const pendingCommands: ReadonlyArray<readonly [name: string, description: string]> = [
+  ["add", "Install an extension from the registry, a .host file or a folder"],
+  ["remove", "Remove an extension"],
+  ["enable", "Enable a disabled extension"],
+  ["disable", "Disable an extension without removing its files"],
+  ["update", "Update one or all extensions"],
+  ["new", "Scaffold a new extension"],
+  ["dev", "Link a local extension for development"],
+  ["export", "Export a .host archive"],
+  ["build", "Build extension frontend assets"],
+  ["keygen", "Generate an Ed25519 keypair for signing"],
+  ["verify", "Verify a .host archive and its signature"],
+  ["registry:sync", "Sync or search the registry"],
+  ["registry:status", "Show the registry cache status"],
+  ["framework:uninstall", "Remove the framework from the panel"],
+  ["reconcile", "Converge the panel to the desired-state file"],
+  ["serve", "Serve the panel with its extensions"],
+  ["unlock", "Clear a dead holder's operation lock"],
+  ["panel:token", "Issue an API token for a panel user"],
+  ["schedule:run", "Run the scheduled tasks that are due"],
+  ["schedule:list", "List scheduled tasks and their next runs"],
+  ["migrate:status", "Show an extension's migrations"],
+  ["commands", "List the console commands of extensions"]
+]
+
+export const pendingNames: ReadonlySet<string> = new Set(pendingCommands.map(([name]) => name))
+
+export const pendingCommand = (name: string, description: string) =>
+  Command.make(
+    name,
+    { args: Args.text({ name: "args" }).pipe(Args.repeated) },
+    () => Effect.fail(new NotAvailableYet({ command: name }))
+  ).pipe(Command.withDescription(`${description} (not available yet)`))

@@ -1,0 +1,103 @@
+import { Command, Options } from "@effect/cli"
+import { Path } from "@effect/platform"
+import { Console, Effect, Option, Schema } from "effect"
+import { checkTree } from "../../archive/Tree.js"
+import { HostConfig } from "../../config/HostConfig.js"
+import { NotAvailableYet } from "../../domain/Errors.js"
+import { coreExtensionId } from "../../domain/Installed.js"
+import { lockSettingKey, OperationLock } from "../../domain/Lock.js"
+import { readCacheReport } from "../../registry/CacheFile.js"
+import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../../store/SettingsRepo.js"
+import { CliInvocation } from "../Invocation.js"
+import { formatPairs, formatTable, printJson } from "../Output.js"
+import { storeLayer } from "../Runtime.js"
+import { extensionView } from "./ExtensionView.js"
+
+/** Installed extensions whose files no longer match what was installed. */
+const fileDrift = Effect.gen(function*() {
+  const path = yield* Path.Path
+  const { paths } = yield* HostConfig
+  const extensions = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const results = yield* Effect.forEach(extensions, (extension) =>
+    Effect.map(
+      checkTree(path.join(paths.extensions, ...extension.extensionId.split("/"))),
+      (integrity) => ({ id: extension.extensionId, integrity })
+    ), { concurrency: 4 })
+  return {
+    checked: results.length,
+    modified: results.filter((r) => r.integrity._tag === "Modified").map((r) => r.id),
+    missing: results.filter((r) => r.integrity._tag === "Missing").map((r) => r.id),
+    unverifiable: results.filter((r) => r.integrity._tag === "Unverifiable").map((r) => r.id)
+  }
+})
+
+const readLock = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, lockSettingKey)).pipe(
+  Effect.map(Option.flatMap((value) => Schema.decodeUnknownOption(OperationLock)(value))),
+  Effect.map(Option.getOrNull)
+)
+
+export const statusCommand = Command.make(
+  "status",
+  {
+    json: Options.boolean("json").pipe(Options.withDescription("print one JSON document")),
+    health: Options.boolean("health").pipe(Options.withDescription("run the extensions' health checks")),
+    extensions: Options.boolean("extensions").pipe(Options.withDescription("include the installed extensions"))
+  },
+  ({ extensions: withExtensions, health, json }) =>
+    Effect.gen(function*() {
+      if (health) return yield* new NotAvailableYet({ command: "status --health" })
+      const invocation = yield* CliInvocation
+      const report = yield* Effect.gen(function*() {
+        const { config, paths } = yield* HostConfig
+        const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+        return {
+          version: config.version,
+          root: paths.root,
+          database: { url: config.database, ok: true },
+          extensions: {
+            total: installed.length,
+            enabled: installed.filter((e) => e.enabled).length,
+            disabled: installed.filter((e) => !e.enabled).length
+          },
+          registry: { url: config.registry_url === "" ? null : config.registry_url, cache: yield* readCacheReport },
+          lock: yield* readLock,
+          drift: yield* fileDrift,
+          ...(withExtensions ? { installed: installed.map(extensionView) } : {})
+        }
+      }).pipe(Effect.provide(storeLayer(invocation)))
+      if (json) return yield* printJson(report)
+      const cache = report.registry.cache
+      const drift = report.drift
+      const driftText = [
+        drift.modified.length > 0 ? `modified: ${drift.modified.join(", ")}` : undefined,
+        drift.missing.length > 0 ? `files missing: ${drift.missing.join(", ")}` : undefined,
+        drift.unverifiable.length > 0 ? `unverifiable: ${drift.unverifiable.join(", ")}` : undefined
+      ].filter((part) => part !== undefined)
+      yield* Console.log(formatPairs([
+        ["Host", report.version],
+        ["Root", report.root],
+        ["Database", `${report.database.url} (ok)`],
+        ["Extensions", `${report.extensions.total} installed, ${report.extensions.enabled} enabled, ${report.extensions.disabled} disabled`],
+        [
+          "Registry",
+          report.registry.url === null
+            ? "not configured"
+            : `${report.registry.url}, cache ${cache.status}${cache.age_seconds === null ? "" : ` (synced ${cache.age_seconds}s ago, ${cache.extensions} extensions)`}`
+        ],
+        [
+          "Lock",
+          report.lock === null
+            ? "free"
+            : `held by ${report.lock.holder} (pid ${report.lock.pid} on ${report.lock.hostname}, ${report.lock.operation}, since ${report.lock.acquired_at}, id ${report.lock.id})`
+        ],
+        ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
+      ]))
+      if (report.installed !== undefined && report.installed.length > 0) {
+        yield* Console.log(`\n${formatTable(
+          ["ID", "Name", "Version", "Status", "Signature"],
+          report.installed.map((view) => [view.id, view.name, view.version, view.status, view.signature])
+        )}`)
+      }
+    })
+).pipe(Command.withDescription("Show the framework version, database, extensions, registry cache, lock and drift"))

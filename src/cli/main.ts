@@ -1,0 +1,131 @@
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { frameworkVersion } from "../config/HostConfig.js"
+import { NotAvailableYet } from "../domain/Errors.js"
+import { listCommand } from "./commands/list.js"
+import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
+import { statusCommand } from "./commands/status.js"
+import { validateCommand } from "./commands/validate.js"
+import { CliInvocation } from "./Invocation.js"
+import { CommandExit } from "./Output.js"
+import { type Invocation, stderrLogger } from "./Runtime.js"
+
+const host = Command.make("host").pipe(
+  Command.withDescription(
+    "Host: install, enable, disable, update and remove panel extensions, or converge the panel to a desired-state file.\n" +
+      "Global flags: --root DIR (else HOST_ROOT, else the current folder), --verbose."
+  ),
+  Command.withSubcommands([
+    validateCommand,
+    listCommand,
+    statusCommand,
+    ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
+  ])
+)
+
+const runCli = Command.run(host, { name: "Host", version: frameworkVersion })
+
+export interface ParsedArguments {
+  readonly invocation: Invocation
+  readonly args: ReadonlyArray<string>
+}
+
+/**
+ * Takes the global flags (`--root DIR`, `--root=DIR`, `--verbose`) from anywhere before `--`, and
+ * accepts the `host:`-prefixed command names (`host host:list`).
+ */
+export const parseArguments = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string
+): ParsedArguments | { readonly usageError: string } => {
+  let root = env.HOST_ROOT !== undefined && env.HOST_ROOT !== "" ? env.HOST_ROOT : cwd
+  let verbose = false
+  const args: Array<string> = []
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!
+    if (arg === "--") {
+      args.push(...argv.slice(index))
+      break
+    }
+    if (arg === "--verbose") verbose = true
+    else if (arg === "--root") {
+      const value = argv[index + 1]
+      if (value === undefined || value.startsWith("--")) return { usageError: "--root needs a folder" }
+      root = value
+      index++
+    } else if (arg.startsWith("--root=")) root = arg.slice("--root=".length)
+    else args.push(arg)
+  }
+  const [first, ...rest] = args
+  const command = first?.startsWith("host:") ? first.slice("host:".length) : first
+  return { invocation: { root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
+}
+
+const hints: Partial<Record<string, string>> = {
+  ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
+  StoreError: "hint: check the database setting and that the folder is writable"
+}
+
+const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {
+  if (error !== null && typeof error === "object") {
+    const tag = "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
+    const message = "message" in error && typeof error.message === "string" && error.message !== ""
+      ? error.message
+      : String(error)
+    return { message, tag }
+  }
+  return { message: String(error), tag: undefined }
+}
+
+/** Renders how a run ended (`error: <what failed>: <why>` on stderr) and returns the exit code. */
+export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, verbose: boolean): number => {
+  if (Exit.isSuccess(exit)) return 0
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (ValidationError.isValidationError(error)) return 2
+    if (error instanceof CommandExit) return error.code
+    const { message, tag } = describe(error)
+    const subject = message.startsWith(`${command} `) ? message : `${command}: ${message}`
+    process.stderr.write(`error: ${subject}\n`)
+    const hint = tag === undefined ? undefined : hints[tag]
+    if (hint !== undefined) process.stderr.write(`${hint}\n`)
+    if (verbose) process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
+    return 1
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) {
+    process.stderr.write(`error: ${command}: interrupted\n`)
+    return 130
+  }
+  const defect = Cause.squash(exit.cause)
+  process.stderr.write(`error: ${command}: unexpected failure: ${describe(defect).message}\n`)
+  process.stderr.write(verbose ? `${Cause.pretty(exit.cause)}\n` : "hint: run again with --verbose for details\n")
+  return 1
+}
+
+/** Runs one `host` invocation and resolves to its exit code. */
+export const main = async (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd: string = process.cwd()
+): Promise<number> => {
+  const parsed = parseArguments(argv, env, cwd)
+  if ("usageError" in parsed) {
+    process.stderr.write(`error: ${parsed.usageError}\n`)
+    return 2
+  }
+  const { args, invocation } = parsed
+  const command = args[0] ?? "host"
+  const program = pendingNames.has(command) && !args.includes("--help")
+    ? Effect.fail(new NotAvailableYet({ command }))
+    : runCli(["node", "host", ...args])
+  const exit = await Effect.runPromiseExit(
+    program.pipe(
+      Effect.provideService(CliInvocation, invocation),
+      Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
+    )
+  )
+  return renderExit(exit, command, invocation.verbose)
+}

@@ -1,0 +1,228 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Context, Effect, Either, Layer, Schema } from "effect"
+import { parse as parseYaml } from "yaml"
+import packageJson from "../../package.json" with { type: "json" }
+import { ConfigInvalid } from "../domain/Errors.js"
+import { SemverVersion } from "../domain/Manifest.js"
+import { formatPath, problem, problemsFromParseError, type Problem } from "../domain/Problems.js"
+
+// config/host.yaml (DESIGN.md §3), overridden by environment variables, decoded with Schema.
+
+export const frameworkVersion: string = packageJson.version
+
+const PublicKeyHex = Schema.String.pipe(
+  Schema.filter((key) => /^[0-9a-fA-F]{64}$/.test(key) || "must be an Ed25519 public key: 64 hex characters")
+)
+
+const InsideRoot = Schema.NonEmptyString.pipe(
+  Schema.filter((path) =>
+    (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
+    `"${path}" must be a path inside the panel root (relative, without "..")`
+  )
+)
+
+const HttpUrl = Schema.String.pipe(
+  Schema.filter((url) => /^https?:\/\/[^\s/]+/.test(url) || `"${url}" must be an http(s) URL`)
+)
+
+const RegistryUrl = Schema.String.pipe(
+  Schema.filter((url) => url === "" || /^(https?|file):\/\/\S+$/.test(url) || `"${url}" must be an http(s):// or file:// URL`)
+)
+
+const DatabaseUrl = Schema.String.pipe(
+  Schema.filter((url) => {
+    if (url === "sqlite::memory:") return true
+    const sqlite = /^sqlite:(.+)$/.exec(url)
+    if (sqlite !== null) {
+      const path = sqlite[1]!
+      return (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
+        `"${url}": the SQLite file must be inside the panel root (relative path, without "..")`
+    }
+    if (/^(mysql|mariadb|postgres|postgresql):\/\//.test(url)) {
+      return `"${url.split(":")[0]}" databases are not supported yet; use sqlite:<path>`
+    }
+    return `"${url}" must be sqlite:<path> (or sqlite::memory:)`
+  })
+)
+
+const Count = (defaultValue: number) =>
+  Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultValue })
+
+export const ConfigDocument = Schema.Struct({
+  version: Schema.optionalWith(SemverVersion, { default: () => frameworkVersion }),
+  extensions_path: Schema.optionalWith(InsideRoot, { default: () => "host/extensions" }),
+  require_signatures: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  registry_url: Schema.optionalWith(RegistryUrl, { default: () => "" }),
+  registry_cache_path: Schema.optionalWith(InsideRoot, { default: () => "storage/host/registry-cache.json" }),
+  registry_cache_ttl: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 3600 }),
+  public_key: Schema.optionalWith(Schema.Union(Schema.Literal(""), PublicKeyHex), { default: () => "" }),
+  trusted_keys: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ name: Schema.NonEmptyString, public_key: PublicKeyHex })),
+    { default: () => [] }
+  ),
+  database: Schema.optionalWith(DatabaseUrl, { default: () => "sqlite:storage/host/host.db" }),
+  base_url: Schema.optionalWith(HttpUrl, { default: () => "http://127.0.0.1:8080" }),
+  server: Schema.optionalWith(
+    Schema.Struct({
+      host: Schema.optionalWith(Schema.NonEmptyString, { default: () => "127.0.0.1" }),
+      port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { default: () => 8080 })
+    }),
+    { default: () => ({ host: "127.0.0.1", port: 8080 }) }
+  ),
+  desired_state: Schema.optionalWith(Schema.NonEmptyString, { default: () => "desired-state/extensions.yaml" }),
+  limits: Schema.optionalWith(
+    Schema.Struct({
+      archive_bytes: Count(50 * 1024 * 1024),
+      unpacked_bytes: Count(200 * 1024 * 1024),
+      files: Count(10_000)
+    }),
+    { default: () => ({ archive_bytes: 50 * 1024 * 1024, unpacked_bytes: 200 * 1024 * 1024, files: 10_000 }) }
+  )
+})
+export type ConfigDocument = typeof ConfigDocument.Type
+
+/** Environment variables that override keys, with how their text is read. */
+const environmentOverrides: ReadonlyArray<{
+  readonly env: string
+  readonly path: readonly [string, ...Array<string>]
+  readonly read: (text: string) => unknown
+}> = [
+  { env: "HOST_REQUIRE_SIGNATURES", path: ["require_signatures"], read: (text) => parseBoolean(text) },
+  { env: "HOST_REGISTRY_URL", path: ["registry_url"], read: (text) => text },
+  { env: "HOST_PUBLIC_KEY", path: ["public_key"], read: (text) => text.trim() },
+  { env: "HOST_DATABASE_URL", path: ["database"], read: (text) => text },
+  { env: "HOST_BASE_URL", path: ["base_url"], read: (text) => text },
+  { env: "HOST_PORT", path: ["server", "port"], read: (text) => (/^\d+$/.test(text.trim()) ? Number(text) : text) }
+]
+
+const parseBoolean = (text: string): unknown => {
+  const value = text.trim().toLowerCase()
+  if (["1", "true", "yes", "on"].includes(value)) return true
+  if (["0", "false", "no", "off", ""].includes(value)) return false
+  return text
+}
+
+const setPath = (target: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown) => {
+  const [head, ...rest] = path
+  if (head === undefined) return
+  if (rest.length === 0) {
+    target[head] = value
+    return
+  }
+  const inner = target[head]
+  const next = inner !== null && typeof inner === "object" && !Array.isArray(inner) ? { ...inner as Record<string, unknown> } : {}
+  setPath(next, rest, value)
+  target[head] = next
+}
+
+export interface ConfigResult {
+  readonly config: ConfigDocument
+  readonly warnings: ReadonlyArray<Problem>
+}
+
+/**
+ * Decodes the parsed YAML (`undefined` when there is no file) with environment overrides applied.
+ * A problem with an overridden key names the variable it came from.
+ */
+export const decodeConfig = (
+  raw: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  source: string
+): Either.Either<ConfigResult, ConfigInvalid> => {
+  if (raw !== undefined && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) {
+    return Either.left(new ConfigInvalid({ source, problems: [problem("(root)", "must be a YAML mapping of keys to values")] }))
+  }
+  const document: Record<string, unknown> = { ...(raw as Record<string, unknown> | null | undefined) }
+  const known = new Set(Object.keys(ConfigDocument.fields))
+  const warnings = Object.keys(document)
+    .filter((key) => !known.has(key))
+    .map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
+  const fromEnv = new Map<string, string>()
+  for (const override of environmentOverrides) {
+    const text = env[override.env]
+    if (text === undefined) continue
+    setPath(document, override.path, override.read(text))
+    fromEnv.set(formatPath(override.path), override.env)
+  }
+  return Either.match(Schema.decodeUnknownEither(ConfigDocument, { errors: "all" })(document), {
+    onLeft: (error) =>
+      Either.left(
+        new ConfigInvalid({
+          source,
+          problems: problemsFromParseError(error).map((p) => {
+            const variable = fromEnv.get(p.path)
+            return variable === undefined ? p : problem(`${p.path} (from ${variable})`, p.message)
+          })
+        })
+      ),
+    onRight: (config) => Either.right({ config, warnings })
+  })
+}
+
+/** Absolute locations derived from the root and the configuration. */
+export interface HostPaths {
+  readonly root: string
+  readonly configFile: string
+  readonly extensions: string
+  readonly storage: string
+  readonly staging: string
+  readonly journal: string
+  readonly registryCache: string
+  readonly publicAssets: string
+  readonly desiredState: string
+  /** The SQLite file, or `:memory:`. */
+  readonly databaseFile: string
+}
+
+export class HostConfig extends Context.Tag("host/HostConfig")<
+  HostConfig,
+  {
+    readonly config: ConfigDocument
+    readonly paths: HostPaths
+    readonly warnings: ReadonlyArray<Problem>
+  }
+>() {}
+
+export interface HostConfigOptions {
+  readonly root: string
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+/** Reads `<root>/config/host.yaml` (optional) and the environment. */
+export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: HostConfigOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const root = path.resolve(options.root)
+  const configFile = path.join(root, "config", "host.yaml")
+  const source = "config/host.yaml"
+  const exists = yield* fs.exists(configFile).pipe(Effect.orElseSucceed(() => false))
+  const text = exists
+    ? yield* fs.readFileString(configFile).pipe(
+      Effect.mapError((error) => new ConfigInvalid({ source, problems: [problem("(file)", `cannot be read: ${error.message}`)] }))
+    )
+    : undefined
+  const raw = text === undefined ? undefined : yield* Effect.try({
+    try: () => parseYaml(text) as unknown,
+    catch: (error) =>
+      new ConfigInvalid({ source, problems: [problem("(yaml)", error instanceof Error ? error.message : String(error))] })
+  })
+  const { config, warnings } = yield* decodeConfig(raw, options.env, source)
+  const storage = path.join(root, "storage", "host")
+  const databasePath = config.database.slice("sqlite:".length)
+  const paths: HostPaths = {
+    root,
+    configFile,
+    extensions: path.join(root, config.extensions_path),
+    storage,
+    staging: path.join(storage, "staging"),
+    journal: path.join(storage, "journal"),
+    registryCache: path.join(root, config.registry_cache_path),
+    publicAssets: path.join(root, "public", "host"),
+    desiredState: path.resolve(root, config.desired_state),
+    databaseFile: databasePath === ":memory:" ? ":memory:" : path.join(root, databasePath)
+  }
+  return { config, paths, warnings }
+})
+
+export const layer = (options: HostConfigOptions): Layer.Layer<HostConfig, ConfigInvalid, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(HostConfig, loadHostConfig(options))

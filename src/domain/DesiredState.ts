@@ -1,0 +1,129 @@
+import { Either, Schema } from "effect"
+import { ExtensionId, VersionRange } from "./Manifest.js"
+import { problem, problemsFromParseError, type Problem } from "./Problems.js"
+
+// desired-state/extensions.yaml (DESIGN.md §10): what the panel should look like.
+
+const Sha256 = Schema.String.pipe(
+  Schema.filter((hex) => /^[0-9a-f]{64}$/i.test(hex) || `"${hex}" is not a sha256 hex digest (64 hex characters)`)
+)
+
+const NonEmptyPath = Schema.NonEmptyString
+
+export const DesiredSource = Schema.Union(
+  Schema.Literal("registry"),
+  Schema.Struct({ path: NonEmptyPath }),
+  Schema.Struct({ archive: NonEmptyPath, sha256: Schema.optional(Sha256) })
+)
+export type DesiredSource = typeof DesiredSource.Type
+
+export const DesiredEntryObject = Schema.Struct({
+  version: Schema.optional(VersionRange),
+  source: Schema.optional(DesiredSource),
+  enabled: Schema.optional(Schema.Boolean),
+  settings: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  protect: Schema.optional(Schema.Boolean)
+})
+
+/** `"^1.4"` (shorthand), `absent`, or the full object. */
+export const DesiredEntry = Schema.Union(Schema.Literal("absent"), VersionRange, DesiredEntryObject)
+
+export const DesiredStateDocument = Schema.Struct({
+  host: Schema.Union(Schema.String, Schema.Number).pipe(
+    Schema.filter((value) =>
+      String(value) === "1.0" || String(value) === "1" || `unsupported desired-state version "${value}" (supported: "1.0")`
+    )
+  ),
+  prune: Schema.optional(Schema.Boolean),
+  extensions: Schema.optionalWith(Schema.Record({ key: ExtensionId, value: Schema.NullOr(DesiredEntry) }), {
+    default: () => ({})
+  })
+})
+export type DesiredStateDocument = typeof DesiredStateDocument.Type
+
+export type ResolvedSource =
+  | { readonly _tag: "Registry" }
+  | { readonly _tag: "Path"; readonly path: string }
+  | { readonly _tag: "Archive"; readonly archive: string; readonly sha256: string | undefined }
+
+export type DesiredExtension =
+  | { readonly _tag: "Absent"; readonly id: string }
+  | {
+    readonly _tag: "Present"
+    readonly id: string
+    readonly version: string | undefined
+    readonly source: ResolvedSource
+    readonly enabled: boolean
+    readonly settings: Readonly<Record<string, unknown>> | undefined
+    readonly protect: boolean
+  }
+
+export interface DesiredState {
+  readonly prune: boolean
+  readonly extensions: ReadonlyArray<DesiredExtension>
+}
+
+const resolveSource = (source: DesiredSource | undefined): ResolvedSource => {
+  if (source === undefined || source === "registry") return { _tag: "Registry" }
+  if ("path" in source) return { _tag: "Path", path: source.path }
+  return { _tag: "Archive", archive: source.archive, sha256: source.sha256 }
+}
+
+/** Decodes a parsed desired-state file into one entry per extension (sorted by id). */
+export const decodeDesiredState = (raw: unknown): Either.Either<DesiredState, ReadonlyArray<Problem>> => {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return Either.left([problem("(root)", "the desired-state file must be a YAML mapping with host and extensions")])
+  }
+  return Either.map(
+    Either.mapLeft(Schema.decodeUnknownEither(DesiredStateDocument, { errors: "all" })(raw), (error) => problemsFromParseError(error)),
+    (document): DesiredState => ({
+      prune: document.prune ?? false,
+      extensions: Object.keys(document.extensions).sort().map((id): DesiredExtension => {
+        const entry = document.extensions[id]
+        if (entry === "absent") return { _tag: "Absent", id }
+        const full = typeof entry === "string"
+          ? { version: entry }
+          : entry ?? {}
+        return {
+          _tag: "Present",
+          id,
+          version: full.version,
+          source: resolveSource(full.source),
+          enabled: full.enabled ?? true,
+          settings: full.settings,
+          protect: full.protect ?? false
+        }
+      })
+    })
+  )
+}
+
+const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+
+/** The names of `${VAR}` references in a value (deeply). */
+export const envReferences = (value: unknown): ReadonlyArray<string> => {
+  if (typeof value === "string") return [...value.matchAll(ENV_REFERENCE)].map((match) => match[1]!)
+  if (Array.isArray(value)) return value.flatMap(envReferences)
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(envReferences)
+  return []
+}
+
+/** Replaces `${VAR}` from `env`; a missing variable is an error naming it. */
+export const substituteEnv = (
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<unknown, string> => {
+  const missing = envReferences(value).filter((name) => env[name] === undefined)
+  if (missing.length > 0) {
+    return Either.left(`environment variable${missing.length > 1 ? "s" : ""} ${[...new Set(missing)].join(", ")} not set`)
+  }
+  const replace = (node: unknown): unknown => {
+    if (typeof node === "string") return node.replace(ENV_REFERENCE, (_, name: string) => env[name]!)
+    if (Array.isArray(node)) return node.map(replace)
+    if (node !== null && typeof node === "object") {
+      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, replace(inner)]))
+    }
+    return node
+  }
+  return Either.right(replace(value))
+}

@@ -1,0 +1,85 @@
+// The 65 panel slot ids (copied from shared/slots.json). A slot's kind says how it renders:
+// portal (in place, in order), nav (navigation entries), route (whole pages).
+
+export type SlotArea = "navbar" | "server" | "dashboard" | "account" | "auth"
+export type SlotKind = "portal" | "nav" | "route"
+
+export interface SlotDefinition {
+  readonly id: string
+  readonly area: SlotArea
+  readonly kind: SlotKind
+}
+
+export const slotDefinitions: ReadonlyArray<SlotDefinition> = [
+  { id: "navbar", area: "navbar", kind: "portal" },
+  { id: "navbar.left", area: "navbar", kind: "portal" },
+  { id: "navbar.before", area: "navbar", kind: "portal" },
+  { id: "navbar.after", area: "navbar", kind: "portal" },
+  { id: "server.subnav", area: "server", kind: "nav" },
+  { id: "server.subnav.before", area: "server", kind: "nav" },
+  { id: "server.subnav.after", area: "server", kind: "nav" },
+  { id: "server.header", area: "server", kind: "portal" },
+  { id: "server.page", area: "server", kind: "route" },
+  { id: "server.footer", area: "server", kind: "portal" },
+  { id: "server.terminal.buttons", area: "server", kind: "portal" },
+  { id: "server.console.header", area: "server", kind: "portal" },
+  { id: "server.console.info.before", area: "server", kind: "portal" },
+  { id: "server.console.info.after", area: "server", kind: "portal" },
+  { id: "server.console.sidebar", area: "server", kind: "portal" },
+  { id: "server.console.command", area: "server", kind: "portal" },
+  { id: "server.console.footer", area: "server", kind: "portal" },
+  { id: "server.files.actions", area: "server", kind: "portal" },
+  { id: "server.files.header", area: "server", kind: "portal" },
+  { id: "server.files.footer", area: "server", kind: "portal" },
+  { id: "server.files.dropdown", area: "server", kind: "portal" },
+  { id: "server.files.edit.before", area: "server", kind: "portal" },
+  { id: "server.files.edit.after", area: "server", kind: "portal" },
+  { id: "server.databases.before", area: "server", kind: "portal" },
+  { id: "server.databases.after", area: "server", kind: "portal" },
+  { id: "server.schedules.before", area: "server", kind: "portal" },
+  { id: "server.schedules.after", area: "server", kind: "portal" },
+  { id: "server.schedules.edit.before", area: "server", kind: "portal" },
+  { id: "server.schedules.edit.after", area: "server", kind: "portal" },
+  { id: "server.users.before", area: "server", kind: "portal" },
+  { id: "server.users.after", area: "server", kind: "portal" },
+  { id: "server.backups.before", area: "server", kind: "portal" },
+  { id: "server.backups.after", area: "server", kind: "portal" },
+  { id: "server.backups.dropdown", area: "server", kind: "portal" },
+  { id: "server.network.before", area: "server", kind: "portal" },
+  { id: "server.network.after", area: "server", kind: "portal" },
+  { id: "server.startup.before", area: "server", kind: "portal" },
+  { id: "server.startup.after", area: "server", kind: "portal" },
+  { id: "server.settings.before", area: "server", kind: "portal" },
+  { id: "server.settings.after", area: "server", kind: "portal" },
+  { id: "dashboard.header", area: "dashboard", kind: "portal" },
+  { id: "dashboard.widgets", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverlist.before", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverlist.after", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverrow.name.before", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverrow.name.after", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverrow.description.before", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverrow.description.after", area: "dashboard", kind: "portal" },
+  { id: "dashboard.serverrow.limits", area: "dashboard", kind: "portal" },
+  { id: "dashboard.footer", area: "dashboard", kind: "portal" },
+  { id: "dashboard.page", area: "dashboard", kind: "route" },
+  { id: "account.header", area: "account", kind: "portal" },
+  { id: "account.page", area: "account", kind: "route" },
+  { id: "account.footer", area: "account", kind: "portal" },
+  { id: "account.subnav", area: "account", kind: "nav" },
+  { id: "account.subnav.before", area: "account", kind: "nav" },
+  { id: "account.subnav.after", area: "account", kind: "nav" },
+  { id: "account.overview.before", area: "account", kind: "portal" },
+  { id: "account.overview.after", area: "account", kind: "portal" },
+  { id: "account.api.before", area: "account", kind: "portal" },
+  { id: "account.api.after", area: "account", kind: "portal" },
+  { id: "account.ssh.before", area: "account", kind: "portal" },
+  { id: "account.ssh.after", area: "account", kind: "portal" },
+  { id: "auth.container.before", area: "auth", kind: "portal" },
+  { id: "auth.container.after", area: "auth", kind: "portal" },
+]
+
+export const slotIds: ReadonlyArray<string> = slotDefinitions.map((slot) => slot.id)
+
+const knownSlotIds: ReadonlySet<string> = new Set(slotIds)
+
+export const isKnownSlot = (id: string): boolean => knownSlotIds.has(id)

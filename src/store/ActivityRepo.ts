@@ -1,0 +1,66 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { ActivityAction, type ActivityRecord } from "../domain/Installed.js"
+import { storeError } from "./StoreError.js"
+
+const ActivityRow = Schema.Struct({
+  id: Schema.Number,
+  extension_id: Schema.String,
+  action: ActivityAction,
+  summary: Schema.String,
+  context: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  created_at: Schema.String
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(ActivityRow))
+
+export interface ActivityWrite {
+  readonly extensionId: string
+  readonly action: ActivityAction
+  readonly summary: string
+  readonly context: Readonly<Record<string, unknown>>
+}
+
+/** host_activity_logs: the audit trail. Records are appended and never deleted. */
+export class ActivityRepo extends Effect.Service<ActivityRepo>()("host/ActivityRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const append = (write: ActivityWrite) =>
+      sql`INSERT INTO host_activity_logs ${
+        sql.insert({
+          extension_id: write.extensionId,
+          action: write.action,
+          summary: write.summary,
+          context: JSON.stringify(write.context),
+          created_at: new Date().toISOString()
+        })
+      }`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError(`recording activity of ${write.extensionId}`)),
+        Effect.withSpan("ActivityRepo.append")
+      )
+
+    /** Newest first; optionally one extension's only. */
+    const list = (options: { readonly extensionId?: string; readonly limit?: number } = {}) =>
+      (options.extensionId === undefined
+        ? sql`SELECT * FROM host_activity_logs ORDER BY id DESC LIMIT ${options.limit ?? 100}`
+        : sql`SELECT * FROM host_activity_logs WHERE extension_id = ${options.extensionId}
+              ORDER BY id DESC LIMIT ${options.limit ?? 100}`).pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows): ReadonlyArray<ActivityRecord> =>
+          rows.map((row) => ({
+            id: row.id,
+            extensionId: row.extension_id,
+            action: row.action,
+            summary: row.summary,
+            context: row.context,
+            createdAt: row.created_at
+          }))
+        ),
+        Effect.mapError(storeError("reading activity")),
+        Effect.withSpan("ActivityRepo.list")
+      )
+
+    return { append, list } as const
+  })
+}) {}

@@ -1,0 +1,63 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { storeError } from "./StoreError.js"
+
+const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson() })
+const decodeRows = Schema.decodeUnknown(Schema.Array(SettingRow))
+
+/** host_settings: JSON values per extension and key (framework rows belong to `host/core`). */
+export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const getAll = (extensionId: string) =>
+      sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} ORDER BY ${sql("key")}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
+        Effect.mapError(storeError(`reading settings of ${extensionId}`)),
+        Effect.withSpan("SettingsRepo.getAll")
+      )
+
+    const get = (extensionId: string, key: string) =>
+      sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
+        Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
+        Effect.withSpan("SettingsRepo.get")
+      )
+
+    const put = (extensionId: string, key: string, value: unknown) => {
+      const now = new Date().toISOString()
+      const json = JSON.stringify(value)
+      return sql`SELECT id FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+        Effect.flatMap((rows) =>
+          rows.length > 0
+            ? sql`UPDATE host_settings SET value = ${json}, updated_at = ${now}
+                  WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`
+            : sql`INSERT INTO host_settings ${
+              sql.insert({ extension_id: extensionId, key, value: json, created_at: now, updated_at: now })
+            }`
+        ),
+        Effect.asVoid,
+        Effect.mapError(storeError(`saving setting ${key} of ${extensionId}`)),
+        Effect.withSpan("SettingsRepo.put")
+      )
+    }
+
+    const remove = (extensionId: string, key: string) =>
+      sql`DELETE FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError(`deleting setting ${key} of ${extensionId}`)),
+        Effect.withSpan("SettingsRepo.remove")
+      )
+
+    const removeAll = (extensionId: string) =>
+      sql`DELETE FROM host_settings WHERE extension_id = ${extensionId}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError(`deleting settings of ${extensionId}`)),
+        Effect.withSpan("SettingsRepo.removeAll")
+      )
+
+    return { getAll, get, put, remove, removeAll } as const
+  })
+}) {}
