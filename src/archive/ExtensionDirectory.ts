@@ -34,13 +34,14 @@ const CREATE_EXTENSION_ID = /createExtension\)?\s*\(\s*\{[\s\S]{0,400}?\bid\s*:\
 const SLOT_REFERENCE = /\bslot\s*:\s*(["'`])([^"'`]+)\1/g
 
 const parseManifestYaml = (text: string): { raw: unknown; errors: ReadonlyArray<Problem> } => {
-  const document = parseDocument(text, { prettyErrors: false, uniqueKeys: true })
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
   if (document.errors.length > 0) {
     return {
       raw: undefined,
       errors: document.errors.map((error) => {
         const line = error.linePos?.[0]
-        return problem(line === undefined ? "(yaml)" : `(yaml line ${line.line})`, error.message.split("\n")[0]!)
+        const message = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
+        return problem(line === undefined ? "(yaml)" : `(yaml line ${line.line}, column ${line.col})`, message)
       })
     }
   }
