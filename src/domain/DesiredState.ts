@@ -1,5 +1,5 @@
 import { Either, Schema } from "effect"
-import { ExtensionId, VersionRange } from "./Manifest.js"
+import { extensionIdProblem, VersionRange } from "./Manifest.js"
 import { problem, problemsFromParseError, type Problem } from "./Problems.js"
 
 // desired-state/extensions.yaml (DESIGN.md §10): what the panel should look like.
@@ -35,7 +35,7 @@ export const DesiredStateDocument = Schema.Struct({
     )
   ),
   prune: Schema.optional(Schema.Boolean),
-  extensions: Schema.optionalWith(Schema.Record({ key: ExtensionId, value: Schema.NullOr(DesiredEntry) }), {
+  extensions: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.NullOr(DesiredEntry) }), {
     default: () => ({})
   })
 })
@@ -74,28 +74,31 @@ export const decodeDesiredState = (raw: unknown): Either.Either<DesiredState, Re
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return Either.left([problem("(root)", "the desired-state file must be a YAML mapping with host and extensions")])
   }
-  return Either.map(
-    Either.mapLeft(Schema.decodeUnknownEither(DesiredStateDocument, { errors: "all" })(raw), (error) => problemsFromParseError(error)),
-    (document): DesiredState => ({
-      prune: document.prune ?? false,
-      extensions: Object.keys(document.extensions).sort().map((id): DesiredExtension => {
-        const entry = document.extensions[id]
-        if (entry === "absent") return { _tag: "Absent", id }
-        const full = typeof entry === "string"
-          ? { version: entry }
-          : entry ?? {}
-        return {
-          _tag: "Present",
-          id,
-          version: full.version,
-          source: resolveSource(full.source),
-          enabled: full.enabled ?? true,
-          settings: full.settings,
-          protect: full.protect ?? false
-        }
-      })
+  const decoded = Schema.decodeUnknownEither(DesiredStateDocument, { errors: "all" })(raw)
+  if (Either.isLeft(decoded)) return Either.left(problemsFromParseError(decoded.left))
+  const document = decoded.right
+  const idProblems = Object.keys(document.extensions).flatMap((id) => {
+    const message = extensionIdProblem(id)
+    return message === undefined ? [] : [problem(`extensions.${id}`, message)]
+  })
+  if (idProblems.length > 0) return Either.left(idProblems)
+  return Either.right({
+    prune: document.prune ?? false,
+    extensions: Object.keys(document.extensions).sort().map((id): DesiredExtension => {
+      const entry = document.extensions[id]
+      if (entry === "absent") return { _tag: "Absent", id }
+      const full = typeof entry === "string" ? { version: entry } : entry ?? {}
+      return {
+        _tag: "Present",
+        id,
+        version: full.version,
+        source: resolveSource(full.source),
+        enabled: full.enabled ?? true,
+        settings: full.settings,
+        protect: full.protect ?? false
+      }
     })
-  )
+  })
 }
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g

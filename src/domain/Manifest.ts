@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import semver from "semver"
 import { HealthCheckDeclaration } from "./Health.js"
 import { joinPath, problem, problemsFromParseError, type Problem } from "./Problems.js"
@@ -31,11 +31,24 @@ export const ExtensionId = Schema.String.pipe(
   Schema.filter((id) => extensionIdProblem(id) ?? true, { identifier: "ExtensionId" })
 )
 
-export const SemverVersion = Schema.String.pipe(
+/** A string that YAML may have read as a number (`version: 1.0`): refused with a hint to quote it. */
+const quotedString = (example: string) =>
+  Schema.transformOrFail(Schema.Union(Schema.String, Schema.Number), Schema.String, {
+    strict: true,
+    decode: (value, _, ast) =>
+      typeof value === "string"
+        ? ParseResult.succeed(value)
+        : ParseResult.fail(
+          new ParseResult.Type(ast, value, `YAML read ${value} as a number; write it as a quoted string such as "${example}"`)
+        ),
+    encode: ParseResult.succeed
+  })
+
+export const SemverVersion = quotedString("1.0.0").pipe(
   Schema.filter((version) => semver.valid(version) !== null || `"${version}" is not a semantic version (like 1.2.0)`)
 )
 
-export const VersionRange = Schema.String.pipe(
+export const VersionRange = quotedString("^1.2").pipe(
   Schema.filter((range) => semver.validRange(range) !== null || `"${range}" is not a version range (like ^1.2)`)
 )
 
@@ -98,7 +111,7 @@ export const ManifestDocument = Schema.Struct({
     }))
   ),
   requires: Schema.optional(Schema.Record({ key: Schema.String, value: VersionRange })),
-  dependencies: Schema.optional(Schema.Record({ key: ExtensionId, value: VersionRange })),
+  dependencies: Schema.optional(Schema.Record({ key: Schema.String, value: VersionRange })),
   capabilities: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   entrypoint: Schema.optional(ClassName),
   autoload: Schema.optional(Schema.Struct({ "psr-4": Schema.Record({ key: Schema.String, value: RelativePath }) })),
@@ -244,8 +257,10 @@ export const decodeManifest = (raw: unknown, frameworkVersion?: string): Manifes
   warnings.push(...settings.warnings)
   const schedules = checkSchedules(document, errors)
   checkHealth(document, errors)
-  if (document.dependencies?.[document.id] !== undefined) {
-    errors.push(problem(`dependencies.${document.id}`, "an extension cannot depend on itself"))
+  for (const dependency of Object.keys(document.dependencies ?? {})) {
+    const idProblem = extensionIdProblem(dependency)
+    if (idProblem !== undefined) errors.push(problem(`dependencies.${dependency}`, idProblem))
+    else if (dependency === document.id) errors.push(problem(`dependencies.${dependency}`, "an extension cannot depend on itself"))
   }
   const permissions = document.backend?.permissions ?? []
   permissions.forEach((permission, index) => {
