@@ -21,7 +21,7 @@ export const stderrLogger = Logger.replace(
   Logger.defaultLogger,
   Logger.make(({ logLevel, message }) => {
     const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
-    process.stderr.write(`${logLevel.label.toLowerCase()}: ${text}\n`)
+    process.stderr.write(`${logLevel._tag.toLowerCase()}: ${text}\n`)
   })
 )
 

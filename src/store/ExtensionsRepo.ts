@@ -49,6 +49,8 @@ export interface ExtensionWrite {
 export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/ExtensionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // SQLite has no boolean type to bind; the others take a real boolean.
+    const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
 
     const list = sql`SELECT * FROM host_extensions ORDER BY extension_id`.pipe(
       Effect.flatMap(decodeRows),
@@ -71,7 +73,7 @@ export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/Exten
       const values = {
         name: write.name,
         version: write.version,
-        enabled: write.enabled,
+        enabled: bool(write.enabled),
         manifest: JSON.stringify(write.manifest),
         source: JSON.stringify(write.source),
         signature: JSON.stringify(write.signature),
@@ -90,7 +92,7 @@ export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/Exten
     }
 
     const setEnabled = (extensionId: string, enabled: boolean) =>
-      sql`UPDATE host_extensions SET enabled = ${enabled}, updated_at = ${new Date().toISOString()}
+      sql`UPDATE host_extensions SET enabled = ${bool(enabled)}, updated_at = ${new Date().toISOString()}
           WHERE extension_id = ${extensionId}`.pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`updating extension ${extensionId}`)),

@@ -1,0 +1,145 @@
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { runHost, tempDir } from "../support/cli.js"
+
+const cleanups: Array<() => void> = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+const freshRoot = () => {
+  const root = tempDir("host-root-")
+  cleanups.push(root.cleanup)
+  return root.path
+}
+
+describe("host list", () => {
+  it("prints [] on a fresh root, which then holds the four tables", async () => {
+    const root = freshRoot()
+    const run = await runHost(["list", "--json", "--root", root])
+    expect(run).toEqual({ code: 0, stdout: "[]\n", stderr: "" })
+    const status = await runHost(["status", "--json"], { env: { HOST_ROOT: root } })
+    expect(JSON.parse(status.stdout).extensions).toEqual({ total: 0, enabled: 0, disabled: 0 })
+  })
+
+  it("says so in text when nothing is installed", async () => {
+    const run = await runHost(["list", "--root", freshRoot()])
+    expect(run.stdout).toBe("No extensions installed.\n")
+  })
+
+  it("accepts the host:-prefixed name and --root=DIR anywhere", async () => {
+    const root = freshRoot()
+    const run = await runHost(["host:list", `--root=${root}`, "--json"])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe("[]\n")
+  })
+})
+
+describe("host status", () => {
+  it("reports version, database, extensions, registry, lock and drift", async () => {
+    const root = freshRoot()
+    const json = await runHost(["status", "--json", "--root", root])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toEqual({
+      version: "1.2.3",
+      root,
+      database: { url: "sqlite:storage/host/host.db", ok: true },
+      extensions: { total: 0, enabled: 0, disabled: 0 },
+      registry: {
+        url: null,
+        cache: {
+          path: join(root, "storage/host/registry-cache.json"),
+          last_sync: null,
+          age_seconds: null,
+          ttl_seconds: 3600,
+          status: "missing",
+          extensions: 0,
+          cache_size_bytes: 0
+        }
+      },
+      lock: null,
+      drift: { checked: 0, modified: [], missing: [], unverifiable: [] }
+    })
+    const text = await runHost(["status", "--root", root])
+    expect(text.stdout).toContain("Host:       1.2.3")
+    expect(text.stdout).toContain("Lock:       free")
+  })
+
+  it("reads the registry cache", async () => {
+    const root = freshRoot()
+    mkdirSync(join(root, "config"))
+    writeFileSync(join(root, "config", "host.yaml"), "registry_url: file:///srv/registry\nregistry_cache_ttl: 0\n")
+    mkdirSync(join(root, "storage", "host"), { recursive: true })
+    writeFileSync(
+      join(root, "storage", "host", "registry-cache.json"),
+      JSON.stringify({ fetched_at: new Date(Date.now() - 5000).toISOString(), registry: { version: "1.0", extensions: [{}, {}] } })
+    )
+    const run = await runHost(["status", "--json", "--extensions", "--root", root])
+    const report = JSON.parse(run.stdout)
+    expect(report.registry.url).toBe("file:///srv/registry")
+    expect(report.registry.cache).toMatchObject({ status: "no-expiry", extensions: 2, ttl_seconds: 0 })
+    expect(report.registry.cache.age_seconds).toBeGreaterThanOrEqual(4)
+    expect(report.installed).toEqual([])
+  })
+
+  it("refuses --health until health checks exist", async () => {
+    const run = await runHost(["status", "--health", "--root", freshRoot()])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe("error: status --health is not available yet\n")
+  })
+})
+
+describe("errors and exit codes", () => {
+  it("names a bad configuration key, exit 1, nothing on stdout", async () => {
+    const root = freshRoot()
+    mkdirSync(join(root, "config"))
+    writeFileSync(join(root, "config", "host.yaml"), "server:\n  port: 99999\n")
+    const run = await runHost(["list", "--json", "--root", root])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(/^error: list: config\/host\.yaml: server\.port: .*65535/)
+    expect(run.stderr).toContain("hint: fix config/host.yaml")
+  })
+
+  it("names an environment override that is wrong", async () => {
+    const run = await runHost(["list", "--root", freshRoot()], { env: { HOST_PORT: "eighty" } })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("server.port (from HOST_PORT)")
+  })
+
+  it("warns about unknown config keys on stderr, keeping --json clean", async () => {
+    const root = freshRoot()
+    mkdirSync(join(root, "config"))
+    writeFileSync(join(root, "config", "host.yaml"), "colour: blue\n")
+    const run = await runHost(["list", "--json", "--root", root])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe("[]\n")
+    expect(run.stderr).toBe(`warning: config/host.yaml: colour: unknown configuration key "colour" is ignored\n`)
+  })
+
+  it("exits 2 on usage errors", async () => {
+    expect((await runHost(["lisst"])).code).toBe(2)
+    expect((await runHost(["list", "--bogus"])).code).toBe(2)
+    expect((await runHost(["list", "--root"])).code).toBe(2)
+  })
+
+  it.each(["add", "remove", "reconcile", "serve", "registry:sync", "host:schedule:run", "migrate:status"])(
+    "%s answers that it is not available yet",
+    async (command) => {
+      const run = await runHost([command, "acme/x", "--force"])
+      expect(run.code).toBe(1)
+      expect(run.stderr).toBe(`error: ${command.replace(/^host:/, "")} is not available yet\n`)
+    }
+  )
+
+  it("prints help listing every command", async () => {
+    const run = await runHost(["--help"])
+    expect(run.code).toBe(0)
+    for (const command of ["validate", "list", "status", "add", "reconcile", "serve", "registry:sync", "panel:token", "schedule:list"]) {
+      expect(run.stdout).toContain(command)
+    }
+  })
+
+  it("prints the version", async () => {
+    const run = await runHost(["--version"])
+    expect(run.stdout.trim()).toContain("1.2.3")
+  })
+})

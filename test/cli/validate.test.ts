@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+import { fixture, runHost } from "../support/cli.js"
+
+interface Expected {
+  readonly path: string
+  readonly message: string
+}
+
+const invalidCases = readdirSync(fixture("invalid")).sort()
+
+describe("host validate", () => {
+  it.each(["hello-world", "full"])("accepts fixtures/extensions/%s", async (name) => {
+    const run = await runHost(["validate", fixture("extensions", name)])
+    expect(run.stdout).toBe("Manifest is valid.\n")
+    expect(run.code).toBe(0)
+  })
+
+  it("has an invalid fixture for every validation error", () => {
+    expect(invalidCases.length).toBeGreaterThanOrEqual(45)
+  })
+
+  it.each(invalidCases)("rejects fixtures/invalid/%s with the field path", async (name) => {
+    const expected = JSON.parse(readFileSync(fixture("invalid", name, "expected.json"), "utf8")) as Expected
+    const run = await runHost(["validate", fixture("invalid", name), "--json"])
+    expect(run.code).toBe(1)
+    const report = JSON.parse(run.stdout) as { valid: boolean; errors: Array<Expected>; warnings: Array<Expected> }
+    expect(Object.keys(report)).toEqual(["valid", "errors", "warnings"])
+    expect(report.valid).toBe(false)
+    expect(report.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: expected.path, message: expect.stringContaining(expected.message) })])
+    )
+  })
+
+  it("prints the text form of failures", async () => {
+    const run = await runHost(["validate", fixture("invalid", "bad-permission")])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe(
+      "Validation failed:\n - backend.permissions[0]: permission \"ViewStats\" must have the shape <area>.<action> (lowercase, like analytics.view)\n"
+    )
+  })
+
+  it("lists warnings, and fails on them only with --strict", async () => {
+    const expected = JSON.parse(readFileSync(fixture("warnings", "deprecated", "expected.json"), "utf8")) as { warnings: Array<Expected> }
+    const lenient = await runHost(["validate", fixture("warnings", "deprecated"), "--json"])
+    expect(lenient.code).toBe(0)
+    const report = JSON.parse(lenient.stdout) as { valid: boolean; errors: Array<Expected>; warnings: Array<Expected> }
+    expect(report.valid).toBe(true)
+    expect(report.errors).toEqual([])
+    for (const warning of expected.warnings) {
+      expect(report.warnings).toEqual(
+        expect.arrayContaining([expect.objectContaining({ path: warning.path, message: expect.stringContaining(warning.message) })])
+      )
+    }
+    expect(report.warnings).toHaveLength(expected.warnings.length)
+
+    const text = await runHost(["validate", fixture("warnings", "deprecated")])
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^Manifest is valid\.\nWarnings:\n - homepage: /)
+
+    const strict = await runHost(["validate", fixture("warnings", "deprecated"), "--strict", "--json"])
+    expect(strict.code).toBe(1)
+    expect(JSON.parse(strict.stdout)).toMatchObject({ valid: false, errors: [] })
+  })
+
+  it("accepts the manifest file itself and defaults to the current folder", async () => {
+    expect((await runHost(["validate", fixture("extensions", "full", "extension.yaml")])).code).toBe(0)
+    const here = await runHost(["validate", "--json"], { cwd: fixture("extensions", "hello-world") })
+    expect(JSON.parse(here.stdout)).toEqual({ valid: true, errors: [], warnings: [] })
+  })
+
+  it("reports a folder without a manifest", async () => {
+    const run = await runHost(["validate", fixture(), "--json"])
+    expect(run.code).toBe(1)
+    expect(JSON.parse(run.stdout).errors).toEqual([{ path: "extension.yaml", message: `not found in ${fixture()}` }])
+  })
+
+  it("reports a path that does not exist", async () => {
+    const run = await runHost(["validate", "/nonexistent/ext"])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain(" - (path): /nonexistent/ext does not exist")
+  })
+})

@@ -1,0 +1,188 @@
+import { describe, expect, it } from "vitest"
+import {
+  decodeManifest,
+  defaultEntrypointClass,
+  extensionIdProblem,
+  isolationClass,
+  type ManifestDocument,
+  psr4Candidates,
+  resolveEntrypoint,
+  resolveLayout,
+  studly
+} from "../../src/domain/Manifest.js"
+
+const minimal = {
+  host: "1.0",
+  id: "acme/server-analytics",
+  name: "Server Analytics",
+  version: "1.4.0",
+  description: "Charts",
+  license: "MIT"
+}
+
+const decodeDocument = (raw: Record<string, unknown>): ManifestDocument => {
+  const result = decodeManifest(raw)
+  if (result.document === undefined) throw new Error(JSON.stringify(result.errors))
+  return result.document
+}
+
+describe("extension ids", () => {
+  it.each(["acme/analytics", "a1/b2", "my-vendor/my-ext-2", `${"a".repeat(64)}/x`])("accepts %s", (id) => {
+    expect(extensionIdProblem(id)).toBeUndefined()
+  })
+
+  it.each([
+    ["acme", "not a valid extension id"],
+    ["Acme/analytics", "not a valid extension id"],
+    ["acme/ana_lytics", "not a valid extension id"],
+    ["acme/-x", "not a valid extension id"],
+    ["acme/x--y", "not a valid extension id"],
+    ["acme/x/y", "not a valid extension id"],
+    [`${"a".repeat(65)}/x`, "at most 64 characters"],
+    ["host/x", `vendor "host" is reserved`],
+    ["extensions/x", `vendor "extensions" is reserved`],
+    ["slots/x", `vendor "slots" is reserved`],
+    ["config/x", `vendor "config" is reserved`]
+  ])("rejects %s", (id, message) => {
+    expect(extensionIdProblem(id)).toContain(message)
+  })
+})
+
+describe("decodeManifest", () => {
+  it("decodes the six minimal fields", () => {
+    const result = decodeManifest(minimal)
+    expect(result.errors).toEqual([])
+    expect(result.warnings).toEqual([])
+    expect(result.manifest).toMatchObject({ id: "acme/server-analytics", vendor: "acme", name: "server-analytics", version: "1.4.0", settings: [], schedules: [] })
+  })
+
+  it("tolerates host: 1.0 read as a number", () => {
+    expect(decodeManifest({ ...minimal, host: 1 }).errors).toEqual([])
+  })
+
+  it("reports every problem at once, with paths", () => {
+    const result = decodeManifest({ host: "1.0", id: "Bad", version: "x", license: "MIT", description: "" })
+    expect(result.manifest).toBeUndefined()
+    expect(result.errors.map((p) => p.path).sort()).toEqual(["id", "name", "version"])
+  })
+
+  it("warns about unknown top-level keys and unknown requirements", () => {
+    const result = decodeManifest({ ...minimal, homepage: "x", requires: { python: "^3" } })
+    expect(result.errors).toEqual([])
+    expect(result.warnings.map((p) => p.path)).toEqual(["homepage", "requires.python"])
+  })
+
+  it("warns when requires.host excludes this framework", () => {
+    const result = decodeManifest({ ...minimal, requires: { host: "^2.0" } }, "1.2.3")
+    expect(result.warnings).toEqual([{ path: "requires.host", message: expect.stringContaining("does not satisfy") }])
+  })
+
+  it("collects scheduled tasks with their cron", () => {
+    const result = decodeManifest({
+      ...minimal,
+      schedules: { tasks: [{ id: "a", label: "A", command: "x:a", schedule: { type: "everyHours", interval: 2 }, without_overlapping: true }] }
+    })
+    expect(result.manifest?.schedules).toEqual([{ id: "a", label: "A", command: "x:a", cron: "0 */2 * * *", withoutOverlapping: true }])
+  })
+
+  it("warns about deprecated capabilities, and about schedules missing from them", () => {
+    const result = decodeManifest({
+      ...minimal,
+      capabilities: { routes: "^1" },
+      schedules: { tasks: [{ id: "a", label: "A", command: "x:a", cron: "* * * * *" }] }
+    })
+    expect(result.errors).toEqual([])
+    expect(result.warnings.map((p) => p.message)).toEqual([
+      expect.stringContaining("capabilities is deprecated"),
+      expect.stringContaining(`without "schedules: ^1"`)
+    ])
+  })
+
+  it("deduplicates permissions with a warning", () => {
+    const result = decodeManifest({ ...minimal, backend: { permissions: ["a.view", "a.view"] } })
+    expect(result.manifest?.permissions).toEqual(["a.view"])
+    expect(result.warnings).toEqual([{ path: "backend.permissions[1]", message: `duplicate permission "a.view"` }])
+  })
+})
+
+describe("entrypoint resolution", () => {
+  it.each([
+    ["acme/analytics", "Acme\\Analytics\\AnalyticsExtension"],
+    ["acme/server-analytics", "Acme\\ServerAnalytics\\ServerAnalyticsExtension"],
+    ["my-co/backup-extension", "MyCo\\BackupExtension\\BackupExtension"]
+  ])("default class of %s is %s", (id, className) => {
+    expect(defaultEntrypointClass(id)).toBe(className)
+  })
+
+  it("studly-cases ids", () => {
+    expect(studly("server-analytics")).toBe("ServerAnalytics")
+  })
+
+  it("maps a class through the longest PSR-4 prefix", () => {
+    expect(psr4Candidates("Acme\\Analytics\\Http\\Kernel", { "Acme\\": "lib/", "Acme\\Analytics\\": "src/" }))
+      .toEqual(["src/Http/Kernel.ts", "src/Http/Kernel.js", "src/Http/Kernel.mjs"])
+    expect(psr4Candidates("Other\\Thing", { "Acme\\": "src" })).toEqual([])
+  })
+
+  const files = (...paths: Array<string>) => (path: string) => paths.includes(path)
+
+  it("finds the default class through the inferred src/ mapping", () => {
+    const document = decodeDocument(minimal)
+    expect(resolveEntrypoint(document, files("src/ServerAnalyticsExtension.js"), undefined)).toEqual({
+      _tag: "Class",
+      className: "Acme\\ServerAnalytics\\ServerAnalyticsExtension",
+      exportName: "ServerAnalyticsExtension",
+      module: "src/ServerAnalyticsExtension.js"
+    })
+  })
+
+  it("uses autoload for an explicit entrypoint and reports a missing module", () => {
+    const document = decodeDocument({ ...minimal, entrypoint: "Vendor\\Pkg\\Main", autoload: { "psr-4": { "Vendor\\Pkg\\": "backend" } } })
+    expect(resolveEntrypoint(document, files("backend/Main.ts"), undefined)).toMatchObject({ _tag: "Class", module: "backend/Main.ts", exportName: "Main" })
+    expect(resolveEntrypoint(document, files(), "dist/server.js")).toEqual({
+      _tag: "Missing",
+      className: "Vendor\\Pkg\\Main",
+      candidates: ["backend/Main.ts", "backend/Main.js", "backend/Main.mjs"]
+    })
+  })
+
+  it("falls back to package.json host.entrypoint, then to none", () => {
+    const document = decodeDocument(minimal)
+    expect(resolveEntrypoint(document, files(), "dist/server.js")).toEqual({ _tag: "PackageJson", module: "dist/server.js" })
+    expect(resolveEntrypoint(document, files(), undefined)).toEqual({ _tag: "None" })
+  })
+})
+
+describe("layout", () => {
+  it("finds conventional route files, migrations, bundle and styles", () => {
+    const document = decodeDocument(minimal)
+    const layout = resolveLayout(
+      document,
+      (path) => ["src/routes/web.ts", "src/routes/admin.js", "dist/bundle.js", "dist/extension.css"].includes(path),
+      (path) => path === "database/migrations"
+    )
+    expect(layout).toEqual({
+      routes: { admin: "src/routes/admin.js", web: "src/routes/web.ts" },
+      migrations: "database/migrations",
+      bundle: "dist/bundle.js",
+      styles: "dist/extension.css"
+    })
+  })
+
+  it("prefers the first default bundle location and declared paths", () => {
+    const document = decodeDocument({ ...minimal, backend: { routes: { web: "routes/web.js" } } })
+    const layout = resolveLayout(
+      document,
+      (path) => ["resources/frontend/dist/extension.js", "dist/extension.js", "src/routes/admin.ts"].includes(path),
+      () => false
+    )
+    expect(layout.routes).toEqual({ web: "routes/web.js" })
+    expect(layout.bundle).toBe("resources/frontend/dist/extension.js")
+    expect(layout.migrations).toBeUndefined()
+  })
+
+  it("names the CSS isolation class", () => {
+    expect(isolationClass(decodeDocument(minimal))).toBe("host-ext--acme-server-analytics")
+    expect(isolationClass(decodeDocument({ ...minimal, frontend: { css_isolation: { mode: "root-class", class: "mine" } } }))).toBe("mine")
+  })
+})

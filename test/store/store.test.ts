@@ -1,0 +1,133 @@
+import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { join } from "node:path"
+import { ActivityRepo } from "../../src/store/ActivityRepo.js"
+import { sqliteLayer } from "../../src/store/Database.js"
+import { ExtensionsRepo } from "../../src/store/ExtensionsRepo.js"
+import { MigrationsRepo } from "../../src/store/MigrationsRepo.js"
+import { ensureSchema } from "../../src/store/Schema.js"
+import { SettingsRepo } from "../../src/store/SettingsRepo.js"
+import { runHost, tempDir } from "../support/cli.js"
+
+const tablesOf = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pipe(
+    Effect.map((rows) => rows.map((row) => row.name))
+  )
+
+/** A temp-file SQLite database with the schema and the four repositories. */
+const storeIn = (file: string) => {
+  const client = sqliteLayer(file).pipe(Layer.provide(NodeContext.layer))
+  const schema = Layer.effectDiscard(ensureSchema)
+  const repositories = Layer.mergeAll(ExtensionsRepo.Default, MigrationsRepo.Default, SettingsRepo.Default, ActivityRepo.Default)
+  return repositories.pipe(Layer.provideMerge(schema), Layer.provideMerge(client))
+}
+
+describe("framework schema", () => {
+  it.effect("creates exactly the four tables and records itself under host/core, once", () => {
+    const dir = tempDir()
+    const file = join(dir.path, "nested", "host.db")
+    return Effect.gen(function*() {
+      expect(yield* tablesOf).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
+      yield* ensureSchema
+      yield* ensureSchema
+      const migrations = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor("host/core"))
+      expect(migrations.map((m) => [m.migration, m.batch])).toEqual([["0001_create_host_tables", 1]])
+    }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
+  })
+
+  it("is safe when several processes create it at once", async () => {
+    const root = tempDir()
+    const runs = await Promise.all(Array.from({ length: 4 }, () => runHost(["list", "--json", "--root", root.path])))
+    for (const run of runs) {
+      expect(run.stderr).toBe("")
+      expect(run.code).toBe(0)
+      expect(JSON.parse(run.stdout)).toEqual([])
+    }
+    await Effect.runPromise(
+      Effect.gen(function*() {
+        expect(yield* tablesOf).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql`SELECT * FROM host_migrations`
+        expect(rows).toHaveLength(1)
+      }).pipe(Effect.provide(storeIn(join(root.path, "storage", "host", "host.db"))))
+    )
+    root.cleanup()
+  })
+})
+
+describe("repositories", () => {
+  const withStore = <A, E>(effect: Effect.Effect<A, E, ExtensionsRepo | MigrationsRepo | SettingsRepo | ActivityRepo | SqlClient.SqlClient>) => {
+    const dir = tempDir()
+    return effect.pipe(Effect.provide(storeIn(join(dir.path, "host.db"))), Effect.ensuring(Effect.sync(dir.cleanup)))
+  }
+
+  it.effect("host_extensions: save, find, list, enable, replace, remove", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ExtensionsRepo
+      const write = {
+        extensionId: "acme/b",
+        name: "B",
+        version: "1.0.0",
+        enabled: true,
+        manifest: { id: "acme/b" },
+        source: { type: "path" as const, ref: "/x", sha256: null },
+        signature: { status: "unsigned" as const, key: null }
+      }
+      yield* repo.save(write)
+      yield* repo.save({ ...write, extensionId: "acme/a", enabled: false })
+      expect((yield* repo.list).map((e) => [e.extensionId, e.enabled])).toEqual([["acme/a", false], ["acme/b", true]])
+      const found = Option.getOrThrow(yield* repo.find("acme/b"))
+      expect(found).toMatchObject({ name: "B", version: "1.0.0", manifest: { id: "acme/b" }, source: write.source, signature: write.signature })
+      yield* repo.setEnabled("acme/b", false)
+      yield* repo.save({ ...write, version: "1.1.0", enabled: false })
+      const updated = Option.getOrThrow(yield* repo.find("acme/b"))
+      expect(updated).toMatchObject({ version: "1.1.0", enabled: false, createdAt: found.createdAt, id: found.id })
+      yield* repo.remove("acme/b")
+      expect(Option.isNone(yield* repo.find("acme/b"))).toBe(true)
+    })))
+
+  it.effect("host_migrations: batches per extension, unique per migration", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* MigrationsRepo
+      expect(yield* repo.nextBatch("acme/a")).toBe(1)
+      yield* repo.record("acme/a", "001_one", 1)
+      yield* repo.record("acme/a", "002_two", 1)
+      expect(yield* repo.nextBatch("acme/a")).toBe(2)
+      expect(yield* repo.nextBatch("acme/other")).toBe(1)
+      const error = yield* Effect.flip(repo.record("acme/a", "001_one", 2))
+      expect(error.message).toContain("recording migration 001_one of acme/a failed")
+      yield* repo.forget("acme/a", "002_two")
+      expect((yield* repo.listFor("acme/a")).map((m) => m.migration)).toEqual(["001_one"])
+    })))
+
+  it.effect("host_settings: JSON values per extension and key", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* SettingsRepo
+      yield* repo.put("acme/a", "limit", 5)
+      yield* repo.put("acme/a", "limit", 7)
+      yield* repo.put("acme/a", "tags", ["x", "y"])
+      yield* repo.put("acme/b", "limit", 1)
+      expect(yield* repo.getAll("acme/a")).toEqual({ limit: 7, tags: ["x", "y"] })
+      expect(yield* repo.get("acme/b", "limit")).toEqual(Option.some(1))
+      yield* repo.remove("acme/a", "tags")
+      expect(yield* repo.getAll("acme/a")).toEqual({ limit: 7 })
+      yield* repo.removeAll("acme/a")
+      expect(yield* repo.getAll("acme/a")).toEqual({})
+      expect(yield* repo.getAll("acme/b")).toEqual({ limit: 1 })
+    })))
+
+  it.effect("host_activity_logs: appended, newest first, filtered by extension", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ActivityRepo
+      yield* repo.append({ extensionId: "acme/a", action: "installed", summary: "Installed v1.0.0", context: { actor: { type: "cli" } } })
+      yield* repo.append({ extensionId: "acme/b", action: "installed", summary: "Installed v2.0.0", context: { actor: { type: "cli" } } })
+      yield* repo.append({ extensionId: "acme/a", action: "enabled", summary: "Enabled", context: { actor: { type: "admin", user: "root" } } })
+      expect((yield* repo.list()).map((r) => r.summary)).toEqual(["Enabled", "Installed v2.0.0", "Installed v1.0.0"])
+      expect((yield* repo.list({ extensionId: "acme/a" })).map((r) => [r.action, r.context])).toEqual([
+        ["enabled", { actor: { type: "admin", user: "root" } }],
+        ["installed", { actor: { type: "cli" } }]
+      ])
+    })))
+})
