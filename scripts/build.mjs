@@ -1,6 +1,7 @@
 // Bundles the CLI (dist/host.mjs) and the SDK (sdk/dist) with esbuild. Unbundled Effect ESM starts
 // about 4x slower; better-sqlite3 stays external (native addon) and CJS dependencies get `require`.
 import { build } from "esbuild"
+import { chmod } from "node:fs/promises"
 
 const banner = { js: "import { createRequire as __hostCreateRequire } from 'node:module'; const require = __hostCreateRequire(import.meta.url);" }
 
@@ -26,5 +27,19 @@ await Promise.all([
     target: "es2022",
     external: ["yaml", "node:*"],
     logLevel: "warning"
-  })
+  }),
+  // host-pack / host-keygen: self-contained bundles of the framework's own src/archive code, so an
+  // author's host-pack and a panel's host export are one implementation writing the same bytes.
+  build({
+    entryPoints: ["sdk/src/bin/host-pack.ts", "sdk/src/bin/host-keygen.ts"],
+    outdir: "sdk/dist/bin",
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    banner: {
+      js: "#!/usr/bin/env node\nimport { createRequire as __hostCreateRequire } from 'node:module'; const require = __hostCreateRequire(import.meta.url);"
+    },
+    logLevel: "warning"
+  }).then(() => Promise.all(["host-pack.js", "host-keygen.js"].map((file) => chmod(`sdk/dist/bin/${file}`, 0o755))))
 ])

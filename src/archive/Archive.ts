@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Either } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
 import type { ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
@@ -16,7 +16,16 @@ import {
   signaturePolicy,
   signBytes
 } from "./Signing.js"
-import { encodeTar, gunzipCapped, gzipDeterministic, isGzip, parseTar, type RawTarEntry, type TarEntryToWrite } from "./Tar.js"
+import {
+  encodeTar,
+  gunzipCapped,
+  gzipDeterministic,
+  isGzip,
+  parseTar,
+  type RawTarEntry,
+  type TarEntryToWrite,
+  type TarParseFailure
+} from "./Tar.js"
 import { Checksums, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
 
 // `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
@@ -299,7 +308,7 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
   for (const entry of raw) {
     const typeRefusal = entryTypeRefusal(entry)
     const path = canonicalEntryPath(entry.path)
-    if (Either.isLeft(path)) return path
+    if (Either.isLeft(path)) return Either.left(path.left)
     if (typeRefusal !== undefined) return Either.left(typeRefusal)
     if (path.right === "") continue
     const folded = path.right.toLowerCase()
@@ -398,29 +407,299 @@ const decodeChecksums = (data: Uint8Array): Either.Either<Checksums, string> => 
   } catch (error) {
     return Either.left(`checksums.json is not JSON (${error instanceof Error ? error.message : String(error)})`)
   }
-  const decoded = Either.mapLeft(
-    Checksums.pipe((schema) => schemaDecode(schema)(raw)),
-    (issue) => `checksums.json ${issue}`
-  )
-  if (Either.isLeft(decoded)) return decoded
+  const decoded = Schema.decodeUnknownEither(Checksums)(raw)
+  if (Either.isLeft(decoded)) {
+    const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+    const where = first === undefined || first.path.length === 0 ? "" : ` at ${JSON.stringify(first.path.map(String).join("."))}`
+    return Either.left(`checksums.json is malformed${where}: ${first?.message ?? "not a map of paths to sha256 digests"}`)
+  }
   for (const key of Object.keys(decoded.right)) {
     const path = canonicalEntryPath(key)
-    if (Either.isLeft(path) || path.right !== key || packageMetaFiles.has(key)) {
+    if (Either.isLeft(path) || path.right !== key || path.right === "" || packageMetaFiles.has(key)) {
       return Either.left(`checksums.json lists ${JSON.stringify(key)}, which is not a canonical file path of the package`)
     }
   }
-  return decoded
+  return Either.right(decoded.right)
 }
 
-import { ParseResult, Schema } from "effect"
+const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => {
+  if (file === undefined) {
+    return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", "is missing")] }
+  }
+  let raw: unknown
+  try {
+    raw = parseYaml(Buffer.from(file.data).toString("utf8"), { uniqueKeys: true })
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split("\n")[0] : String(error)
+    return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", `is not valid YAML: ${why}`)] }
+  }
+  const result = decodeManifest(raw)
+  const field = (key: string): string | null => {
+    if (raw === null || typeof raw !== "object") return null
+    const value = (raw as Record<string, unknown>)[key]
+    return typeof value === "string" ? value : null
+  }
+  return {
+    id: result.manifest?.document.id ?? field("id"),
+    version: result.manifest?.document.version ?? field("version"),
+    decoded: result.errors.length === 0 ? result.manifest : undefined,
+    problems: result.errors.map((p) => problem(`extension.yaml: ${p.path}`, p.message))
+  }
+}
 
-const schemaDecode = <A, I>(schema: Schema.Schema<A, I>) => (raw: unknown): Either.Either<A, string> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(schema)(raw),
-    (error) => {
-      const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      if (first === undefined) return "is malformed"
-      const where = first.path.length === 0 ? "" : ` at ${JSON.stringify(first.path.map(String).join("."))}`
-      return `is malformed${where}: ${first.message}`
+const parseFailure = (failure: TarParseFailure, limits: ArchiveLimits): Refusal => {
+  switch (failure._tag) {
+    case "NotTar":
+      return { reason: "not-an-archive", detail: failure.detail }
+    case "Truncated":
+      return { reason: "truncated", detail: failure.detail }
+    case "Corrupt":
+      return { reason: "corrupt", detail: failure.detail }
+    case "TooManyEntries":
+      return { reason: "too-many-files", detail: `it has more than ${limits.files} files` }
+    case "Unsupported":
+      return {
+        reason: "unsupported-entry",
+        entry: failure.path,
+        detail: `entry ${JSON.stringify(failure.path)} has the unsupported type ${failure.type}`
+      }
+  }
+}
+
+/**
+ * Reads an archive (tar.gz or plain tar) in memory and checks everything: size, compression ratio,
+ * every entry's path and type, duplicates, limits, checksums.json against every file, the manifest
+ * and the signatures. Fails with ArchiveRefused when the archive is unsafe or unreadable; files
+ * that differ from checksums.json are reported (status `modified`), not failed, so `host verify`
+ * can list them. Writes nothing.
+ */
+export const inspectArchive = Effect.fn("Archive.inspect")(function*(bytes: Uint8Array, options: InspectOptions) {
+  const { limits, source } = options
+  const refuse = (refusal: Refusal) =>
+    new ArchiveRefused({
+      source,
+      reason: refusal.reason,
+      detail: refusal.detail,
+      ...(refusal.entry === undefined ? {} : { entry: refusal.entry })
+    })
+  if (bytes.length > limits.archiveBytes) {
+    return yield* refuse({
+      reason: "archive-too-large",
+      detail: `it is ${formatBytes(bytes.length)}; the limit is ${formatBytes(limits.archiveBytes)}`
+    })
+  }
+  const compressed = isGzip(bytes)
+  const tar = yield* decompress(bytes, limits, refuse)
+  const raw = parseTar(tar, 2 * limits.files + 1)
+  if (Either.isLeft(raw)) return yield* refuse(parseFailure(raw.left, limits))
+  const checked = checkEntries(raw.right, limits)
+  if (Either.isLeft(checked)) return yield* refuse(checked.left)
+  const { directories, files, unpackedBytes } = checked.right
+  const byPath = new Map(files.map((file) => [file.path, file]))
+
+  const checksumsFile = byPath.get("checksums.json")
+  if (checksumsFile === undefined) {
+    return yield* refuse({ reason: "checksums-missing", detail: "it has no checksums.json, so its files cannot be verified" })
+  }
+  const checksums = decodeChecksums(checksumsFile.data)
+  if (Either.isLeft(checksums)) return yield* refuse({ reason: "checksums-malformed", entry: "checksums.json", detail: checksums.left })
+  if (!byPath.has("extension.yaml") && !("extension.yaml" in checksums.right)) {
+    return yield* refuse({ reason: "manifest-missing", detail: "it has no extension.yaml at its root" })
+  }
+
+  const integrity: Array<IntegrityProblem> = []
+  for (const file of files) {
+    if (packageMetaFiles.has(file.path)) continue
+    const expected = checksums.right[file.path]
+    if (expected === undefined) {
+      integrity.push({ reason: "unlisted-file", path: file.path, message: "is not listed in checksums.json" })
+    } else if (sha256Hex(file.data) !== expected) {
+      integrity.push({ reason: "checksum-mismatch", path: file.path, message: "content differs from checksums.json" })
     }
+  }
+  for (const listed of Object.keys(checksums.right).sort()) {
+    if (!byPath.has(listed)) {
+      integrity.push({ reason: "missing-file", path: listed, message: "is listed in checksums.json but missing from the archive" })
+    }
+  }
+
+  const signature = yield* checkSignatures({
+    checksumsJson: checksumsFile.data,
+    signatureJson: byPath.get("signature.json")?.data,
+    archiveBytes: bytes,
+    detached: options.detachedSignature,
+    detachedLabel: `${source}.sig`,
+    keyring: options.keyring
+  })
+  const manifest = readManifest(byPath.get("extension.yaml"))
+  const status: SignatureStatus = integrity.length > 0 ? "modified" : signature.status
+  return {
+    source,
+    sha256: sha256Hex(bytes),
+    bytes: bytes.length,
+    compressed,
+    files,
+    directories,
+    unpackedBytes,
+    checksums: checksums.right,
+    manifest,
+    integrity,
+    signature,
+    status,
+    problems: [
+      ...integrity.map((p) => problem(p.path, p.message)),
+      ...signature.problems,
+      ...manifest.problems
+    ]
+  } satisfies Inspection
+})
+
+/** Files listed in checksums.json: the extension's own files. */
+export const listedFileCount = (inspection: Inspection): number => Object.keys(inspection.checksums).length
+
+/** The first integrity problem as a refusal (hash mismatch, unlisted or missing file). */
+export const integrityRefusal = (inspection: Inspection): ArchiveRefused | undefined => {
+  const first = inspection.integrity[0]
+  if (first === undefined) return undefined
+  const more = inspection.integrity.length > 1 ? ` (and ${inspection.integrity.length - 1} more problems)` : ""
+  return new ArchiveRefused({
+    source: inspection.source,
+    reason: first.reason,
+    entry: first.path,
+    detail: `${JSON.stringify(first.path)} ${first.message}${more}`
+  })
+}
+
+/**
+ * The checks install runs before staging: files must match checksums.json (each difference is
+ * refused with its own reason), then the signature policy (DESIGN.md §8).
+ */
+export const enforceTrust = (inspection: Inspection, requireSignatures: boolean) =>
+  Effect.gen(function*() {
+    const refusal = integrityRefusal(inspection)
+    if (refusal !== undefined) return yield* refusal
+    const policy = signaturePolicy(inspection.status, requireSignatures)
+    if (Either.isLeft(policy)) {
+      return yield* new SignatureRefused({ source: inspection.source, status: inspection.status, detail: policy.left })
+    }
+    return inspection
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/** Reads an archive file, refusing it by its size before reading when it is over the limit. */
+export const readArchiveFile = Effect.fn("Archive.readFile")(function*(file: string, limits: ArchiveLimits) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const info = yield* fs.stat(file).pipe(Effect.mapError(ioError("read", file)))
+  const source = path.basename(file)
+  if (info.type !== "File") {
+    return yield* new ArchiveRefused({ source, reason: "not-an-archive", detail: `${file} is not a regular file` })
+  }
+  if (Number(info.size) > limits.archiveBytes) {
+    return yield* new ArchiveRefused({
+      source,
+      reason: "archive-too-large",
+      detail: `it is ${formatBytes(Number(info.size))}; the limit is ${formatBytes(limits.archiveBytes)}`
+    })
+  }
+  return yield* fs.readFile(file).pipe(Effect.mapError(ioError("read", file)))
+})
+
+/** The text of `<file>.sig` when it exists. */
+export const readDetachedSignature = Effect.fn("Archive.readDetachedSignature")(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const signatureFile = `${file}.sig`
+  const exists = yield* fs.exists(signatureFile).pipe(Effect.orElseSucceed(() => false))
+  if (!exists) return undefined
+  const info = yield* fs.stat(signatureFile).pipe(Effect.mapError(ioError("read", signatureFile)))
+  // A signature is 128 hex characters; anything much longer is not one (and is not read whole).
+  if (Number(info.size) > 4096) return "(larger than 4 KiB)"
+  return yield* fs.readFileString(signatureFile).pipe(Effect.mapError(ioError("read", signatureFile)))
+})
+
+/** Reads `file` (and `<file>.sig` when present) and inspects it. */
+export const inspectFile = Effect.fn("Archive.inspectFile")(function*(
+  file: string,
+  options: { readonly limits: ArchiveLimits; readonly keyring: Keyring }
+) {
+  const path = yield* Path.Path
+  const bytes = yield* readArchiveFile(file, options.limits)
+  const detachedSignature = yield* readDetachedSignature(file)
+  return yield* inspectArchive(bytes, {
+    source: path.basename(file),
+    limits: options.limits,
+    keyring: options.keyring,
+    detachedSignature
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Unpacking
+
+export interface UnpackOptions {
+  /** The folder the staged tree is created in (created when missing), e.g. `storage/host/staging`. */
+  readonly into: string
+  /** Name of the staged folder; default `<vendor>-<name>-<version>-<random>`. Must not exist. */
+  readonly name?: string | undefined
+}
+
+const randomSuffix = () => Math.random().toString(36).slice(2, 10)
+
+/**
+ * Writes an inspected archive's files into a fresh folder under `options.into` and returns its
+ * path. Refuses (before writing) an archive whose files differ from checksums.json. The files are
+ * written into a temporary sibling folder that is renamed into place at the end; on any failure it
+ * is removed, so nothing is left behind.
+ */
+export const unpackArchive = Effect.fn("Archive.unpack")(function*(inspection: Inspection, options: UnpackOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const refusal = integrityRefusal(inspection)
+  if (refusal !== undefined) return yield* refusal
+  const parent = path.resolve(options.into)
+  const baseName = options.name ??
+    `${(inspection.manifest.id ?? "extension").replace("/", "-")}-${inspection.manifest.version ?? "0.0.0"}-${randomSuffix()}`
+  const target = path.join(parent, baseName)
+  if (baseName.includes("/") || baseName.includes("\\") || baseName === "." || baseName === "..") {
+    return yield* new ArchiveIOError({ operation: "create", path: target, detail: "the staging name must be a plain folder name" })
+  }
+  if (yield* fs.exists(target).pipe(Effect.orElseSucceed(() => false))) {
+    return yield* new ArchiveIOError({ operation: "create", path: target, detail: "it already exists" })
+  }
+  const parentExisted = yield* fs.exists(parent).pipe(Effect.orElseSucceed(() => false))
+  yield* fs.makeDirectory(parent, { recursive: true }).pipe(Effect.mapError(ioError("create", parent)))
+  const partial = path.join(parent, `.${baseName}.partial`)
+  const write = Effect.gen(function*() {
+    yield* fs.makeDirectory(partial).pipe(Effect.mapError(ioError("create", partial)))
+    for (const directory of inspection.directories) {
+      const absolute = path.join(partial, directory)
+      yield* fs.makeDirectory(absolute, { recursive: true }).pipe(Effect.mapError(ioError("create", absolute)))
+    }
+    yield* Effect.forEach(inspection.files, (file) => {
+      const absolute = path.join(partial, file.path)
+      return fs.writeFile(absolute, file.data, { flag: "wx", mode: fileMode(file.executable) }).pipe(
+        Effect.mapError(ioError("write", absolute))
+      )
+    }, { concurrency: 32, discard: true })
+    yield* fs.rename(partial, target).pipe(Effect.mapError(ioError("rename", partial)))
+    return target
+  })
+  return yield* write.pipe(
+    Effect.onError(() =>
+      Effect.ignore(fs.remove(parentExisted ? partial : parent, { recursive: true, force: true }))
+    )
   )
+})
+
+/** Inspect, enforce integrity and the signature policy, and unpack: what install does with a `.host`. */
+export const verifyAndUnpack = Effect.fn("Archive.verifyAndUnpack")(function*(
+  bytes: Uint8Array,
+  options: InspectOptions & UnpackOptions & { readonly requireSignatures: boolean }
+) {
+  const inspection = yield* inspectArchive(bytes, options)
+  yield* enforceTrust(inspection, options.requireSignatures)
+  const staged = yield* unpackArchive(inspection, options)
+  return { inspection, staged }
+})

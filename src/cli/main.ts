@@ -3,10 +3,13 @@ import { NodeContext } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
+import { exportCommand } from "./commands/export.js"
+import { keygenCommand } from "./commands/keygen.js"
 import { listCommand } from "./commands/list.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { statusCommand } from "./commands/status.js"
 import { validateCommand } from "./commands/validate.js"
+import { verifyCommand } from "./commands/verify.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
 import { type Invocation, stderrLogger } from "./Runtime.js"
@@ -20,6 +23,9 @@ const host = Command.make("host").pipe(
     validateCommand,
     listCommand,
     statusCommand,
+    exportCommand,
+    keygenCommand,
+    verifyCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )
