@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer, Logger } from "effect"
 import * as HostConfigModule from "../config/HostConfig.js"
 import { HostConfig } from "../config/HostConfig.js"

@@ -1,5 +1,5 @@
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
