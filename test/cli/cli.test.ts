@@ -133,6 +133,7 @@ describe("errors and exit codes", () => {
   it("prints help listing every command", async () => {
     const run = await runHost(["--help"])
     expect(run.code).toBe(0)
+    expect(run.stdout).not.toMatch(/\u001b\[/)
     for (const command of ["validate", "list", "status", "add", "reconcile", "serve", "registry:sync", "panel:token", "schedule:list"]) {
       expect(run.stdout).toContain(command)
     }
