@@ -26,7 +26,7 @@ import {
   type TarEntryToWrite,
   type TarParseFailure
 } from "./Tar.js"
-import { Checksums, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
+import { Checksums, listPackableFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
 
 // `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -131,15 +131,15 @@ const tarEntries = (
 }
 
 /**
- * Packs the extension tree at `root` as a `.host` archive, in memory. Excluded names are skipped at
- * any depth (Tree.listFiles), only regular files are packed, and a checksums.json or signature.json
- * at the root is regenerated rather than copied.
+ * Packs the extension tree at `root` as a `.host` archive, in memory. Excluded names are skipped
+ * at any depth, symbolic links are not followed, only regular files are packed, and a
+ * checksums.json or signature.json at the root is regenerated rather than copied.
  */
 export const packTree = Effect.fn("Archive.packTree")(function*(root: string, options: PackOptions = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const limits = options.limits ?? defaultLimits
-  const listed = (yield* listFiles(root).pipe(Effect.mapError(ioError("read", root))))
+  const listed = (yield* listPackableFiles(root).pipe(Effect.mapError(ioError("read", root))))
     .filter((file) => !packageMetaFiles.has(file))
   const refuse = (reason: RefusalReason, detail: string) => new ArchiveRefused({ source: root, reason, detail })
   if (listed.length > limits.files) {

@@ -41,6 +41,33 @@ export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, Pl
     return files.sort()
   })
 
+/**
+ * Like `listFiles`, but symbolic links are skipped without being followed (a link to a file or a
+ * folder outside the tree is never packed): what `host export` and `host-pack` put in an archive.
+ */
+export const listPackableFiles = (root: string): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const files: Array<string> = []
+    const isLink = (absolute: string) => fs.readLink(absolute).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+    const walk = (relative: string): Effect.Effect<void, PlatformError> =>
+      Effect.gen(function*() {
+        const entries = yield* fs.readDirectory(relative === "" ? root : path.join(root, relative))
+        for (const name of entries.sort()) {
+          if (isExcluded(name)) continue
+          const child = relative === "" ? name : `${relative}/${name}`
+          const absolute = path.join(root, child)
+          if (yield* isLink(absolute)) continue
+          const info = yield* fs.stat(absolute)
+          if (info.type === "Directory") yield* walk(child)
+          else if (info.type === "File") files.push(child)
+        }
+      })
+    yield* walk("")
+    return files.sort()
+  })
+
 export const Checksums = Schema.Record({
   key: Schema.String,
   value: Schema.String.pipe(Schema.filter((hex) => /^[0-9a-f]{64}$/.test(hex) || "must be a lowercase sha256 hex digest"))

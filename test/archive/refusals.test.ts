@@ -294,7 +294,7 @@ describe("malicious and broken archives", () => {
       ]))
       const inspection = yield* inspectArchive(bytes, { source: "t.host", limits: defaultLimits, keyring: emptyKeyring })
       expect(inspection.status).toBe("unsigned")
-      expect(inspection.files.map((file) => file.path)).toEqual(["checksums.json", "extension.yaml", "README.md", "src/a.js"])
+      expect(inspection.files.map((file) => file.path)).toEqual(["checksums.json", "extension.yaml", "src/a.js"])
       expect(inspection.directories).toEqual(["src"])
     }).pipe(Effect.provide(NodeContext.layer)))
 
