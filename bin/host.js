@@ -16,6 +16,10 @@ if (!existsSync(bundle)) {
   process.exit(1)
 }
 
+// Code compiled from V8's cache loses its dynamic-import hook, so the bundle imports extension modules
+// (ES modules compiled on load) through this function of a real ES module.
+globalThis[Symbol.for("host.import")] = (url) => import(url)
+
 const cachedData = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined
 const script = new Script(Module.wrap(readFileSync(bundle, "utf8")), { filename: bundle, cachedData })
 if (cachedData === undefined || script.cachedDataRejected) {

@@ -15,7 +15,7 @@ await Promise.all([
     platform: "node",
     format: "cjs",
     target: "node20",
-    external: ["better-sqlite3"],
+    external: ["better-sqlite3", "esbuild"],
     sourcemap: "linked",
     minify: true,
     logLevel: "warning"

@@ -18,13 +18,13 @@ import {
 } from "./Signing.js"
 import {
   encodeTar,
-  gunzipCapped,
+  gunzipAndParseTar,
   gzipDeterministic,
   isGzip,
   parseTar,
   type RawTarEntry,
   type TarEntryToWrite,
-  type TarParseFailure
+  type TarReadFailure
 } from "./Tar.js"
 import { Checksums, listPackableFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
 
@@ -370,35 +370,50 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
   return Either.right({ files, directories: [...directories].sort(), unpackedBytes })
 }
 
-/** Decompresses (when gzip) within the limits, telling a bomb from an honest oversized archive. */
-const decompress = (bytes: Uint8Array, limits: ArchiveLimits, refuse: (refusal: Refusal) => ArchiveRefused) =>
-  Effect.gen(function*() {
-    if (!isGzip(bytes)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    const honestCap = limits.unpackedBytes + tarOverheadPerEntry * 2 * limits.files + 1024
-    const bombCap = Math.max(bombFloorBytes, bytes.length * bombRatio)
-    return yield* gunzipCapped(bytes, Math.min(honestCap, bombCap)).pipe(
-      Effect.mapError((failure) => {
-        switch (failure._tag) {
-          case "TooLarge":
-            return refuse(
-              bombCap < honestCap
-                ? {
-                  reason: "compression-bomb",
-                  detail: `it inflates more than ${bombRatio} times its size (${formatBytes(bytes.length)} compressed), which signals a decompression bomb`
-                }
-                : {
-                  reason: "unpacked-too-large",
-                  detail: `it inflates past the unpacked limit of ${formatBytes(limits.unpackedBytes)}`
-                }
-            )
-          case "Truncated":
-            return refuse({ reason: "truncated", detail: failure.detail })
-          case "Corrupt":
-            return refuse({ reason: "corrupt", detail: failure.detail })
+/**
+ * Decompresses (when gzip) and parses within the limits, telling a bomb from an honest oversized
+ * archive by which cap stopped the inflation.
+ */
+const readEntries = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<ReadonlyArray<RawTarEntry>, Refusal> => {
+  const maxEntries = 2 * limits.files + 1
+  if (!isGzip(bytes)) {
+    return Effect.suspend(() => {
+      const parsed = parseTar(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), maxEntries)
+      return Either.isRight(parsed) ? Effect.succeed(parsed.right) : Effect.fail(readFailure(parsed.left, limits, false))
+    })
+  }
+  const honestCap = limits.unpackedBytes + tarOverheadPerEntry * 2 * limits.files + 1024
+  const bombCap = Math.max(bombFloorBytes, bytes.length * bombRatio)
+  return gunzipAndParseTar(bytes, Math.min(honestCap, bombCap), maxEntries).pipe(
+    Effect.mapError((failure) => readFailure(failure, limits, bombCap < honestCap, bytes.length))
+  )
+}
+
+const readFailure = (failure: TarReadFailure, limits: ArchiveLimits, bombCapFirst: boolean, compressedBytes = 0): Refusal => {
+  switch (failure._tag) {
+    case "TooLarge":
+      return bombCapFirst
+        ? {
+          reason: "compression-bomb",
+          detail: `it inflates more than ${bombRatio} times its size (${formatBytes(compressedBytes)} compressed), which signals a decompression bomb`
         }
-      })
-    )
-  })
+        : { reason: "unpacked-too-large", detail: `it inflates past the unpacked limit of ${formatBytes(limits.unpackedBytes)}` }
+    case "NotTar":
+      return { reason: "not-an-archive", detail: failure.detail }
+    case "Truncated":
+      return { reason: "truncated", detail: failure.detail }
+    case "Corrupt":
+      return { reason: "corrupt", detail: failure.detail }
+    case "TooManyEntries":
+      return { reason: "too-many-files", detail: `it has more than ${limits.files} files` }
+    case "Unsupported":
+      return {
+        reason: "unsupported-entry",
+        entry: failure.path,
+        detail: `entry ${JSON.stringify(failure.path)} has the unsupported type ${failure.type}`
+      }
+  }
+}
 
 const decodeChecksums = (data: Uint8Array): Either.Either<Checksums, string> => {
   let raw: unknown
@@ -447,25 +462,6 @@ const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => 
   }
 }
 
-const parseFailure = (failure: TarParseFailure, limits: ArchiveLimits): Refusal => {
-  switch (failure._tag) {
-    case "NotTar":
-      return { reason: "not-an-archive", detail: failure.detail }
-    case "Truncated":
-      return { reason: "truncated", detail: failure.detail }
-    case "Corrupt":
-      return { reason: "corrupt", detail: failure.detail }
-    case "TooManyEntries":
-      return { reason: "too-many-files", detail: `it has more than ${limits.files} files` }
-    case "Unsupported":
-      return {
-        reason: "unsupported-entry",
-        entry: failure.path,
-        detail: `entry ${JSON.stringify(failure.path)} has the unsupported type ${failure.type}`
-      }
-  }
-}
-
 /**
  * Reads an archive (tar.gz or plain tar) in memory and checks everything: size, compression ratio,
  * every entry's path and type, duplicates, limits, checksums.json against every file, the manifest
@@ -489,10 +485,8 @@ export const inspectArchive = Effect.fn("Archive.inspect")(function*(bytes: Uint
     })
   }
   const compressed = isGzip(bytes)
-  const tar = yield* decompress(bytes, limits, refuse)
-  const raw = parseTar(tar, 2 * limits.files + 1)
-  if (Either.isLeft(raw)) return yield* refuse(parseFailure(raw.left, limits))
-  const checked = checkEntries(raw.right, limits)
+  const raw = yield* readEntries(bytes, limits).pipe(Effect.mapError(refuse))
+  const checked = checkEntries(raw, limits)
   if (Either.isLeft(checked)) return yield* refuse(checked.left)
   const { directories, files, unpackedBytes } = checked.right
   const byPath = new Map(files.map((file) => [file.path, file]))
@@ -673,10 +667,13 @@ export const unpackArchive = Effect.fn("Archive.unpack")(function*(inspection: I
   const partial = path.join(parent, `.${baseName}.partial`)
   const write = Effect.gen(function*() {
     yield* fs.makeDirectory(partial).pipe(Effect.mapError(ioError("create", partial)))
-    for (const directory of inspection.directories) {
+    // Only the deepest folders need creating: `recursive` makes their parents.
+    const parents = new Set(inspection.directories.map((directory) => directory.slice(0, Math.max(0, directory.lastIndexOf("/")))))
+    const leaves = inspection.directories.filter((directory) => !parents.has(directory))
+    yield* Effect.forEach(leaves, (directory) => {
       const absolute = path.join(partial, directory)
-      yield* fs.makeDirectory(absolute, { recursive: true }).pipe(Effect.mapError(ioError("create", absolute)))
-    }
+      return fs.makeDirectory(absolute, { recursive: true }).pipe(Effect.mapError(ioError("create", absolute)))
+    }, { concurrency: 16, discard: true })
     yield* Effect.forEach(inspection.files, (file) => {
       const absolute = path.join(partial, file.path)
       return fs.writeFile(absolute, file.data, { flag: "wx", mode: fileMode(file.executable) }).pipe(

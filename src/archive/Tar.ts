@@ -1,6 +1,6 @@
 import { Effect, Either } from "effect"
 import { Header, Parser, Pax, type ReadEntry } from "tar"
-import { gunzip, gzip } from "node:zlib"
+import { createGunzip, gzip } from "node:zlib"
 
 // The tar and gzip layer of `.host` archives, on the `tar` package (header encoding, pax records,
 // the streaming parser) and node:zlib. Nothing here touches the file system: archives are bytes.
@@ -78,21 +78,6 @@ export type DecompressFailure =
   | { readonly _tag: "Truncated"; readonly detail: string }
   | { readonly _tag: "Corrupt"; readonly detail: string }
 
-/**
- * gunzip with a hard cap on the output: decompression stops as soon as `maxOutput` bytes would be
- * exceeded, so a bomb never gets to allocate its payload.
- */
-export const gunzipCapped = (data: Uint8Array, maxOutput: number): Effect.Effect<Buffer, DecompressFailure> =>
-  Effect.async<Buffer, DecompressFailure>((resume) => {
-    gunzip(data, { maxOutputLength: maxOutput }, (error, result) => {
-      if (error === null) return resume(Effect.succeed(result))
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) return resume(Effect.fail({ _tag: "TooLarge" }))
-      if (code === "Z_BUF_ERROR") return resume(Effect.fail({ _tag: "Truncated", detail: "the gzip stream ends early" }))
-      resume(Effect.fail({ _tag: "Corrupt", detail: `the gzip data is damaged (${error.message})` }))
-    })
-  })
-
 /** One entry as the tar stream declares it (path not yet checked). */
 export interface RawTarEntry {
   readonly path: string
@@ -121,21 +106,24 @@ const startsWithTarHeader = (data: Buffer): boolean => {
   }
 }
 
+interface TarCollector {
+  readonly write: (chunk: Buffer) => void
+  readonly end: () => Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure>
+  readonly failed: () => boolean
+}
+
 /**
- * Reads every entry of an uncompressed tar stream held in memory, with tar's Parser. Any warning
- * of the parser (bad checksum, truncated body, unknown format) fails the whole read, and so does a
- * stream without its end-of-archive marker. Synchronous: the parser consumes the buffer in `end()`.
+ * Feeds a tar stream, chunk by chunk, to tar's Parser and collects its entries. Any warning of the
+ * parser (bad checksum, truncated body, unknown format) fails the whole read, and so does a stream
+ * that does not start with a tar header, does not end on a block, or lacks its end-of-archive marker.
  */
-export const parseTar = (data: Buffer, maxEntries: number): Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure> => {
-  if (isGzip(data)) return Either.left({ _tag: "NotTar", detail: "the tar data is compressed twice" })
-  if (!startsWithTarHeader(data)) return Either.left({ _tag: "NotTar", detail: "the data is neither gzip nor tar" })
-  if (data.length % BLOCK !== 0) {
-    return Either.left({ _tag: "Truncated", detail: "the tar data does not end on a 512-byte block" })
-  }
+const tarCollector = (maxEntries: number): TarCollector => {
   const entries: Array<RawTarEntry> = []
   let seen = 0
+  let total = 0
   let failure: TarParseFailure | undefined
   let sawEof = false
+  let head: Buffer | undefined = Buffer.alloc(0)
   const parser = new Parser({ strict: false, brotli: false, zstd: false })
   const fail = (value: TarParseFailure) => {
     if (failure === undefined) failure = value
@@ -173,8 +161,100 @@ export const parseTar = (data: Buffer, maxEntries: number): Either.Either<Readon
       })
     })
   })
-  parser.end(data)
-  if (failure !== undefined) return Either.left(failure)
-  if (!sawEof) return Either.left({ _tag: "Truncated", detail: "the tar data ends before its end-of-archive marker" })
-  return Either.right(entries)
+  /** The first block decides whether this is tar at all (and not compressed twice, which the parser would undo). */
+  const checkHead = (block: Buffer) => {
+    if (isGzip(block)) fail({ _tag: "NotTar", detail: "the tar data is compressed twice" })
+    else if (!startsWithTarHeader(block)) fail({ _tag: "NotTar", detail: "the data is neither gzip nor tar" })
+  }
+  return {
+    failed: () => failure !== undefined,
+    write: (chunk) => {
+      if (failure !== undefined) return
+      total += chunk.length
+      if (head !== undefined) {
+        head = Buffer.concat([head, chunk])
+        if (head.length < BLOCK) return
+        checkHead(head)
+        chunk = head
+        head = undefined
+        if (failure !== undefined) return
+      }
+      parser.write(chunk)
+    },
+    end: () => {
+      if (failure === undefined && head !== undefined) checkHead(head)
+      if (failure === undefined && total % BLOCK !== 0) {
+        fail({ _tag: "Truncated", detail: "the tar data does not end on a 512-byte block" })
+      }
+      if (failure === undefined) parser.end()
+      if (failure !== undefined) return Either.left(failure)
+      if (!sawEof) return Either.left({ _tag: "Truncated", detail: "the tar data ends before its end-of-archive marker" })
+      return Either.right(entries)
+    }
+  }
 }
+
+/** Reads every entry of an uncompressed tar stream held in memory. */
+export const parseTar = (data: Buffer, maxEntries: number): Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure> => {
+  const collector = tarCollector(maxEntries)
+  collector.write(data)
+  return collector.end()
+}
+
+export type TarReadFailure = TarParseFailure | DecompressFailure
+
+/**
+ * gunzip and parse at once: zlib inflates the next chunk on the thread pool while this thread
+ * parses the one before (as `tar xzf` runs gzip and tar side by side). The output is capped at
+ * `maxOutput` bytes: past it, decompression stops at once, so a bomb never inflates.
+ */
+export const gunzipAndParseTar = (
+  data: Uint8Array,
+  maxOutput: number,
+  maxEntries: number
+): Effect.Effect<ReadonlyArray<RawTarEntry>, TarReadFailure> =>
+  Effect.async<ReadonlyArray<RawTarEntry>, TarReadFailure>((resume) => {
+    const collector = tarCollector(maxEntries)
+    const inflate = createGunzip({ chunkSize: 256 * 1024 })
+    let produced = 0
+    let done = false
+    const finish = (result: Effect.Effect<ReadonlyArray<RawTarEntry>, TarReadFailure>) => {
+      if (done) return
+      done = true
+      inflate.destroy()
+      resume(result)
+    }
+    // Parsing is deferred to a microtask, so zlib queues its next inflate before this thread parses.
+    inflate.on("data", (chunk: Buffer) => {
+      produced += chunk.length
+      if (produced > maxOutput) return finish(Effect.fail({ _tag: "TooLarge" }))
+      queueMicrotask(() => {
+        if (done) return
+        collector.write(chunk)
+        // A failed parse (bad header, too many entries) stops the inflation too.
+        if (collector.failed()) {
+          const result = collector.end()
+          if (Either.isLeft(result)) finish(Effect.fail(result.left))
+        }
+      })
+    })
+    inflate.on("error", (error: NodeJS.ErrnoException) => {
+      finish(Effect.fail(
+        error.code === "Z_BUF_ERROR"
+          ? { _tag: "Truncated", detail: "the gzip stream ends early" }
+          : { _tag: "Corrupt", detail: `the gzip data is damaged (${error.message})` }
+      ))
+    })
+    inflate.on("end", () =>
+      queueMicrotask(() => {
+        if (done) return
+        const result = collector.end()
+        finish(Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
+      })
+    )
+    inflate.end(data)
+    return Effect.sync(() => {
+      done = true
+      inflate.destroy()
+    })
+  })

@@ -7,10 +7,19 @@ import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import { OperationLocks } from "../store/OperationLock.js"
+import * as Events from "../lifecycle/Events.js"
+import { Progress } from "../lifecycle/Events.js"
+import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import * as ModuleLoader from "../lifecycle/ModuleLoader.js"
+import * as Panel from "../panel/Panel.js"
+import { join } from "node:path"
 
 // The layers commands run on. A command provides only what it uses, so `validate` never opens the database.
 
 export interface Invocation {
+  /** The framework's own checkout or package folder (holds sdk/dist). */
+  readonly frameworkRoot: string
   readonly root: string
   readonly verbose: boolean
   readonly env: Readonly<Record<string, string | undefined>>
@@ -42,10 +51,31 @@ export const repositoriesLayer = Layer.mergeAll(
   ActivityRepo.Default
 )
 
-/** Configuration, database (schema ensured) and the four repositories. */
-export const storeLayer = (invocation: Invocation) =>
-  repositoriesLayer.pipe(
+const cliActor = { type: "cli" } as const
+
+/** Prints each step of a long operation on stderr, so stdout stays the result. */
+export const progressLayer = Layer.succeed(Progress, {
+  step: (message: string) => Effect.sync(() => process.stderr.write(`  - ${message}\n`))
+})
+
+/**
+ * Configuration, database (schema ensured), the repositories and the lifecycle operations. Building it
+ * first finishes or rolls back any operation a crash interrupted.
+ */
+export const storeLayer = (invocation: Invocation) => {
+  const loader = Layer.unwrapEffect(
+    Effect.map(HostConfig, ({ paths }) =>
+      ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
+  )
+  const lifecycle = Lifecycle.Default.pipe(
+    Layer.provideMerge(Layer.mergeAll(OperationLocks.Default, Events.layer, Panel.layerEmbedded, loader))
+  )
+  const recovery = Layer.effectDiscard(Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)))
+  return recovery.pipe(
+    Layer.provideMerge(lifecycle),
+    Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(Database.layer),
     Layer.provideMerge(configLayer(invocation)),
     Layer.provideMerge(NodeContext.layer)
   )
+}

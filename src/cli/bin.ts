@@ -1,3 +1,4 @@
+import { join } from "node:path"
 import { main } from "./main.js"
 
 // The bundled entry of `bin/host.js`.
@@ -11,7 +12,8 @@ for (const stream of [process.stdout, process.stderr]) {
     write(typeof chunk === "string" ? chunk.replace(ANSI, "") : chunk, ...rest)) as typeof stream.write
 }
 
-main(process.argv.slice(2)).then(
+// This entry is bundled as CommonJS into dist/host.cjs: the framework's folder is the one above it.
+main(process.argv.slice(2), join(__dirname, "..")).then(
   (code) => {
     process.exitCode = code
   },

@@ -5,6 +5,15 @@ import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
 import { exportCommand } from "./commands/export.js"
 import { keygenCommand } from "./commands/keygen.js"
+import {
+  addCommand,
+  disableCommand,
+  enableCommand,
+  migrateStatusCommand,
+  removeCommand,
+  unlockCommand,
+  updateCommand
+} from "./commands/lifecycle.js"
 import { listCommand } from "./commands/list.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { statusCommand } from "./commands/status.js"
@@ -23,6 +32,13 @@ const host = Command.make("host").pipe(
     validateCommand,
     listCommand,
     statusCommand,
+    addCommand,
+    updateCommand,
+    enableCommand,
+    disableCommand,
+    removeCommand,
+    unlockCommand,
+    migrateStatusCommand,
     exportCommand,
     keygenCommand,
     verifyCommand,
@@ -44,7 +60,8 @@ export interface ParsedArguments {
 export const parseArguments = (
   argv: ReadonlyArray<string>,
   env: Readonly<Record<string, string | undefined>>,
-  cwd: string
+  cwd: string,
+  frameworkRoot: string
 ): ParsedArguments | { readonly usageError: string } => {
   let root = env.HOST_ROOT !== undefined && env.HOST_ROOT !== "" ? env.HOST_ROOT : cwd
   let verbose = false
@@ -66,7 +83,7 @@ export const parseArguments = (
   }
   const [first, ...rest] = args
   const command = first?.startsWith("host:") ? first.slice("host:".length) : first
-  return { invocation: { root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
+  return { invocation: { frameworkRoot, root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
 }
 
 const hints: Partial<Record<string, string>> = {
@@ -114,10 +131,11 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
 /** Runs one `host` invocation and resolves to its exit code. */
 export const main = async (
   argv: ReadonlyArray<string>,
+  frameworkRoot: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
   cwd: string = process.cwd()
 ): Promise<number> => {
-  const parsed = parseArguments(argv, env, cwd)
+  const parsed = parseArguments(argv, env, cwd, frameworkRoot)
   if ("usageError" in parsed) {
     process.stderr.write(`error: ${parsed.usageError}\n`)
     return 2

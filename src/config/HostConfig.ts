@@ -167,6 +167,8 @@ export interface HostPaths {
   readonly storage: string
   readonly staging: string
   readonly journal: string
+  /** Compiled extension modules (see lifecycle/ModuleLoader). */
+  readonly modules: string
   readonly registryCache: string
   readonly publicAssets: string
   readonly desiredState: string
@@ -216,6 +218,7 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
     storage,
     staging: path.join(storage, "staging"),
     journal: path.join(storage, "journal"),
+    modules: path.join(storage, "modules"),
     registryCache: path.join(root, config.registry_cache_path),
     publicAssets: path.join(root, "public", "host"),
     desiredState: path.resolve(root, config.desired_state),

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
+import { isUniqueViolation } from "./StoreError.js"
 
 // The framework's own schema: exactly four tables, versioned in host_migrations under `host/core`.
 // Written once for every dialect; only the auto-increment key differs.
@@ -68,9 +69,6 @@ export const frameworkMigrations: ReadonlyArray<readonly [string, Migration]> = 
       ], { discard: true })
   ]
 ]
-
-const isUniqueViolation = (error: SqlError): boolean =>
-  /UNIQUE|unique constraint|duplicate/i.test(String((error.cause as { message?: unknown } | undefined)?.message ?? error.message))
 
 /**
  * Brings the framework schema up to date. Safe to run twice and from two processes at once: every

@@ -16,3 +16,9 @@ export class StoreError extends Data.TaggedError("StoreError")<{
 
 /** Wraps SQL and row-decoding failures of one repository call as a StoreError naming the call. */
 export const storeError = (operation: string) => (cause: unknown) => new StoreError({ operation, cause })
+
+/** A write refused by a UNIQUE constraint (every dialect words it differently). */
+export const isUniqueViolation = (error: unknown): boolean => {
+  const cause = (error as { cause?: { message?: unknown; code?: unknown } } | undefined)?.cause
+  return /UNIQUE|unique constraint|duplicate/i.test(`${String(cause?.message ?? "")} ${String(cause?.code ?? "")}`)
+}

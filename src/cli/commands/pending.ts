@@ -6,11 +6,6 @@ import { NotAvailableYet } from "../../domain/Errors.js"
 // answering `error: <name> is not available yet` with exit 1, whatever their arguments.
 
 export const pendingCommands: ReadonlyArray<readonly [name: string, description: string]> = [
-  ["add", "Install an extension from the registry, a .host file or a folder"],
-  ["remove", "Remove an extension"],
-  ["enable", "Enable a disabled extension"],
-  ["disable", "Disable an extension without removing its files"],
-  ["update", "Update one or all extensions"],
   ["new", "Scaffold a new extension"],
   ["dev", "Link a local extension for development"],
   ["build", "Build extension frontend assets"],
@@ -19,11 +14,9 @@ export const pendingCommands: ReadonlyArray<readonly [name: string, description:
   ["framework:uninstall", "Remove the framework from the panel"],
   ["reconcile", "Converge the panel to the desired-state file"],
   ["serve", "Serve the panel with its extensions"],
-  ["unlock", "Clear a dead holder's operation lock"],
   ["panel:token", "Issue an API token for a panel user"],
   ["schedule:run", "Run the scheduled tasks that are due"],
   ["schedule:list", "List scheduled tasks and their next runs"],
-  ["migrate:status", "Show an extension's migrations"],
   ["commands", "List the console commands of extensions"]
 ]
 

@@ -1,0 +1,229 @@
+import { Args, Command, Options, Prompt } from "@effect/cli"
+import { FileSystem, Path } from "@effect/platform"
+import { Console, Effect, Layer, Option, Schema } from "effect"
+import { HostConfig } from "../../config/HostConfig.js"
+import { ExtensionNotFound, NotAvailableYet } from "../../domain/Errors.js"
+import { decodeManifest } from "../../domain/Manifest.js"
+import { Lifecycle, type OperationResult } from "../../lifecycle/Lifecycle.js"
+import { discoverMigrations } from "../../lifecycle/Migrations.js"
+import { SourceSpec } from "../../lifecycle/Source.js"
+import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
+import { MigrationsRepo } from "../../store/MigrationsRepo.js"
+import { OperationLocks } from "../../store/OperationLock.js"
+import { CliInvocation } from "../Invocation.js"
+import { exitWith, formatTable, printJson } from "../Output.js"
+import { progressLayer, storeLayer } from "../Runtime.js"
+
+// add, update, enable, disable, remove, unlock, migrate:status: thin adapters over lifecycle/.
+
+const actor = { type: "cli" } as const
+
+const json = Options.boolean("json").pipe(Options.withDescription("print the result as one JSON document"))
+const lockTimeout = Options.integer("lock-timeout").pipe(
+  Options.withDefault(0),
+  Options.withDescription("seconds to wait for another operation's lock (default 0: fail at once)")
+)
+const extensionId = Args.text({ name: "extension" }).pipe(Args.withDescription("the extension id, vendor/name"))
+
+/** Runs a lifecycle call with the store, progress lines on stderr, and prints its result. */
+const runOperation = <E>(
+  operation: (lifecycle: Lifecycle) => Effect.Effect<OperationResult, E>,
+  asJson: boolean
+) =>
+  Effect.gen(function*() {
+    const invocation = yield* CliInvocation
+    const result = yield* Effect.flatMap(Lifecycle, operation).pipe(
+      Effect.provide(Layer.merge(storeLayer(invocation), progressLayer))
+    )
+    if (asJson) return yield* printJson(result)
+    yield* Console.log(describeResult(result))
+  })
+
+const describeResult = (result: OperationResult): string => {
+  switch (result.action) {
+    case "installed":
+      return `Installed ${result.id} v${result.version} (${result.enabled ? "enabled" : "disabled"}).${migrationsNote(result)}`
+    case "updated":
+      return `Updated ${result.id} ${result.fromVersion ?? "?"} → ${result.version}.${migrationsNote(result)}`
+    case "enabled":
+      return `Enabled ${result.id}.`
+    case "disabled":
+      return `Disabled ${result.id}.`
+    case "removed":
+      return `Removed ${result.id}.${result.migrations.length > 0 ? ` Rolled back ${result.migrations.length} migration(s).` : ""}`
+    case "unchanged":
+      return `${result.id} is already ${result.enabled ? "enabled" : "disabled"}.`
+  }
+}
+
+const migrationsNote = (result: OperationResult) =>
+  result.migrations.length > 0 ? ` Ran ${result.migrations.length} migration(s): ${result.migrations.join(", ")}.` : ""
+
+/** A folder or a `.host` file; a registry id is for the registry, which is not here yet. */
+const sourceFromArgument = (argument: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const absolute = path.resolve(argument)
+    const info = yield* fs.stat(absolute).pipe(Effect.option)
+    if (Option.isSome(info)) {
+      return info.value.type === "Directory" ? SourceSpec.Directory({ path: absolute }) : SourceSpec.Archive({ path: absolute })
+    }
+    if (/^[a-z0-9-]+\/[a-z0-9-]+(@.+)?$/.test(argument)) return yield* new NotAvailableYet({ command: "installing from the registry" })
+    return yield* new SourceNotFound({ source: argument })
+  })
+
+class SourceNotFound extends Schema.TaggedError<SourceNotFound>()("SourceNotFound", { source: Schema.String }) {
+  override get message() {
+    return `${this.source} is neither an extension folder nor a .host file`
+  }
+}
+
+export const addCommand = Command.make(
+  "add",
+  {
+    source: Args.text({ name: "source" }).pipe(Args.withDescription("an extension folder or a .host archive")),
+    force: Options.boolean("force").pipe(Options.withDescription("reinstall, or change the version, of an installed extension")),
+    noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run its migrations")),
+    disabled: Options.boolean("disabled").pipe(Options.withDescription("install it disabled")),
+    json,
+    lockTimeout
+  },
+  (options) =>
+    Effect.flatMap(sourceFromArgument(options.source), (spec) =>
+      runOperation((lifecycle) =>
+        lifecycle.add(spec, {
+          actor,
+          force: options.force,
+          noMigrate: options.noMigrate,
+          disabled: options.disabled,
+          lockTimeout: options.lockTimeout
+        }), options.json))
+).pipe(Command.withDescription("Install an extension from a folder or a .host file (enabled unless --disabled)"))
+
+export const updateCommand = Command.make(
+  "update",
+  {
+    id: extensionId,
+    source: Options.text("source").pipe(Options.optional, Options.withDescription("the new version: a folder or a .host file")),
+    check: Options.boolean("check").pipe(Options.withDescription("only report available updates")),
+    force: Options.boolean("force").pipe(Options.withDescription("install even if enabled dependents need another version")),
+    noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run new migrations")),
+    json,
+    lockTimeout
+  },
+  (options) =>
+    Option.match(options.source, {
+      onNone: () => Effect.fail(new NotAvailableYet({ command: options.check ? "update --check" : "updating from the registry" })),
+      onSome: (source) =>
+        Effect.flatMap(sourceFromArgument(source), (spec) =>
+          runOperation((lifecycle) =>
+            lifecycle.update(options.id, spec, {
+              actor,
+              force: options.force,
+              noMigrate: options.noMigrate,
+              lockTimeout: options.lockTimeout
+            }), options.json))
+    })
+).pipe(Command.withDescription("Update an installed extension (keeps it enabled or disabled; runs new migrations)"))
+
+const toggleCommand = (name: "enable" | "disable", description: string) =>
+  Command.make(
+    name,
+    {
+      id: extensionId,
+      force: Options.boolean("force").pipe(Options.withDescription("disable even while enabled extensions depend on it")),
+      json,
+      lockTimeout
+    },
+    (options) =>
+      runOperation((lifecycle) =>
+        lifecycle[name](options.id, { actor, force: options.force, lockTimeout: options.lockTimeout }), options.json)
+  ).pipe(Command.withDescription(description))
+
+export const enableCommand = toggleCommand("enable", "Enable a disabled extension")
+export const disableCommand = toggleCommand("disable", "Disable an extension; its files and data are kept")
+
+export const removeCommand = Command.make(
+  "remove",
+  {
+    id: extensionId,
+    keepData: Options.boolean("keep-data").pipe(
+      Options.withDescription("remove the files but keep its tables, migration records and settings")
+    ),
+    force: Options.boolean("force").pipe(Options.withDescription("remove even while enabled extensions depend on it")),
+    yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("do not ask for confirmation")),
+    json,
+    lockTimeout
+  },
+  (options) =>
+    Effect.gen(function*() {
+      if (!options.yes && process.stdin.isTTY === true && process.stdout.isTTY === true) {
+        const confirmed = yield* Prompt.confirm({
+          message: `Remove ${options.id}${options.keepData ? " (keeping its data)" : ", rolling back its migrations and deleting its settings"}?`,
+          initial: false
+        })
+        if (!confirmed) {
+          yield* Console.log("Nothing removed.")
+          return yield* exitWith(1)
+        }
+      }
+      yield* runOperation((lifecycle) =>
+        lifecycle.remove(options.id, {
+          actor,
+          keepData: options.keepData,
+          force: options.force,
+          lockTimeout: options.lockTimeout
+        }), options.json)
+    })
+).pipe(Command.withDescription("Remove an extension: roll back its migrations, delete its settings and files"))
+
+export const unlockCommand = Command.make(
+  "unlock",
+  {
+    lockId: Args.text({ name: "lock-id" }).pipe(Args.withDescription("the id `host status` shows for the lock")),
+    force: Options.boolean("force").pipe(Options.withDescription("clear it even if its holder still runs on this host")),
+    json
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const cleared = yield* Effect.flatMap(OperationLocks, (locks) => locks.unlock(options.lockId, options.force)).pipe(
+        Effect.provide(storeLayer(invocation))
+      )
+      if (options.json) return yield* printJson({ unlocked: cleared })
+      yield* Console.log(`Cleared lock ${cleared.id} (${cleared.operation} by ${cleared.holder}, pid ${cleared.pid} on ${cleared.hostname}).`)
+    })
+).pipe(Command.withDescription("Clear the operation lock of a process that is gone"))
+
+export const migrateStatusCommand = Command.make(
+  "migrate:status",
+  { id: extensionId, json },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const rows = yield* Effect.gen(function*() {
+        const path = yield* Path.Path
+        const { paths } = yield* HostConfig
+        const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(options.id))
+        if (Option.isNone(record)) return yield* new ExtensionNotFound({ id: options.id })
+        const document = decodeManifest(record.value.manifest).document
+        const folder = path.join(paths.extensions, ...options.id.split("/"), document?.backend?.migrations ?? "database/migrations")
+        const files = yield* discoverMigrations(folder)
+        const recorded = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor(options.id))
+        const byName = new Map(recorded.map((row) => [row.migration, row]))
+        const names = [...new Set([...files.map((file) => file.name), ...recorded.map((row) => row.migration)])].sort()
+        return names.map((migration) => ({
+          migration,
+          ran: byName.has(migration),
+          batch: byName.get(migration)?.batch ?? null
+        }))
+      }).pipe(Effect.provide(storeLayer(invocation)))
+      if (options.json) return yield* printJson(rows)
+      if (rows.length === 0) return yield* Console.log(`${options.id} has no migrations.`)
+      yield* Console.log(formatTable(
+        ["Migration", "Ran", "Batch"],
+        rows.map((row) => [row.migration, row.ran ? "yes" : "no", row.batch === null ? "" : String(row.batch)])
+      ))
+    })
+).pipe(Command.withDescription("Show an extension's migrations: which ran, in which batch"))

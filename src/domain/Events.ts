@@ -1,0 +1,27 @@
+import { Data } from "effect"
+
+// Framework events (SPEC.md "Events"), dispatched after an operation commits.
+
+export class ExtensionInstalled extends Data.TaggedClass("ExtensionInstalled")<{
+  readonly extensionId: string
+  readonly version: string
+}> {}
+
+export class ExtensionUpdated extends Data.TaggedClass("ExtensionUpdated")<{
+  readonly extensionId: string
+  readonly fromVersion: string
+  readonly toVersion: string
+}> {}
+
+export class ExtensionEnabled extends Data.TaggedClass("ExtensionEnabled")<{ readonly extensionId: string }> {}
+
+export class ExtensionDisabled extends Data.TaggedClass("ExtensionDisabled")<{ readonly extensionId: string }> {}
+
+export class ExtensionRemoved extends Data.TaggedClass("ExtensionRemoved")<{ readonly extensionId: string }> {}
+
+export type LifecycleEvent =
+  | ExtensionInstalled
+  | ExtensionUpdated
+  | ExtensionEnabled
+  | ExtensionDisabled
+  | ExtensionRemoved

@@ -1,0 +1,103 @@
+import semver from "semver"
+import type { ManifestDocument } from "./Manifest.js"
+
+// Install-time rules as pure functions: `requires` ranges and dependencies between extensions.
+
+export interface RuntimeVersions {
+  readonly host: string
+  readonly panel: string | undefined
+  readonly php: string | undefined
+  readonly node: string
+}
+
+export interface RuleOutcome {
+  readonly unmet: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+}
+
+const coerce = (version: string) => semver.valid(version) ?? semver.coerce(version)?.version ?? undefined
+
+/** `requires.{host,panel,php,node}` against the versions in use: an unmet range refuses, an unknown version warns. */
+export const checkRequires = (document: ManifestDocument, versions: RuntimeVersions): RuleOutcome => {
+  const unmet: Array<string> = []
+  const warnings: Array<string> = []
+  for (const key of ["host", "panel", "php", "node"] as const) {
+    const range = document.requires?.[key]
+    if (range === undefined) continue
+    const actual = versions[key]
+    const version = actual === undefined ? undefined : coerce(actual)
+    if (version === undefined) {
+      warnings.push(`requires.${key} "${range}" cannot be checked: the ${key} version is unknown`)
+    } else if (!semver.satisfies(version, range, { includePrerelease: true })) {
+      unmet.push(`requires.${key} "${range}" is not met by ${key} ${actual}`)
+    }
+  }
+  return { unmet, warnings }
+}
+
+export interface InstalledState {
+  readonly version: string
+  readonly enabled: boolean
+  readonly dependencies: Readonly<Record<string, string>>
+}
+
+/** Why the dependencies of `document` do not hold among `installed` (missing, disabled, out of range). */
+export const dependencyProblems = (
+  document: ManifestDocument,
+  installed: ReadonlyMap<string, InstalledState>
+): ReadonlyArray<string> =>
+  Object.entries(document.dependencies ?? {}).flatMap(([id, range]) => {
+    const dependency = installed.get(id)
+    if (dependency === undefined) return [`dependency ${id} (${range}) is not installed`]
+    if (!dependency.enabled) return [`dependency ${id} is disabled`]
+    if (!semver.satisfies(dependency.version, range, { includePrerelease: true })) {
+      return [`dependency ${id} ${dependency.version} does not satisfy ${range}`]
+    }
+    return []
+  })
+
+/** Enabled extensions that declare a dependency on `id`. */
+export const enabledDependents = (id: string, installed: ReadonlyMap<string, InstalledState>): ReadonlyArray<string> =>
+  [...installed.entries()]
+    .filter(([other, state]) => other !== id && state.enabled && id in state.dependencies)
+    .map(([other]) => other)
+    .sort()
+
+/** Enabled extensions whose dependency range on `id` does not accept `version`. */
+export const dependentsOutOfRange = (
+  id: string,
+  version: string,
+  installed: ReadonlyMap<string, InstalledState>
+): ReadonlyArray<string> =>
+  enabledDependents(id, installed).filter((dependent) => {
+    const range = installed.get(dependent)!.dependencies[id]!
+    return !semver.satisfies(version, range, { includePrerelease: true })
+  })
+
+/**
+ * Orders ids so that every dependency comes before its dependents (ids not in `dependencies` keep
+ * their relative order). Returns the ids caught in a cycle separately.
+ */
+export const dependencyOrder = (
+  ids: ReadonlyArray<string>,
+  dependenciesOf: (id: string) => ReadonlyArray<string>
+): { readonly order: ReadonlyArray<string>; readonly cycle: ReadonlyArray<string> } => {
+  const members = new Set(ids)
+  const order: Array<string> = []
+  const state = new Map<string, "visiting" | "done">()
+  const cycle = new Set<string>()
+  const visit = (id: string, path: ReadonlyArray<string>) => {
+    const seen = state.get(id)
+    if (seen === "done") return
+    if (seen === "visiting") {
+      path.slice(path.indexOf(id)).forEach((member) => cycle.add(member))
+      return
+    }
+    state.set(id, "visiting")
+    for (const dependency of dependenciesOf(id)) if (members.has(dependency)) visit(dependency, [...path, id])
+    state.set(id, "done")
+    order.push(id)
+  }
+  for (const id of ids) visit(id, [])
+  return { order: order.filter((id) => !cycle.has(id)), cycle: [...cycle].sort() }
+}

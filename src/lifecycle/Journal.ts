@@ -1,0 +1,74 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { HostConfig } from "../config/HostConfig.js"
+
+// The operation journal (storage/host/journal/<operation id>.json): what an operation that changes
+// files is doing, so that a crash at any point can be finished or rolled back by the next process.
+// Database changes need no journal: they commit in one transaction with the activity row that proves it.
+
+export const JournalStep = Schema.Literal("begin", "staged", "switching", "switched", "committed")
+export type JournalStep = typeof JournalStep.Type
+
+export const JournalEntry = Schema.Struct({
+  id: Schema.String,
+  operation: Schema.Literal("add", "update", "remove"),
+  extensionId: Schema.String,
+  step: JournalStep,
+  /** The installed folder (`<extensions>/<vendor>/<name>`). */
+  target: Schema.String,
+  /** The new tree being installed (add/update). */
+  staged: Schema.NullOr(Schema.String),
+  /** Where the previous tree is kept until the operation commits. */
+  backup: Schema.String,
+  hadPrevious: Schema.Boolean,
+  startedAt: Schema.String
+})
+export type JournalEntry = typeof JournalEntry.Type
+
+const decodeEntry = Schema.decodeUnknown(Schema.parseJson(JournalEntry))
+
+export const journalDirectory = Effect.map(HostConfig, ({ paths }) => paths.journal)
+
+/** Writes the entry atomically (temp file + rename), so a crash never leaves half a journal. */
+export const writeJournal = Effect.fn("Journal.write")(function*(entry: JournalEntry) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const directory = yield* journalDirectory
+  yield* fs.makeDirectory(directory, { recursive: true })
+  const file = path.join(directory, `${entry.id}.json`)
+  yield* fs.writeFileString(`${file}.tmp`, JSON.stringify(entry, null, 2))
+  yield* fs.rename(`${file}.tmp`, file)
+})
+
+export const removeJournal = Effect.fn("Journal.remove")(function*(id: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const directory = yield* journalDirectory
+  yield* fs.remove(path.join(directory, `${id}.json`), { force: true })
+})
+
+/** Every interrupted operation, oldest first. Unreadable entries are reported, not skipped silently. */
+export const readJournal = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const directory = yield* journalDirectory
+  if (!(yield* fs.exists(directory))) return []
+  const names = (yield* fs.readDirectory(directory)).filter((name) => name.endsWith(".json")).sort()
+  const entries = yield* Effect.forEach(names, (name) =>
+    fs.readFileString(path.join(directory, name)).pipe(
+      Effect.flatMap(decodeEntry),
+      Effect.map(Option.some),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning(`journal entry ${name} is unreadable and was left in place: ${error.message}`), Option.none())
+      )
+    ))
+  return entries.flatMap(Option.toArray).sort((a, b) => a.startedAt.localeCompare(b.startedAt))
+}).pipe(Effect.withSpan("Journal.read"))
+
+/** True when there may be something to recover (cheap: no database access). */
+export const hasJournal = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const directory = yield* journalDirectory
+  if (!(yield* fs.exists(directory))) return false
+  return (yield* fs.readDirectory(directory)).some((name) => name.endsWith(".json"))
+}).pipe(Effect.orElseSucceed(() => false))

@@ -1,0 +1,595 @@
+import { FileSystem, Path } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Option, Ref, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
+import {
+  ExtensionDisabled,
+  ExtensionEnabled,
+  ExtensionInstalled,
+  ExtensionRemoved,
+  ExtensionUpdated,
+  type LifecycleEvent
+} from "../domain/Events.js"
+import type { Actor, InstalledExtension } from "../domain/Installed.js"
+import { ManifestDocument } from "../domain/Manifest.js"
+import {
+  checkRequires,
+  dependencyProblems,
+  dependentsOutOfRange,
+  enabledDependents,
+  type InstalledState
+} from "../domain/Rules.js"
+import { Panel } from "../panel/Panel.js"
+import { ActivityRepo } from "../store/ActivityRepo.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { MigrationsRepo } from "../store/MigrationsRepo.js"
+import { LockHeld, OperationLocks } from "../store/OperationLock.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
+import { LifecycleEvents, Progress } from "./Events.js"
+import { type JournalEntry, type JournalStep, readJournal, removeJournal, writeJournal } from "./Journal.js"
+import { migrateDownAll, migrateUp } from "./Migrations.js"
+import { ModuleLoader } from "./ModuleLoader.js"
+import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
+
+// The five operations (DESIGN.md §7), each all-or-nothing under the operation lock:
+// stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
+// A failure rolls the transaction back and puts the files back; a crash is finished or rolled back by
+// `recover` from the journal (committed means: the activity row carrying the operation id exists).
+
+export interface OperationOptions {
+  readonly actor: Actor
+  /** Seconds to wait for another operation's lock (0: fail at once). */
+  readonly lockTimeout?: number
+  /** Goes into the activity context (the reconciler's plan id). */
+  readonly context?: Readonly<Record<string, unknown>>
+}
+
+export interface AddOptions extends OperationOptions {
+  readonly force?: boolean
+  readonly noMigrate?: boolean
+  readonly disabled?: boolean
+  /** Refuse a source whose manifest id differs (registry installs, `update <id>`). */
+  readonly expectedId?: string
+}
+
+export interface RemoveOptions extends OperationOptions {
+  readonly keepData?: boolean
+  readonly force?: boolean
+}
+
+export interface ToggleOptions extends OperationOptions {
+  readonly force?: boolean
+}
+
+export interface OperationResult {
+  readonly operation: OperationName
+  readonly id: string
+  readonly action: "installed" | "updated" | "enabled" | "disabled" | "removed" | "unchanged"
+  readonly version: string
+  readonly fromVersion: string | null
+  readonly enabled: boolean
+  readonly migrations: ReadonlyArray<string>
+  readonly warnings: ReadonlyArray<string>
+}
+
+export interface RecoveryOutcome {
+  readonly id: string
+  readonly operation: JournalEntry["operation"]
+  readonly extensionId: string
+  readonly outcome: "finished" | "rolled back"
+}
+
+/** Test hook: `HOST_TEST_CRASH_AT=<step>` kills the process (SIGKILL) when the operation reaches that step. */
+const crashPoint = (step: string) =>
+  Effect.sync(() => {
+    if (process.env.HOST_TEST_CRASH_AT === step) process.kill(process.pid, "SIGKILL")
+  })
+
+const decodeDocument = Schema.decodeUnknownOption(ManifestDocument)
+
+const installedStates = (extensions: ReadonlyArray<InstalledExtension>): ReadonlyMap<string, InstalledState> =>
+  new Map(extensions.map((extension) => [extension.extensionId, {
+    version: extension.version,
+    enabled: extension.enabled,
+    dependencies: Option.match(decodeDocument(extension.manifest), {
+      onNone: () => ({}),
+      onSome: (document) => document.dependencies ?? {}
+    })
+  }]))
+
+const describeFailure = (error: unknown): { readonly reason: string; readonly detail: string } => {
+  const failure = error as { _tag?: unknown; message?: unknown }
+  return {
+    reason: typeof failure?._tag === "string" ? failure._tag : "Error",
+    detail: typeof failure?.message === "string" && failure.message !== "" ? failure.message : String(error)
+  }
+}
+
+export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
+  effect: Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const sql = yield* SqlClient.SqlClient
+    const { config, paths } = yield* HostConfig
+    const extensions = yield* ExtensionsRepo
+    const settings = yield* SettingsRepo
+    const activity = yield* ActivityRepo
+    const locks = yield* OperationLocks
+    const events = yield* LifecycleEvents
+    const panel = yield* Panel
+    const loader = yield* ModuleLoader
+    const provideLoader = Effect.provideService(ModuleLoader, loader)
+    // The journal and staging helpers read these from the context; methods get them from the layer.
+    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo
+    const platform = yield* Effect.context<Internal>()
+    const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
+    const hostVersion = config.version ?? packagedVersion
+
+    const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
+    const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+
+    // ---- journal-driven file switching, shared by the live error path and crash recovery ----------
+
+    /** Puts the files back as they were before the entry's operation. */
+    const restoreFiles = (entry: JournalEntry) =>
+      Effect.gen(function*() {
+        if (yield* exists(entry.backup)) {
+          yield* fs.remove(entry.target, { recursive: true, force: true })
+          yield* fs.rename(entry.backup, entry.target)
+        } else if (!entry.hadPrevious && (entry.step === "switching" || entry.step === "switched")) {
+          yield* fs.remove(entry.target, { recursive: true, force: true })
+        }
+        if (entry.staged !== null) {
+          yield* fs.remove(entry.staged, { recursive: true, force: true })
+          // An unpack interrupted before its final rename leaves `.<name>.partial` beside it.
+          yield* fs.remove(path.join(path.dirname(entry.staged), `.${path.basename(entry.staged)}.partial`), { recursive: true, force: true })
+        }
+        yield* removeJournal(entry.id)
+      })
+
+    /** After commit: drop the previous tree and the journal. */
+    const finishFiles = (entry: JournalEntry) =>
+      Effect.gen(function*() {
+        yield* fs.remove(entry.backup, { recursive: true, force: true })
+        if (entry.staged !== null) yield* fs.remove(entry.staged, { recursive: true, force: true })
+        yield* removeJournal(entry.id)
+      })
+
+    const committed = (entry: JournalEntry) =>
+      Effect.map(
+        activity.list({ extensionId: entry.extensionId, limit: 50 }),
+        (rows) => rows.some((row) => row.context.operation === entry.id)
+      )
+
+    /** Finishes or rolls back every interrupted operation in the journal. Call it holding the lock. */
+    const recoverHeld = Effect.gen(function*() {
+      const entries = yield* readJournal
+      return yield* Effect.forEach(entries, (entry) =>
+        Effect.gen(function*() {
+          const done = yield* committed(entry)
+          yield* done ? finishFiles(entry) : restoreFiles(entry)
+          const outcome: RecoveryOutcome = {
+            id: entry.id,
+            operation: entry.operation,
+            extensionId: entry.extensionId,
+            outcome: done ? "finished" : "rolled back"
+          }
+          yield* Effect.logWarning(`recovered an interrupted ${entry.operation} of ${entry.extensionId}: ${outcome.outcome}`)
+          return outcome
+        }))
+    })
+
+    // ---- the lock and error shaping ------------------------------------------------------------
+
+    const holder = (actor: Actor) => `${actor.type}${actor.user === undefined ? "" : ` (${actor.user})`}`
+
+    /**
+     * Runs `body` holding the lock, after recovering interrupted operations. Every failure that is not
+     * a refusal or a held lock becomes OperationFailed naming the step it happened in.
+     */
+    const operate = <A, E, R>(
+      operation: OperationName,
+      extensionId: string,
+      options: OperationOptions,
+      body: (step: (name: string) => Effect.Effect<void>) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.gen(function*() {
+        const current = yield* Ref.make("waiting for the operation lock")
+        const step = (name: string) =>
+          Effect.zipRight(
+            Ref.set(current, name),
+            Effect.flatMap(Effect.serviceOption(Progress), Option.match({ onNone: () => Effect.void, onSome: (progress) => progress.step(name) }))
+          )
+        return yield* Effect.scoped(
+          Effect.gen(function*() {
+            yield* locks.acquire({
+              operation: `${operation} ${extensionId}`,
+              holder: holder(options.actor),
+              timeout: Duration.seconds(options.lockTimeout ?? 0)
+            })
+            yield* Ref.set(current, "recovering interrupted operations")
+            yield* recoverHeld
+            return yield* body(step)
+          })
+        ).pipe(
+          Effect.catchAll((error): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> => {
+            if (error instanceof OperationRefused || error instanceof LockHeld || error instanceof OperationFailed) {
+              return Effect.fail(error as OperationFailed | OperationRefused | LockHeld)
+            }
+            return Effect.flatMap(Ref.get(current), (stepName) =>
+              Effect.fail(new OperationFailed({ operation, extensionId, step: stepName, ...describeFailure(error) })))
+          })
+        )
+      }).pipe(Effect.withSpan(`Lifecycle.${operation}`, { attributes: { extensionId } }))
+
+    const activityContext = (options: OperationOptions, operationId: string, extra: Record<string, unknown> = {}) => ({
+      actor: options.actor,
+      operation: operationId,
+      ...options.context,
+      ...extra
+    })
+
+    const publish = (event: LifecycleEvent) => events.publish(event)
+
+    // ---- add / update ----------------------------------------------------------------------------
+
+    const install = (
+      operation: "add" | "update",
+      spec: SourceSpec,
+      options: AddOptions,
+      step: (name: string) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function*() {
+        const operationId = randomUUID()
+        const stagedPath = path.join(paths.staging, operationId)
+        const journal = yield* Ref.make<JournalEntry>({
+          id: operationId,
+          operation,
+          extensionId: options.expectedId ?? describeSource(spec),
+          step: "begin",
+          target: "",
+          staged: stagedPath,
+          backup: path.join(paths.staging, `${operationId}.previous`),
+          hadPrevious: false,
+          startedAt: new Date().toISOString()
+        })
+        const journalStep = (next: JournalStep, patch: Partial<JournalEntry> = {}) =>
+          Effect.tap(Ref.updateAndGet(journal, (entry) => ({ ...entry, ...patch, step: next })), (entry) => writeJournal(entry))
+        // Until the transaction starts only the staging folder and the journal exist: drop them on failure.
+        const dropStaging = Effect.flatMap(Ref.get(journal), (entry) =>
+          entry.step === "begin" || entry.step === "staged" ? restoreFiles(entry) : Effect.void).pipe(Effect.ignore)
+
+        return yield* Effect.gen(function*() {
+        yield* step(`verifying and staging ${describeSource(spec)}`)
+        yield* journalStep("begin")
+        const staged: StagedExtension = yield* stageSource(spec, operationId, hostVersion)
+        const id = staged.manifest.id
+        const version = staged.manifest.version
+        const target = targetOf(id)
+        const hadPrevious = yield* exists(target)
+        yield* journalStep("staged", { extensionId: id, target, hadPrevious })
+        yield* crashPoint("staged")
+
+        yield* step(`checking ${id} ${version}`)
+        if (options.expectedId !== undefined && options.expectedId !== id) {
+          return yield* new OperationRefused({
+            operation,
+            extensionId: options.expectedId,
+            reason: "id-mismatch",
+            detail: `${describeSource(spec)} holds ${id}, not ${options.expectedId}`
+          })
+        }
+        const existing = yield* extensions.find(id)
+        if (operation === "add" && Option.isSome(existing) && options.force !== true) {
+          return yield* new OperationRefused({
+            operation,
+            extensionId: id,
+            reason: "already-installed",
+            detail: `already installed (v${existing.value.version})`,
+            hint: `use host update ${id} --source ${describeSource(spec)} or host add --force`
+          })
+        }
+        if (operation === "update" && Option.isNone(existing)) {
+          return yield* new OperationRefused({
+            operation,
+            extensionId: id,
+            reason: "not-installed",
+            detail: "it is not installed",
+            hint: `use host add ${describeSource(spec)}`
+          })
+        }
+        const requirements = checkRequires(staged.manifest.document, {
+          host: hostVersion,
+          panel: panel.info.version,
+          php: panel.info.php,
+          node: process.versions.node
+        })
+        if (requirements.unmet.length > 0) {
+          return yield* new OperationRefused({ operation, extensionId: id, reason: "requirements", detail: requirements.unmet.join("; ") })
+        }
+        const enabled = Option.match(existing, {
+          onNone: () => options.disabled !== true,
+          onSome: (record) => (options.disabled === true ? false : record.enabled)
+        })
+        const installed = installedStates(yield* extensions.list)
+        if (enabled) {
+          const problems = dependencyProblems(staged.manifest.document, installed)
+          if (problems.length > 0) {
+            return yield* new OperationRefused({
+              operation,
+              extensionId: id,
+              reason: "dependencies",
+              detail: problems.join("; "),
+              hint: "install and enable its dependencies first, or add it with --disabled"
+            })
+          }
+        }
+        const brokenDependents = dependentsOutOfRange(id, version, installed)
+        if (brokenDependents.length > 0 && options.force !== true) {
+          return yield* new OperationRefused({
+            operation,
+            extensionId: id,
+            reason: "dependents",
+            detail: `enabled extensions need another version of it: ${brokenDependents.join(", ")}`,
+            hint: "use --force to install it anyway"
+          })
+        }
+        const warnings = [
+          ...requirements.warnings,
+          ...(brokenDependents.length > 0 ? [`dependents that need another version: ${brokenDependents.join(", ")}`] : [])
+        ]
+        for (const warning of warnings) yield* Effect.logWarning(warning)
+
+        const fromVersion = Option.map(existing, (record) => record.version)
+        const isUpdate = Option.isSome(existing) && (operation === "update" || existing.value.version !== version)
+        const migrations = yield* sql.withTransaction(
+          Effect.gen(function*() {
+            yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
+            const ran = options.noMigrate === true
+              ? []
+              : yield* migrateUp(id, staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations))
+            yield* crashPoint("migrated")
+            yield* step("switching files")
+            yield* journalStep("switching")
+            if (hadPrevious) yield* fs.rename(target, (yield* Ref.get(journal)).backup)
+            yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+            yield* fs.rename(staged.directory, target)
+            yield* journalStep("switched")
+            yield* crashPoint("switched")
+            yield* step("recording")
+            yield* extensions.save({
+              extensionId: id,
+              name: staged.manifest.document.name,
+              version,
+              enabled,
+              manifest: staged.manifest.document,
+              source: staged.source,
+              signature: staged.signature
+            })
+            yield* activity.append({
+              extensionId: id,
+              action: isUpdate ? "updated" : "installed",
+              summary: isUpdate ? `Updated ${Option.getOrThrow(fromVersion)} → ${version}` : `Installed v${version}`,
+              context: activityContext(options, operationId, {
+                version,
+                source: staged.source,
+                migrations: ran,
+                ...(options.noMigrate === true ? { no_migrate: true } : {})
+              })
+            })
+            yield* crashPoint("recorded")
+            return ran
+          }).pipe(provideLoader)
+        ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
+        const done = yield* journalStep("committed")
+        yield* crashPoint("committed")
+        yield* step("cleaning up")
+        yield* finishFiles(done).pipe(Effect.ignore)
+        yield* publish(
+          isUpdate
+            ? new ExtensionUpdated({ extensionId: id, fromVersion: Option.getOrThrow(fromVersion), toVersion: version })
+            : new ExtensionInstalled({ extensionId: id, version })
+        )
+        return {
+          operation,
+          id,
+          action: isUpdate ? "updated" : "installed",
+          version,
+          fromVersion: Option.getOrNull(fromVersion),
+          enabled,
+          migrations,
+          warnings
+        } satisfies OperationResult
+        }).pipe(Effect.tapErrorCause(() => dropStaging))
+      })
+
+    const add = (spec: SourceSpec, options: AddOptions) =>
+      operate("add", options.expectedId ?? describeSource(spec), options, (step) => install("add", spec, options, step))
+
+    const update = (id: string, spec: SourceSpec, options: Omit<AddOptions, "expectedId">) =>
+      operate("update", id, options, (step) => install("update", spec, { ...options, expectedId: id }, step))
+
+    // ---- enable / disable ----------------------------------------------------------------------
+
+    const requireInstalled = (operation: OperationName, id: string) =>
+      Effect.flatMap(extensions.find(id), Option.match({
+        onNone: () =>
+          Effect.fail(new OperationRefused({ operation, extensionId: id, reason: "not-installed", detail: "it is not installed", hint: "see host list" })),
+        onSome: Effect.succeed
+      }))
+
+    const toggle = (operation: "enable" | "disable", id: string, options: ToggleOptions) =>
+      operate(operation, id, options, (step) =>
+        Effect.gen(function*() {
+          const record = yield* requireInstalled(operation, id)
+          const enable = operation === "enable"
+          const result = (action: OperationResult["action"], warnings: ReadonlyArray<string> = []): OperationResult => ({
+            operation,
+            id,
+            action,
+            version: record.version,
+            fromVersion: null,
+            enabled: enable,
+            migrations: [],
+            warnings
+          })
+          if (record.enabled === enable) return result("unchanged")
+          yield* step(`checking ${id}`)
+          const installed = installedStates(yield* extensions.list)
+          const warnings: Array<string> = []
+          if (enable) {
+            const document = decodeDocument(record.manifest)
+            const problems = Option.match(document, {
+              onNone: () => ["its stored manifest is unreadable; reinstall it"],
+              onSome: (doc) => dependencyProblems(doc, installed)
+            })
+            if (problems.length > 0) {
+              return yield* new OperationRefused({ operation, extensionId: id, reason: "dependencies", detail: problems.join("; ") })
+            }
+          } else {
+            const dependents = enabledDependents(id, installed)
+            if (dependents.length > 0 && options.force !== true) {
+              return yield* new OperationRefused({
+                operation,
+                extensionId: id,
+                reason: "dependents",
+                detail: `enabled extensions depend on it: ${dependents.join(", ")}`,
+                hint: "disable them first, or use --force"
+              })
+            }
+            if (dependents.length > 0) warnings.push(`enabled dependents will lose it: ${dependents.join(", ")}`)
+          }
+          for (const warning of warnings) yield* Effect.logWarning(warning)
+          yield* step(enable ? "enabling" : "disabling")
+          yield* sql.withTransaction(
+            Effect.gen(function*() {
+              yield* extensions.setEnabled(id, enable)
+              yield* activity.append({
+                extensionId: id,
+                action: enable ? "enabled" : "disabled",
+                summary: enable ? "Enabled" : "Disabled",
+                context: activityContext(options, randomUUID(), warnings.length > 0 ? { forced: true } : {})
+              })
+            })
+          )
+          yield* publish(enable ? new ExtensionEnabled({ extensionId: id }) : new ExtensionDisabled({ extensionId: id }))
+          return result(enable ? "enabled" : "disabled", warnings)
+        }))
+
+    // ---- remove ----------------------------------------------------------------------------------
+
+    const remove = (id: string, options: RemoveOptions) =>
+      operate("remove", id, options, (step) =>
+        Effect.gen(function*() {
+          const record = yield* requireInstalled("remove", id)
+          const installed = installedStates(yield* extensions.list)
+          const dependents = enabledDependents(id, installed)
+          if (dependents.length > 0 && options.force !== true) {
+            return yield* new OperationRefused({
+              operation: "remove",
+              extensionId: id,
+              reason: "dependents",
+              detail: `enabled extensions depend on it: ${dependents.join(", ")}`,
+              hint: "remove or disable them first, or use --force"
+            })
+          }
+          const warnings = dependents.length > 0 ? [`enabled dependents will lose it: ${dependents.join(", ")}`] : []
+          for (const warning of warnings) yield* Effect.logWarning(warning)
+          const operationId = randomUUID()
+          const target = targetOf(id)
+          const journal = yield* Ref.make<JournalEntry>({
+            id: operationId,
+            operation: "remove",
+            extensionId: id,
+            step: "begin",
+            target,
+            staged: null,
+            backup: path.join(paths.staging, `${operationId}.removed`),
+            hadPrevious: yield* exists(target),
+            startedAt: new Date().toISOString()
+          })
+          const journalStep = (next: JournalStep) =>
+            Effect.tap(Ref.updateAndGet(journal, (entry) => ({ ...entry, step: next })), (entry) => writeJournal(entry))
+          yield* journalStep("begin")
+          const migrationsFolder = Option.match(decodeDocument(record.manifest), {
+            onNone: () => "database/migrations",
+            onSome: (document) => document.backend?.migrations ?? "database/migrations"
+          })
+          const rolledBack = yield* sql.withTransaction(
+            Effect.gen(function*() {
+              let reverted: ReadonlyArray<string> = []
+              if (options.keepData !== true) {
+                yield* step("rolling back migrations")
+                reverted = yield* migrateDownAll(id, path.join(target, migrationsFolder))
+                yield* settings.removeAll(id)
+              } else {
+                yield* step("keeping tables, migration records and settings (--keep-data)")
+              }
+              yield* crashPoint("migrated")
+              yield* step("removing files")
+              yield* journalStep("switching")
+              const entry = yield* Ref.get(journal)
+              if (entry.hadPrevious) {
+                yield* fs.makeDirectory(paths.staging, { recursive: true })
+                yield* fs.rename(target, entry.backup)
+              }
+              yield* journalStep("switched")
+              yield* crashPoint("switched")
+              yield* step("recording")
+              yield* extensions.remove(id)
+              yield* activity.append({
+                extensionId: id,
+                action: "removed",
+                summary: "Removed",
+                context: activityContext(options, operationId, {
+                  version: record.version,
+                  keep_data: options.keepData === true,
+                  migrations: reverted
+                })
+              })
+              yield* crashPoint("recorded")
+              return reverted
+            }).pipe(provideLoader)
+          ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
+          yield* journalStep("committed")
+          yield* crashPoint("committed")
+          yield* step("cleaning up")
+          yield* finishFiles(yield* Ref.get(journal)).pipe(Effect.ignore)
+          yield* publish(new ExtensionRemoved({ extensionId: id }))
+          return {
+            operation: "remove",
+            id,
+            action: "removed",
+            version: record.version,
+            fromVersion: null,
+            enabled: false,
+            migrations: rolledBack,
+            warnings
+          } satisfies OperationResult
+        }))
+
+    /**
+     * Recovers interrupted operations if the journal has any and no live process holds the lock
+     * (a live holder is mid-operation and owns its journal).
+     */
+    const recover = (actor: Actor) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          if ((yield* readJournal).length === 0) return []
+          yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
+          return yield* recoverHeld
+        })
+      ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed([])))
+
+    return {
+      add: (spec: SourceSpec, options: AddOptions) => closed(add(spec, options)),
+      update: (id: string, spec: SourceSpec, options: Omit<AddOptions, "expectedId">) => closed(update(id, spec, options)),
+      enable: (id: string, options: ToggleOptions) => closed(toggle("enable", id, options)),
+      disable: (id: string, options: ToggleOptions) => closed(toggle("disable", id, options)),
+      remove: (id: string, options: RemoveOptions) => closed(remove(id, options)),
+      recover: (actor: Actor) => closed(recover(actor))
+    } as const
+  })
+}) {}

@@ -1,0 +1,144 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { coreExtensionId } from "../domain/Installed.js"
+import { lockSettingKey, OperationLock } from "../domain/Lock.js"
+import { isUniqueViolation, storeError } from "./StoreError.js"
+
+// One writer per database (DESIGN.md §10): a `host/core` row in host_settings. Taking it is an INSERT
+// that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
+// own row. A holder on this host whose process is gone is dead and its lock is taken over.
+
+export class LockHeld extends Schema.TaggedError<LockHeld>()("LockHeld", {
+  lock: OperationLock,
+  waitedSeconds: Schema.Number
+}) {
+  override get message() {
+    const lock = this.lock
+    return `another operation holds the lock: ${lock.operation} by ${lock.holder} (pid ${lock.pid} on ${lock.hostname}, since ${lock.acquired_at})` +
+      `${this.waitedSeconds > 0 ? `, waited ${this.waitedSeconds}s` : ""}; retry later, raise --lock-timeout, or if that process is gone: host unlock ${lock.id}`
+  }
+}
+
+export class LockNotFound extends Schema.TaggedError<LockNotFound>()("LockNotFound", {
+  lockId: Schema.String,
+  current: Schema.NullOr(OperationLock)
+}) {
+  override get message() {
+    return this.current === null
+      ? `no operation lock is held (nothing to unlock for ${this.lockId})`
+      : `the lock is ${this.current.id}, not ${this.lockId} (held by ${this.current.holder}, ${this.current.operation})`
+  }
+}
+
+export class LockHolderAlive extends Schema.TaggedError<LockHolderAlive>()("LockHolderAlive", {
+  lock: OperationLock
+}) {
+  override get message() {
+    return `the holder of lock ${this.lock.id} (pid ${this.lock.pid}, ${this.lock.operation}) is still running on this host; use --force to clear it anyway`
+  }
+}
+
+const thisHost = hostname()
+
+/** Whether `pid` runs on this machine (EPERM means it exists but is not ours). */
+export const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** A lock whose holder ran on this host and is gone. Holders elsewhere cannot be checked and count as alive. */
+export const isDeadHolder = (lock: OperationLock): boolean =>
+  lock.hostname === thisHost && lock.pid !== process.pid && !processAlive(lock.pid)
+
+const decodeLock = Schema.decodeUnknownOption(Schema.parseJson(OperationLock))
+
+export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const key = sql("key")
+
+    const readRow = sql<{ value: string }>`
+      SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${lockSettingKey}`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
+      Effect.mapError(storeError("reading the operation lock"))
+    )
+
+    const current = Effect.map(readRow, Option.flatMap(decodeLock))
+
+    const insert = (lock: OperationLock) => {
+      const now = new Date().toISOString()
+      return sql`INSERT INTO host_settings ${
+        sql.insert({ extension_id: coreExtensionId, key: lockSettingKey, value: JSON.stringify(lock), created_at: now, updated_at: now })
+      }`.pipe(Effect.as(true), Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)), Effect.mapError(storeError("taking the operation lock")))
+    }
+
+    /** Deletes the lock row only while it still holds exactly `json` (compare-and-delete). */
+    const deleteIfUnchanged = (json: string) =>
+      sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${lockSettingKey} AND value = ${json}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError("releasing the operation lock"))
+      )
+
+    /**
+     * Takes the lock for the scope, waiting up to `timeout` for a live holder. A dead holder's lock is
+     * taken over (its interrupted operation is then recovered by the caller).
+     */
+    const acquire = Effect.fn("OperationLocks.acquire")(
+      function*(options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }) {
+        const started = Date.now()
+        const deadline = started + Duration.toMillis(options.timeout)
+        for (;;) {
+          const lock: OperationLock = {
+            id: randomUUID(),
+            holder: options.holder,
+            pid: process.pid,
+            hostname: thisHost,
+            operation: options.operation,
+            acquired_at: new Date().toISOString()
+          }
+          if (yield* insert(lock)) return lock
+          const row = yield* readRow
+          if (Option.isNone(row)) continue
+          const held = decodeLock(row.value)
+          if (Option.isNone(held) || isDeadHolder(held.value)) {
+            yield* Effect.logWarning(
+              Option.match(held, {
+                onNone: () => "clearing an unreadable operation lock",
+                onSome: (dead) => `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
+              })
+            )
+            yield* deleteIfUnchanged(row.value)
+            continue
+          }
+          if (Date.now() >= deadline) {
+            return yield* new LockHeld({ lock: held.value, waitedSeconds: Math.round((Date.now() - started) / 1000) })
+          }
+          yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - Date.now()))))
+        }
+      },
+      Effect.acquireRelease((lock) => Effect.ignore(deleteIfUnchanged(JSON.stringify(lock))))
+    )
+
+    /** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
+    const unlock = Effect.fn("OperationLocks.unlock")(function*(lockId: string, force: boolean) {
+        const row = yield* readRow
+        const held = Option.flatMap(row, decodeLock)
+        if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
+          return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
+        }
+        if (!force && held.value.hostname === thisHost && processAlive(held.value.pid)) {
+          return yield* new LockHolderAlive({ lock: held.value })
+        }
+        yield* deleteIfUnchanged(row.value)
+        return held.value
+      })
+
+    return { current, acquire, unlock } as const
+  })
+}) {}
