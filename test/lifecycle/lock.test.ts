@@ -1,0 +1,105 @@
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import Database from "better-sqlite3"
+import { hostname } from "node:os"
+import { afterEach, describe, expect, it } from "vitest"
+import { fixture, runHost, tempDir } from "../support/cli.js"
+import { inspectDatabase, writeExtension } from "../support/extensions.js"
+
+const cleanups: Array<() => void> = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+const temp = (prefix: string) => {
+  const dir = tempDir(prefix)
+  cleanups.push(dir.cleanup)
+  return dir.path
+}
+const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
+
+/** An extension whose migration takes `ms`, so its install holds the lock that long. */
+const slowExtension = (dir: string, id: string, ms: number) =>
+  writeExtension(dir, {
+    id,
+    version: "1.0.0",
+    migrations: { "001_wait.js": `export const up = () => new Promise((resolve) => setTimeout(resolve, ${ms}))\nexport const down = () => {}\n` }
+  })
+
+const waitForLock = async (root: string) => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const status = JSON.parse((await host(root, "status", "--json")).stdout)
+    if (status.lock !== null) return status.lock
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error("the lock was never taken")
+}
+
+const writeLock = (root: string, lock: Record<string, unknown>) => {
+  const db = new Database(join(root, "storage", "host", "host.db"))
+  db.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('host/core', 'lock', ?, '', '')")
+    .run(JSON.stringify(lock))
+  db.close()
+}
+
+const deadPid = () => spawnSync(process.execPath, ["-e", "0"]).pid!
+
+describe("operation lock", () => {
+  it("a second writer fails at once with the holder's details, or waits with --lock-timeout", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 2500))
+    const lock = await waitForLock(root)
+    expect(lock).toMatchObject({ operation: expect.stringContaining("add"), holder: "cli", hostname: hostname() })
+    const refused = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("another operation holds the lock")
+    expect(refused.stderr).toContain(`host unlock ${lock.id}`)
+    const waited = await host(root, "add", fixture("extensions", "hello-world"), "--lock-timeout", "30")
+    expect(waited.code).toBe(0)
+    expect((await slow).code).toBe(0)
+    expect(inspectDatabase(root).activity.map((a) => a.extension_id)).toEqual(["acme/slow", "acme/hello-world"])
+  })
+
+  it("two processes racing host add serialize and never interleave", async () => {
+    const root = temp("host-root-")
+    const src = temp("host-src-")
+    await host(root, "list")
+    const runs = await Promise.all([
+      host(root, "add", slowExtension(src, "acme/one", 600), "--lock-timeout", "30"),
+      host(root, "add", slowExtension(src, "acme/two", 600), "--lock-timeout", "30")
+    ])
+    expect(runs.map((run) => run.code)).toEqual([0, 0])
+    // Each operation's steps are contiguous: the second starts staging only after the first cleaned up.
+    const db = inspectDatabase(root)
+    expect(db.extensions.map((e) => e.extension_id)).toEqual(["acme/one", "acme/two"])
+    expect(db.migrations.map((m) => m.batch)).toEqual([1, 1])
+    expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toBeNull()
+  })
+
+  it("a dead holder's lock is taken over", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    writeLock(root, { id: "dead-1", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add acme/x", acquired_at: "2026-01-01T00:00:00Z" })
+    const run = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain("taking over the lock of add acme/x")
+  })
+
+  it("host unlock clears a dead holder's lock and refuses a live one without --force", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    writeLock(root, { id: "live-1", holder: "cli", pid: process.pid, hostname: hostname(), operation: "reconcile", acquired_at: "2026-01-01T00:00:00Z" })
+    const status = await host(root, "status")
+    expect(status.stdout).toContain("Lock:       held by cli (pid")
+    const wrongId = await host(root, "unlock", "nope")
+    expect(wrongId.code).toBe(1)
+    expect(wrongId.stderr).toContain("the lock is live-1, not nope")
+    const alive = await host(root, "unlock", "live-1")
+    expect(alive.code).toBe(1)
+    expect(alive.stderr).toContain("is still running on this host; use --force")
+    const forced = await host(root, "unlock", "live-1", "--force", "--json")
+    expect(forced.code).toBe(0)
+    expect(JSON.parse(forced.stdout).unlocked.id).toBe("live-1")
+    writeLock(root, { id: "dead-2", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add", acquired_at: "2026-01-01T00:00:00Z" })
+    expect((await host(root, "unlock", "dead-2")).stdout).toContain("Cleared lock dead-2")
+    expect((await host(root, "unlock", "dead-2")).stderr).toContain("no operation lock is held")
+  })
+})
