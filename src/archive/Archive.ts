@@ -255,7 +255,6 @@ export const canonicalEntryPath = (raw: string): Either.Either<string, Refusal> 
   const refuse = (reason: RefusalReason, why: string) =>
     Either.left<Refusal>({ reason, entry: raw, detail: `entry ${JSON.stringify(raw)} ${why}` })
   if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:/.test(raw)) return refuse("absolute-path", "is an absolute path")
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(raw)) return refuse("invalid-path", "contains control characters")
   if (raw.includes("\\")) return refuse("invalid-path", "contains a backslash")
   let path = raw

@@ -24,7 +24,7 @@ import { Panel } from "../panel/Panel.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { LockHeld, OperationLocks } from "../store/OperationLock.js"
+import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
@@ -571,13 +571,15 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
         }))
 
     /**
-     * Recovers interrupted operations if the journal has any and no live process holds the lock
-     * (a live holder is mid-operation and owns its journal).
+     * Recovers interrupted operations, and clears the lock of a holder that died, unless a live process
+     * holds the lock (it is mid-operation and owns its journal).
      */
     const recover = (actor: Actor) =>
       Effect.scoped(
         Effect.gen(function*() {
-          if ((yield* readJournal).length === 0) return []
+          const pending = yield* readJournal
+          const staleLock = Option.exists(yield* locks.current, isDeadHolder)
+          if (pending.length === 0 && !staleLock) return []
           yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
           return yield* recoverHeld
         })

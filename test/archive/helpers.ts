@@ -79,7 +79,7 @@ export const rawTar = (entries: ReadonlyArray<RawEntry>): Buffer => {
 
 export const gz = (data: Uint8Array): Buffer => gzipSync(data)
 
-export const manifestYaml = 'host: "1.0"\nid: acme/evil\nname: Evil\nversion: 1.0.0\nlicense: MIT\n'
+export const manifestYaml = 'host: "1.0"\nid: acme/evil\nname: Evil\nversion: 1.0.0\ndescription: Test package.\nlicense: MIT\n'
 
 export const checksumsOf = (files: Readonly<Record<string, string | Uint8Array>>): string => {
   const sorted: Record<string, string> = {}

@@ -298,6 +298,24 @@ describe("malicious and broken archives", () => {
       expect(inspection.directories).toEqual(["src"])
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.effect("reads a plain (uncompressed) tar as well as tar.gz", () =>
+    Effect.gen(function*() {
+      const plain = rawTar(packageEntries({ "src/a.js": "a" }))
+      const inspection = yield* inspectArchive(plain, { source: "t.tar", limits: defaultLimits, keyring: emptyKeyring })
+      expect(inspection).toMatchObject({ compressed: false, status: "unsigned", problems: [] })
+      expect(inspection.manifest).toMatchObject({ id: "acme/evil", version: "1.0.0" })
+      const staging = join(freshDir(), "staging")
+      const { staged } = yield* verifyAndUnpack(plain, {
+        source: "t.tar",
+        limits: defaultLimits,
+        keyring: emptyKeyring,
+        requireSignatures: false,
+        into: staging,
+        name: "plain"
+      })
+      expect(everything(staged)).toEqual(["checksums.json", "extension.yaml", "src", "src/a.js"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.effect("refuses to pack a tree over the limits", () =>
     Effect.gen(function*() {
       const root = fixtureCopy("full")

@@ -83,6 +83,16 @@ describe("operation lock", () => {
     expect(run.stderr).toContain("taking over the lock of add acme/x")
   })
 
+  it("a dead holder's lock is cleared by the next command, even a read-only one", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    writeLock(root, { id: "dead-3", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "remove acme/x", acquired_at: "2026-01-01T00:00:00Z" })
+    const status = await host(root, "status", "--json")
+    expect(status.code).toBe(0)
+    expect(JSON.parse(status.stdout).lock).toBeNull()
+    expect(status.stderr).toContain("taking over the lock of remove acme/x")
+  })
+
   it("host unlock clears a dead holder's lock and refuses a live one without --force", async () => {
     const root = temp("host-root-")
     await host(root, "list")
