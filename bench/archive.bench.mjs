@@ -72,7 +72,7 @@ try {
   }
   const binary = (size) => Buffer.from(Array.from({ length: size }, () => Math.floor(random() * 256)))
   mkdirSync(tree, { recursive: true })
-  writeFileSync(join(tree, "extension.yaml"), 'host: "1.0"\nid: acme/bench\nname: Bench\nversion: 1.0.0\nlicense: MIT\n')
+  writeFileSync(join(tree, "extension.yaml"), 'host: "1.0"\nid: acme/bench\nname: Bench\nversion: 1.0.0\ndescription: Bench tree.\nlicense: MIT\n')
   const weights = Array.from({ length: FILES - 1 }, () => 0.2 + random() * 1.8)
   const scale = (TOTAL_BYTES - 100) / weights.reduce((a, b) => a + b, 0)
   for (let i = 0; i < FILES - 1; i++) {

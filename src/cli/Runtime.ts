@@ -62,7 +62,7 @@ export const progressLayer = Layer.succeed(Progress, {
  * Configuration, database (schema ensured), the repositories and the lifecycle operations. Building it
  * first finishes or rolls back any operation a crash interrupted.
  */
-export const storeLayer = (invocation: Invocation) => {
+export const storeLayer = (invocation: Invocation, options: { readonly recover: boolean } = { recover: true }) => {
   const loader = Layer.unwrapEffect(
     Effect.map(HostConfig, ({ paths }) =>
       ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
@@ -70,7 +70,9 @@ export const storeLayer = (invocation: Invocation) => {
   const lifecycle = Lifecycle.Default.pipe(
     Layer.provideMerge(Layer.mergeAll(OperationLocks.Default, Events.layer, Panel.layerEmbedded, loader))
   )
-  const recovery = Layer.effectDiscard(Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)))
+  const recovery = Layer.effectDiscard(
+    options.recover ? Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)) : Effect.void
+  )
   return recovery.pipe(
     Layer.provideMerge(lifecycle),
     Layer.provideMerge(repositoriesLayer),

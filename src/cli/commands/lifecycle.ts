@@ -188,8 +188,9 @@ export const unlockCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
+      // Without recovery first: it would take a dead holder's lock over before it could be named here.
       const cleared = yield* Effect.flatMap(OperationLocks, (locks) => locks.unlock(options.lockId, options.force)).pipe(
-        Effect.provide(storeLayer(invocation))
+        Effect.provide(storeLayer(invocation, { recover: false }))
       )
       if (options.json) return yield* printJson({ unlocked: cleared })
       yield* Console.log(`Cleared lock ${cleared.id} (${cleared.operation} by ${cleared.holder}, pid ${cleared.pid} on ${cleared.hostname}).`)
