@@ -121,7 +121,13 @@ describe("errors and exit codes", () => {
     expect((await runHost(["list", "--root"])).code).toBe(2)
   })
 
-  it.each(["add", "remove", "reconcile", "serve", "registry:sync", "host:schedule:run", "migrate:status"])(
+  it("says that registry installs are not available yet", async () => {
+    const run = await runHost(["add", "acme/not-here@^1.0", "--root", freshRoot()])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe("error: add: installing from the registry is not available yet\n")
+  })
+
+  it.each(["reconcile", "serve", "registry:sync", "host:schedule:run", "panel:token", "new"])(
     "%s answers that it is not available yet",
     async (command) => {
       const run = await runHost([command, "acme/x", "--force"])
