@@ -65,10 +65,24 @@ export const readJournal = Effect.gen(function*() {
   return entries.flatMap(Option.toArray).sort((a, b) => a.startedAt.localeCompare(b.startedAt))
 }).pipe(Effect.withSpan("Journal.read"))
 
-/** True when there may be something to recover (cheap: no database access). */
+/** Whether the journal folder holds anything: entries, or an entry write a crash cut short. */
 export const hasJournal = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const directory = yield* journalDirectory
   if (!(yield* fs.exists(directory))) return false
-  return (yield* fs.readDirectory(directory)).some((name) => name.endsWith(".json"))
+  return (yield* fs.readDirectory(directory)).length > 0
 }).pipe(Effect.orElseSucceed(() => false))
+
+/**
+ * Removes entry writes a crash cut short (`<id>.json.tmp`): the entry before it (if any) is the
+ * operation's last completed step, and nothing was done after a write that never finished.
+ */
+export const removeUnfinishedWrites = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const directory = yield* journalDirectory
+  if (!(yield* fs.exists(directory))) return
+  for (const name of yield* fs.readDirectory(directory)) {
+    if (name.endsWith(".tmp")) yield* fs.remove(path.join(directory, name), { force: true })
+  }
+})

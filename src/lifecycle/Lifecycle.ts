@@ -28,7 +28,15 @@ import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.j
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
-import { type JournalEntry, type JournalStep, readJournal, removeJournal, writeJournal } from "./Journal.js"
+import {
+  hasJournal,
+  type JournalEntry,
+  type JournalStep,
+  readJournal,
+  removeJournal,
+  removeUnfinishedWrites,
+  writeJournal
+} from "./Journal.js"
 import { migrateDownAll, migrateUp } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
@@ -165,6 +173,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
     /** Finishes or rolls back every interrupted operation in the journal. Call it holding the lock. */
     const recoverHeld = Effect.gen(function*() {
+      yield* removeUnfinishedWrites
       const entries = yield* readJournal
       return yield* Effect.forEach(entries, (entry) =>
         Effect.gen(function*() {
@@ -577,9 +586,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const recover = (actor: Actor) =>
       Effect.scoped(
         Effect.gen(function*() {
-          const pending = yield* readJournal
           const staleLock = Option.exists(yield* locks.current, isDeadHolder)
-          if (pending.length === 0 && !staleLock) return []
+          if (!(yield* hasJournal) && !staleLock) return []
           yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
           return yield* recoverHeld
         })

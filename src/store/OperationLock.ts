@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { coreExtensionId } from "../domain/Installed.js"
 import { lockSettingKey, OperationLock } from "../domain/Lock.js"
@@ -42,13 +43,21 @@ export class LockHolderAlive extends Schema.TaggedError<LockHolderAlive>()("Lock
 
 const thisHost = hostname()
 
-/** Whether `pid` runs on this machine (EPERM means it exists but is not ours). */
+/**
+ * Whether `pid` runs on this machine (EPERM means it exists but is not ours). A zombie — dead, not yet
+ * reaped, common in containers whose init does not reap — counts as gone.
+ */
 export const processAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+  try {
+    const state = /^\d+ \(.*\) (\S)/s.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1]
+    return state !== "Z" && state !== "X"
+  } catch {
+    return true
   }
 }
 

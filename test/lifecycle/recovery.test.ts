@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
 import { afterEach, describe, expect, it } from "vitest"
@@ -103,6 +103,14 @@ describe("crash recovery: the process is killed at each journal step", () => {
       expect(extensionTables).toEqual(["ext_items_a"])
     }
     expect(db.activity.map((a) => a.action)).toEqual(step === "committed" ? ["installed", "removed"] : ["installed"])
+  })
+
+  it("a journal write cut short by the crash is cleaned up", async () => {
+    const root = temp("host-root-")
+    await host(root, ["add", fixture("extensions", "hello-world")], { HOST_TEST_CRASH_AT: "staged" })
+    const journal = join(root, "storage", "host", "journal")
+    writeFileSync(join(journal, "cut-short.json.tmp"), "{\"id\": \"cut")
+    await assertConsistent(root)
   })
 
   it("recovery runs before any other command, even a read-only one", async () => {
