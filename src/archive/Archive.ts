@@ -26,7 +26,7 @@ import {
   type TarEntryToWrite,
   type TarReadFailure
 } from "./Tar.js"
-import { Checksums, listPackableFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
+import { Checksums, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
 
 // `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -139,7 +139,7 @@ export const packTree = Effect.fn("Archive.packTree")(function*(root: string, op
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const limits = options.limits ?? defaultLimits
-  const listed = (yield* listPackableFiles(root).pipe(Effect.mapError(ioError("read", root))))
+  const listed = (yield* listFiles(root).pipe(Effect.mapError(ioError("read", root))))
     .filter((file) => !packageMetaFiles.has(file))
   const refuse = (reason: RefusalReason, detail: string) => new ArchiveRefused({ source: root, reason, detail })
   if (listed.length > limits.files) {

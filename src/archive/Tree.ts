@@ -19,33 +19,10 @@ export const sha256Hex = (data: Uint8Array | string): string => createHash("sha2
 
 /**
  * Every regular file below `root` as a sorted POSIX relative path, skipping excluded names at any
- * depth. Symbolic links and other special files are skipped too: only regular files are packed.
+ * depth. Symbolic links are skipped without being followed (a link to a file or folder outside the
+ * tree is never packed, validated or checked), and so are other special files.
  */
 export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const files: Array<string> = []
-    const walk = (relative: string): Effect.Effect<void, PlatformError> =>
-      Effect.gen(function*() {
-        const entries = yield* fs.readDirectory(relative === "" ? root : path.join(root, relative))
-        for (const name of entries.sort()) {
-          if (isExcluded(name)) continue
-          const child = relative === "" ? name : `${relative}/${name}`
-          const info = yield* fs.stat(path.join(root, child))
-          if (info.type === "Directory") yield* walk(child)
-          else if (info.type === "File") files.push(child)
-        }
-      })
-    yield* walk("")
-    return files.sort()
-  })
-
-/**
- * Like `listFiles`, but symbolic links are skipped without being followed (a link to a file or a
- * folder outside the tree is never packed): what `host export` and `host-pack` put in an archive.
- */
-export const listPackableFiles = (root: string): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost } from "../support/cli.js"
 
@@ -73,6 +75,18 @@ describe("host validate", () => {
     const run = await runHost(["validate", fixture(), "--json"])
     expect(run.code).toBe(1)
     expect(JSON.parse(run.stdout).errors).toEqual([{ path: "extension.yaml", message: `not found in ${fixture()}` }])
+  })
+
+  it("does not follow symbolic links out of the extension", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "host-link-"))
+    writeFileSync(join(dir, "extension.yaml"), readFileSync(fixture("extensions", "hello-world", "extension.yaml"), "utf8") + "frontend:\n  bundle: dist/extension.js\n")
+    mkdirSync(join(dir, "dist"))
+    symlinkSync("/etc/hostname", join(dir, "dist", "extension.js"))
+    const run = await runHost(["validate", dir, "--json"])
+    rmSync(dir, { recursive: true, force: true })
+    expect(JSON.parse(run.stdout).errors).toEqual([
+      { path: "frontend.bundle", message: `bundle "dist/extension.js" does not exist (build the frontend first)` }
+    ])
   })
 
   it("reports a path that does not exist", async () => {
