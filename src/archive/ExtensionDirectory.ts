@@ -11,7 +11,7 @@ import {
   resolveLayout
 } from "../domain/Manifest.js"
 import { problem, type Problem, type ValidationReport } from "../domain/Problems.js"
-import { isKnownSlot } from "../domain/Slots.js"
+import { bundleSlotReferences, isKnownSlot } from "../domain/Slots.js"
 import { listFiles } from "./Tree.js"
 
 // An extension directory on disk: find and decode its manifest, resolve its layout, and check that
@@ -31,7 +31,6 @@ const PackageJson = Schema.Struct({
 const migrationModuleExtensions = [".ts", ".js", ".mjs"]
 const CREATE_TABLE = /create\s+table\s+(?:if\s+not\s+exists\s+)?[`"[]?([A-Za-z0-9_]+)/gi
 const CREATE_EXTENSION_ID = /createExtension\)?\s*\(\s*\{[\s\S]{0,400}?\bid\s*:\s*(["'`])([^"'`]+)\1/
-const SLOT_REFERENCE = /\bslot\s*:\s*(["'`])([^"'`]+)\1/g
 
 const parseManifestYaml = (text: string): { raw: unknown; errors: ReadonlyArray<Problem> } => {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
@@ -124,10 +123,8 @@ const checkFiles = Effect.fn("ExtensionDirectory.checkFiles")(function*(
         `the bundle ${layout.bundle} calls createExtension with id "${registered}", but the manifest id is "${document.id}"`
       ))
     }
-    for (const match of bundle.matchAll(SLOT_REFERENCE)) {
-      if (!isKnownSlot(match[2]!)) {
-        warnings.push(problem("frontend.bundle", `${layout.bundle} registers into unknown slot "${match[2]}"`))
-      }
+    for (const slot of bundleSlotReferences(bundle)) {
+      if (!isKnownSlot(slot)) warnings.push(problem("frontend.bundle", `${layout.bundle} registers into unknown slot "${slot}"`))
     }
   }
 

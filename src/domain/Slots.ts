@@ -83,3 +83,9 @@ export const slotIds: ReadonlyArray<string> = slotDefinitions.map((slot) => slot
 const knownSlotIds: ReadonlySet<string> = new Set(slotIds)
 
 export const isKnownSlot = (id: string): boolean => knownSlotIds.has(id)
+
+const SLOT_REFERENCE = /\bslot\s*:\s*(["'`])([^"'`]+)\1/g
+
+/** Slot ids a prebuilt bundle registers into (`{ slot: "…" }` in its createExtension call), by static scan. */
+export const bundleSlotReferences = (bundle: string): ReadonlyArray<string> =>
+  [...bundle.matchAll(SLOT_REFERENCE)].map((match) => match[2]!)

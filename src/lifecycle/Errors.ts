@@ -2,7 +2,7 @@ import { Schema } from "effect"
 
 // Failures of lifecycle operations. Every one leaves the panel as it was, and says so.
 
-export const OperationName = Schema.Literal("add", "update", "remove", "enable", "disable")
+export const OperationName = Schema.Literal("add", "update", "remove", "enable", "disable", "configure")
 export type OperationName = typeof OperationName.Type
 
 /** An operation stopped at `step`; `reason` is the tag of the underlying failure. */
@@ -28,7 +28,8 @@ export class OperationRefused extends Schema.TaggedError<OperationRefused>()("Op
     "id-mismatch",
     "requirements",
     "dependencies",
-    "dependents"
+    "dependents",
+    "settings"
   ),
   detail: Schema.String,
   hint: Schema.optional(Schema.String)

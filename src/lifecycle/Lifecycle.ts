@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Ref, Schema } from "effect"
+import { Context, Duration, Effect, Either, Option, Ref, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
 import {
@@ -12,7 +13,9 @@ import {
   type LifecycleEvent
 } from "../domain/Events.js"
 import type { Actor, InstalledExtension } from "../domain/Installed.js"
-import { ManifestDocument } from "../domain/Manifest.js"
+import type { OperationLock } from "../domain/Lock.js"
+import { decodeManifest, ManifestDocument } from "../domain/Manifest.js"
+import { validateSettingValues } from "../domain/Settings.js"
 import {
   checkRequires,
   dependencyProblems,
@@ -26,6 +29,7 @@ import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import type { StoreError } from "../store/StoreError.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
 import {
@@ -74,7 +78,7 @@ export interface ToggleOptions extends OperationOptions {
 export interface OperationResult {
   readonly operation: OperationName
   readonly id: string
-  readonly action: "installed" | "updated" | "enabled" | "disabled" | "removed" | "unchanged"
+  readonly action: "installed" | "updated" | "enabled" | "disabled" | "removed" | "configured" | "unchanged"
   readonly version: string
   readonly fromVersion: string | null
   readonly enabled: boolean
@@ -88,6 +92,9 @@ export interface RecoveryOutcome {
   readonly extensionId: string
   readonly outcome: "finished" | "rolled back"
 }
+
+/** Present while a caller (the reconciler) holds the operation lock for a run of operations. */
+export class HeldOperationLock extends Context.Tag("host/HeldOperationLock")<HeldOperationLock, OperationLock>() {}
 
 /** Test hook: `HOST_TEST_CRASH_AT=<step>` kills the process (SIGKILL) when the operation reaches that step. */
 const crashPoint = (step: string) =>
@@ -211,18 +218,10 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             Ref.set(current, name),
             Effect.flatMap(Effect.serviceOption(Progress), Option.match({ onNone: () => Effect.void, onSome: (progress) => progress.step(name) }))
           )
-        return yield* Effect.scoped(
-          Effect.gen(function*() {
-            yield* locks.acquire({
-              operation: `${operation} ${extensionId}`,
-              holder: holder(options.actor),
-              timeout: Duration.seconds(options.lockTimeout ?? 0)
-            })
-            yield* Ref.set(current, "recovering interrupted operations")
-            yield* recoverHeld
-            return yield* body(step)
-          })
-        ).pipe(
+        const held = yield* Effect.serviceOption(HeldOperationLock)
+        const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig> =
+          Option.isSome(held) ? body(step) : withLockHeld(`${operation} ${extensionId}`, options, body(step))
+        return yield* run.pipe(
           Effect.catchAll((error): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> => {
             if (error instanceof OperationRefused || error instanceof LockHeld || error instanceof OperationFailed) {
               return Effect.fail(error as OperationFailed | OperationRefused | LockHeld)
@@ -232,6 +231,20 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           })
         )
       }).pipe(Effect.withSpan(`Lifecycle.${operation}`, { attributes: { extensionId } }))
+
+    /** Takes the lock (recovering interrupted operations first) for `effect`, which may run several operations. */
+    const withLockHeld = <A, E, R>(operation: string, options: OperationOptions, effect: Effect.Effect<A, E, R>) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const lock = yield* locks.acquire({
+            operation,
+            holder: holder(options.actor),
+            timeout: Duration.seconds(options.lockTimeout ?? 0)
+          })
+          yield* recoverHeld
+          return yield* Effect.provideService(effect, HeldOperationLock, lock)
+        })
+      )
 
     const activityContext = (options: OperationOptions, operationId: string, extra: Record<string, unknown> = {}) => ({
       actor: options.actor,
@@ -487,6 +500,43 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           return result(enable ? "enabled" : "disabled", warnings)
         }))
 
+    // ---- configure -------------------------------------------------------------------------------
+
+    /**
+     * Writes settings values, each validated against the extension's normalized settings schema. Keys
+     * not given keep their values. Settings have no activity action of their own (DESIGN.md §4).
+     */
+    const configure = (id: string, values: Readonly<Record<string, unknown>>, options: OperationOptions) =>
+      operate("configure", id, options, (step) =>
+        Effect.gen(function*() {
+          const record = yield* requireInstalled("configure", id)
+          const fields = decodeManifest(record.manifest).manifest?.settings ?? []
+          const accepted = yield* Either.match(validateSettingValues(fields, values, "settings"), {
+            onLeft: (problems) =>
+              Effect.fail(new OperationRefused({
+                operation: "configure",
+                extensionId: id,
+                reason: "settings",
+                detail: problems.map((problem) => `${problem.path}: ${problem.message}`).join("; ")
+              })),
+            onRight: Effect.succeed
+          })
+          yield* step(`writing ${Object.keys(accepted).length} setting(s)`)
+          yield* sql.withTransaction(
+            Effect.forEach(Object.entries(accepted), ([key, value]) => settings.put(id, key, value), { discard: true })
+          )
+          return {
+            operation: "configure",
+            id,
+            action: "configured",
+            version: record.version,
+            fromVersion: null,
+            enabled: record.enabled,
+            migrations: [],
+            warnings: []
+          } satisfies OperationResult
+        }))
+
     // ---- remove ----------------------------------------------------------------------------------
 
     const remove = (id: string, options: RemoveOptions) =>
@@ -599,6 +649,11 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       enable: (id: string, options: ToggleOptions) => closed(toggle("enable", id, options)),
       disable: (id: string, options: ToggleOptions) => closed(toggle("disable", id, options)),
       remove: (id: string, options: RemoveOptions) => closed(remove(id, options)),
+      configure: (id: string, values: Readonly<Record<string, unknown>>, options: OperationOptions) =>
+        closed(configure(id, values, options)),
+      /** Runs `effect` holding the operation lock; lifecycle operations inside it do not take it again. */
+      withLock: <A, E, R>(operation: string, options: OperationOptions, effect: Effect.Effect<A, E, R>) =>
+        withLockHeld(operation, options, effect).pipe(Effect.provide(platform)),
       recover: (actor: Actor) => closed(recover(actor))
     } as const
   })

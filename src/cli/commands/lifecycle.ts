@@ -51,6 +51,8 @@ const describeResult = (result: OperationResult): string => {
       return `Disabled ${result.id}.`
     case "removed":
       return `Removed ${result.id}.${result.migrations.length > 0 ? ` Rolled back ${result.migrations.length} migration(s).` : ""}`
+    case "configured":
+      return `Configured ${result.id}.`
     case "unchanged":
       return `${result.id} is already ${result.enabled ? "enabled" : "disabled"}.`
   }

@@ -1,0 +1,394 @@
+import { Either, Schema } from "effect"
+import semver from "semver"
+import type { DesiredExtension, DesiredState } from "./DesiredState.js"
+import { envReferences, substituteEnv } from "./DesiredState.js"
+import { problem, type Problem } from "./Problems.js"
+import { dependencyOrder } from "./Rules.js"
+import { type SettingField, validateSettingValues } from "./Settings.js"
+
+// The reconciler's pure core (DESIGN.md §10): desired × actual → ordered actions. No I/O here: the
+// caller reads the desired file, the tables, the installed files and the sources, and applies the plan.
+
+// ---- capabilities ------------------------------------------------------------------------------
+
+/** What an extension version brings to the panel, as lists of stable strings. */
+export interface Capabilities {
+  readonly permissions: ReadonlyArray<string>
+  /** `<group> <route file>` */
+  readonly routes: ReadonlyArray<string>
+  readonly slots: ReadonlyArray<string>
+  readonly migrations: ReadonlyArray<string>
+  /** `<task id> (<cron>)` */
+  readonly schedules: ReadonlyArray<string>
+  /** `<key>: <type>` */
+  readonly settings: ReadonlyArray<string>
+}
+
+export const noCapabilities: Capabilities = { permissions: [], routes: [], slots: [], migrations: [], schedules: [], settings: [] }
+
+const capabilityKinds = ["permissions", "routes", "slots", "migrations", "schedules", "settings"] as const
+
+export const CapabilityDiff = Schema.Struct(
+  Object.fromEntries(capabilityKinds.map((kind) => [kind, Schema.Struct({ added: Schema.Array(Schema.String), removed: Schema.Array(Schema.String) })])) as {
+    readonly [K in (typeof capabilityKinds)[number]]: Schema.Struct<{ added: Schema.Array$<typeof Schema.String>; removed: Schema.Array$<typeof Schema.String> }>
+  }
+)
+export type CapabilityDiff = typeof CapabilityDiff.Type
+
+export const diffCapabilities = (before: Capabilities, after: Capabilities): CapabilityDiff => {
+  const diff = (kind: (typeof capabilityKinds)[number]) => {
+    const old = new Set(before[kind])
+    const next = new Set(after[kind])
+    return { added: [...next].filter((item) => !old.has(item)).sort(), removed: [...old].filter((item) => !next.has(item)).sort() }
+  }
+  return Object.fromEntries(capabilityKinds.map((kind) => [kind, diff(kind)])) as unknown as CapabilityDiff
+}
+
+// ---- the plan ------------------------------------------------------------------------------------
+
+export const ActionType = Schema.Literal("install", "update", "enable", "disable", "configure", "repair", "remove")
+export type ActionType = typeof ActionType.Type
+
+/** Where an install, update or repair takes its files from (absolute paths; registry by id and version). */
+export const PlanSource = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("path"), path: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("archive"), path: Schema.String, sha256: Schema.NullOr(Schema.String) }),
+  Schema.Struct({ type: Schema.Literal("registry"), id: Schema.String, version: Schema.String })
+)
+export type PlanSource = typeof PlanSource.Type
+
+/** One changed setting; `to` is the template (`${VAR}` kept) so plans never hold secrets. */
+export const SettingChange = Schema.Struct({
+  key: Schema.String,
+  from: Schema.Unknown,
+  to: Schema.Unknown,
+  sensitive: Schema.Boolean
+})
+export type SettingChange = typeof SettingChange.Type
+
+export const PlanAction = Schema.Struct({
+  type: ActionType,
+  id: Schema.String,
+  from: Schema.optional(Schema.NullOr(Schema.String)),
+  to: Schema.optional(Schema.NullOr(Schema.String)),
+  reason: Schema.String,
+  capabilities: CapabilityDiff,
+  source: Schema.optional(PlanSource),
+  /** install: whether it is installed enabled. */
+  enabled: Schema.optional(Schema.Boolean),
+  settings: Schema.optional(Schema.Array(SettingChange))
+})
+export type PlanAction = typeof PlanAction.Type
+
+export const PlanSummary = Schema.Struct(
+  Object.fromEntries(ActionType.literals.map((type) => [type, Schema.Number])) as { readonly [K in ActionType]: typeof Schema.Number }
+)
+export type PlanSummary = typeof PlanSummary.Type
+
+/** What the plan was made against, per item, so a stale plan can say what changed. */
+export const PlanBasis = Schema.Record({ key: Schema.String, value: Schema.String })
+export type PlanBasis = typeof PlanBasis.Type
+
+export const Plan = Schema.Struct({
+  format: Schema.Literal(1),
+  id: Schema.String,
+  created_at: Schema.String,
+  fingerprint: Schema.String,
+  actions: Schema.Array(PlanAction),
+  summary: PlanSummary,
+  warnings: Schema.Array(Schema.String),
+  basis: PlanBasis
+})
+export type Plan = typeof Plan.Type
+
+// ---- inputs ------------------------------------------------------------------------------------------
+
+export type Integrity = "intact" | "modified" | "missing" | "unverifiable"
+
+export interface ActualExtension {
+  readonly id: string
+  readonly version: string
+  readonly enabled: boolean
+  readonly dependencies: Readonly<Record<string, string>>
+  readonly settings: Readonly<Record<string, unknown>>
+  readonly fields: ReadonlyArray<SettingField>
+  readonly capabilities: Capabilities
+  readonly integrity: Integrity
+  /** sha256 of the installed checksums.json, comparable with a candidate's `digest`. */
+  readonly digest: string | null
+  readonly protected: boolean
+}
+
+/** What a desired source provides right now. */
+export interface Candidate {
+  readonly id: string
+  readonly version: string
+  readonly dependencies: Readonly<Record<string, string>>
+  readonly fields: ReadonlyArray<SettingField>
+  readonly capabilities: Capabilities
+  /** sha256 of the tree's checksums.json; null when unknown without downloading (registry). */
+  readonly digest: string | null
+  readonly source: PlanSource
+}
+
+export interface PlanOptions {
+  readonly prune: boolean
+  readonly allowDestroy: boolean
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+export interface PlannedActions {
+  readonly actions: ReadonlyArray<PlanAction>
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const summarize = (actions: ReadonlyArray<PlanAction>): PlanSummary =>
+  Object.fromEntries(ActionType.literals.map((type) => [type, actions.filter((action) => action.type === type).length])) as unknown as PlanSummary
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+const settingChanges = (
+  entry: Extract<DesiredExtension, { _tag: "Present" }>,
+  fields: ReadonlyArray<SettingField>,
+  stored: Readonly<Record<string, unknown>>,
+  env: PlanOptions["env"],
+  problems: Array<Problem>
+): ReadonlyArray<SettingChange> => {
+  if (entry.settings === undefined) return []
+  const path = `extensions.${entry.id}.settings`
+  const substituted = substituteEnv(entry.settings, env)
+  if (Either.isLeft(substituted)) {
+    problems.push(problem(path, substituted.left))
+    return []
+  }
+  const validated = validateSettingValues(fields, substituted.right as Record<string, unknown>, path)
+  if (Either.isLeft(validated)) {
+    problems.push(...validated.left)
+    return []
+  }
+  const byKey = new Map(fields.map((field) => [field.key, field]))
+  return Object.entries(validated.right)
+    .filter(([key, value]) => !sameValue(stored[key], value))
+    .map(([key]) => {
+      const template = entry.settings![key]
+      const sensitive = envReferences(template).length > 0 || byKey.get(key)?.input === "password"
+      return { key, from: sensitive ? (key in stored ? "(sensitive)" : null) : stored[key] ?? null, to: sensitive ? template : validated.right[key], sensitive }
+    })
+}
+
+/**
+ * Plans the actions that take `actual` to `desired`. Problems (a source that does not satisfy its range,
+ * an invalid setting, a protected removal, a dependency cycle) fail the whole plan.
+ */
+export const planActions = (
+  desired: DesiredState,
+  actual: ReadonlyMap<string, ActualExtension>,
+  candidates: ReadonlyMap<string, Candidate>,
+  options: PlanOptions
+): Either.Either<PlannedActions, ReadonlyArray<Problem>> => {
+  const problems: Array<Problem> = []
+  const warnings: Array<string> = []
+  const perExtension = new Map<string, Array<PlanAction>>()
+  const removals: Array<PlanAction> = []
+  const disables: Array<PlanAction> = []
+  const push = (action: PlanAction) => {
+    const list = perExtension.get(action.id) ?? []
+    list.push(action)
+    perExtension.set(action.id, list)
+  }
+  const listed = new Set(desired.extensions.map((entry) => entry.id))
+
+  for (const entry of desired.extensions) {
+    const installed = actual.get(entry.id)
+    if (entry._tag === "Absent") {
+      if (installed === undefined) continue
+      if (installed.protected && !options.allowDestroy) {
+        problems.push(problem(`extensions.${entry.id}`, `${entry.id} is protected; removing it needs --allow-destroy`))
+        continue
+      }
+      removals.push({
+        type: "remove",
+        id: entry.id,
+        from: installed.version,
+        to: null,
+        reason: "marked absent in the desired state",
+        capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+      })
+      continue
+    }
+    const candidate = candidates.get(entry.id)
+    if (candidate === undefined) {
+      problems.push(problem(`extensions.${entry.id}`, `no source could be read for ${entry.id}`))
+      continue
+    }
+    if (candidate.id !== entry.id) {
+      problems.push(problem(`extensions.${entry.id}.source`, `the source holds ${candidate.id}, not ${entry.id}`))
+      continue
+    }
+    if (entry.version !== undefined && !semver.satisfies(candidate.version, entry.version, { includePrerelease: true })) {
+      problems.push(problem(`extensions.${entry.id}.version`, `the source provides ${candidate.version}, which does not satisfy ${entry.version}`))
+      continue
+    }
+    const fields = candidate.fields
+    if (installed === undefined) {
+      push({
+        type: "install",
+        id: entry.id,
+        from: null,
+        to: candidate.version,
+        reason: "not installed",
+        capabilities: diffCapabilities(noCapabilities, candidate.capabilities),
+        source: candidate.source,
+        enabled: entry.enabled
+      })
+      const changes = settingChanges(entry, fields, {}, options.env, problems)
+      if (changes.length > 0) push(configureAction(entry.id, changes))
+      continue
+    }
+    const inRange = entry.version === undefined || semver.satisfies(installed.version, entry.version, { includePrerelease: true })
+    const contentDiffers = candidate.digest !== null && installed.digest !== null && candidate.digest !== installed.digest
+    const versionDiffers = entry.source._tag === "Registry" ? !inRange : installed.version !== candidate.version
+    if (versionDiffers || contentDiffers) {
+      push({
+        type: "update",
+        id: entry.id,
+        from: installed.version,
+        to: candidate.version,
+        reason: versionDiffers
+          ? entry.source._tag === "Registry" ? `installed ${installed.version} does not satisfy ${entry.version}` : `the source provides ${candidate.version}`
+          : "the source's files differ from the installed ones (same version)",
+        capabilities: diffCapabilities(installed.capabilities, candidate.capabilities),
+        source: candidate.source
+      })
+    } else if (installed.integrity === "modified" || installed.integrity === "missing") {
+      push({
+        type: "repair",
+        id: entry.id,
+        from: installed.version,
+        to: installed.version,
+        reason: installed.integrity === "missing" ? "the installed files are missing" : "the installed files differ from checksums.json",
+        capabilities: diffCapabilities(installed.capabilities, installed.capabilities),
+        source: candidate.source
+      })
+    }
+    const updating = versionDiffers || contentDiffers
+    const changes = settingChanges(entry, updating ? fields : installed.fields, installed.settings, options.env, problems)
+    if (changes.length > 0) push(configureAction(entry.id, changes))
+    if (entry.enabled && !installed.enabled) {
+      push({
+        type: "enable",
+        id: entry.id,
+        reason: "disabled, desired enabled",
+        capabilities: diffCapabilities(noCapabilities, updating ? candidate.capabilities : installed.capabilities)
+      })
+    }
+    if (!entry.enabled && installed.enabled) {
+      disables.push({
+        type: "disable",
+        id: entry.id,
+        reason: "enabled, desired disabled",
+        capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+      })
+    }
+  }
+
+  for (const [id, installed] of [...actual.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    if (listed.has(id)) continue
+    if (!options.prune) {
+      warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
+      continue
+    }
+    if (installed.protected && !options.allowDestroy) {
+      problems.push(problem(`extensions.${id}`, `${id} is protected; pruning it needs --allow-destroy`))
+      continue
+    }
+    removals.push({
+      type: "remove",
+      id,
+      from: installed.version,
+      to: null,
+      reason: "not in the desired state (prune)",
+      capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+    })
+  }
+
+  // Dependencies first for what is added; dependents first for what is taken away.
+  const dependenciesAfter = (id: string) => Object.keys(candidates.get(id)?.dependencies ?? actual.get(id)?.dependencies ?? {})
+  const forward = dependencyOrder([...perExtension.keys()].sort(), dependenciesAfter)
+  if (forward.cycle.length > 0) problems.push(problem("extensions", `dependency cycle between ${forward.cycle.join(", ")}`))
+  const dependenciesBefore = (id: string) => Object.keys(actual.get(id)?.dependencies ?? {})
+  const takenAway = [...disables, ...removals]
+  const backward = dependencyOrder(takenAway.map((action) => action.id).sort(), dependenciesBefore)
+  const backwardIndex = new Map([...backward.order, ...backward.cycle].map((id, index) => [id, index]))
+  const ordered = [
+    ...[...takenAway].sort((a, b) => backwardIndex.get(b.id)! - backwardIndex.get(a.id)!),
+    ...forward.order.flatMap((id) => perExtension.get(id)!)
+  ]
+  return problems.length > 0 ? Either.left(problems) : Either.right({ actions: ordered, warnings })
+}
+
+const configureAction = (id: string, changes: ReadonlyArray<SettingChange>): PlanAction => ({
+  type: "configure",
+  id,
+  reason: `settings differ: ${changes.map((change) => change.key).join(", ")}`,
+  capabilities: diffCapabilities(noCapabilities, noCapabilities),
+  settings: changes
+})
+
+// ---- staleness and text -------------------------------------------------------------------------------
+
+/** What changed between the basis a plan was made against and the current one, one line each. */
+export const basisChanges = (planned: PlanBasis, current: PlanBasis): ReadonlyArray<string> => {
+  const keys = [...new Set([...Object.keys(planned), ...Object.keys(current)])].sort()
+  return keys.flatMap((key) => {
+    const before = planned[key]
+    const after = current[key]
+    if (before === after) return []
+    if (before === undefined) return [`${key}: now ${after}`]
+    if (after === undefined) return [`${key}: was ${before}, now gone`]
+    return [`${key}: was ${before}, now ${after}`]
+  })
+}
+
+const sign: Record<ActionType, string> = {
+  install: "+",
+  update: "~",
+  enable: "~",
+  disable: "~",
+  configure: "~",
+  repair: "!",
+  remove: "-"
+}
+
+export const formatAction = (action: PlanAction): string => {
+  const detail = (() => {
+    switch (action.type) {
+      case "install":
+        return ` ${action.to}${action.enabled === false ? " (disabled)" : ""}`
+      case "update":
+        return ` ${action.from} → ${action.to}`
+      case "repair":
+      case "remove":
+        return ` ${action.from}`
+      case "configure":
+        return ` (${(action.settings ?? []).map((change) => change.key).join(", ")})`
+      default:
+        return ""
+    }
+  })()
+  return `${sign[action.type]} ${action.type} ${action.id}${detail}: ${action.reason}`
+}
+
+export const formatSummary = (summary: PlanSummary): string =>
+  summary.install + summary.update + summary.enable + summary.disable + summary.configure + summary.repair + summary.remove === 0
+    ? "No changes. Panel matches desired state."
+    : `Plan: ${summary.install} to install, ${summary.update} to update, ${summary.enable} to enable, ${summary.disable} to disable, ` +
+      `${summary.configure} to configure, ${summary.repair} to repair, ${summary.remove} to remove.`
+
+export const formatPlan = (plan: Pick<Plan, "actions" | "summary" | "warnings">): string =>
+  [
+    ...plan.warnings.map((warning) => `warning: ${warning}`),
+    ...plan.actions.map(formatAction),
+    ...(plan.actions.length > 0 ? [""] : []),
+    formatSummary(plan.summary)
+  ].join("\n")
