@@ -15,7 +15,11 @@ import {
   updateCommand
 } from "./commands/lifecycle.js"
 import { listCommand } from "./commands/list.js"
+import { panelTokenCommand } from "./commands/panel.js"
+import { reconcileCommand } from "./commands/reconcile.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
+import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
+import { serveCommand } from "./commands/serve.js"
 import { statusCommand } from "./commands/status.js"
 import { validateCommand } from "./commands/validate.js"
 import { verifyCommand } from "./commands/verify.js"
@@ -39,9 +43,12 @@ const host = Command.make("host").pipe(
     removeCommand,
     unlockCommand,
     migrateStatusCommand,
+    reconcileCommand,
     exportCommand,
     keygenCommand,
     verifyCommand,
+    registrySyncCommand,
+    registryStatusCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )

@@ -1,10 +1,13 @@
 import { Either, Schema } from "effect"
+import { createHash } from "node:crypto"
 import semver from "semver"
 import type { DesiredExtension, DesiredState } from "./DesiredState.js"
 import { envReferences, substituteEnv } from "./DesiredState.js"
+import type { ExtensionLayout, Manifest } from "./Manifest.js"
 import { problem, type Problem } from "./Problems.js"
 import { dependencyOrder } from "./Rules.js"
 import { type SettingField, validateSettingValues } from "./Settings.js"
+import { bundleSlotReferences } from "./Slots.js"
 
 // The reconciler's pure core (DESIGN.md §10): desired × actual → ordered actions. No I/O here: the
 // caller reads the desired file, the tables, the installed files and the sources, and applies the plan.
@@ -22,6 +25,27 @@ export interface Capabilities {
   readonly schedules: ReadonlyArray<string>
   /** `<key>: <type>` */
   readonly settings: ReadonlyArray<string>
+}
+
+/** The capabilities of a decoded manifest with its resolved layout, bundle text and migration names. */
+export const capabilitiesOf = (
+  manifest: Manifest,
+  layout: ExtensionLayout,
+  bundle: string | undefined,
+  migrations: ReadonlyArray<string>
+): Capabilities => {
+  const declaredSlots = manifest.document.frontend?.slots
+  const manifestSlots = declaredSlots !== null && typeof declaredSlots === "object" && !Array.isArray(declaredSlots)
+    ? Object.keys(declaredSlots)
+    : []
+  return {
+    permissions: [...manifest.permissions].sort(),
+    routes: Object.entries(layout.routes).map(([group, file]) => `${group} ${file}`).sort(),
+    slots: [...new Set([...manifestSlots, ...(bundle === undefined ? [] : bundleSlotReferences(bundle))])].sort(),
+    migrations: [...migrations].sort(),
+    schedules: manifest.schedules.map((task) => `${task.id} (${task.cron})`).sort(),
+    settings: manifest.settings.map((field) => `${field.key}: ${field.type}`).sort()
+  }
 }
 
 export const noCapabilities: Capabilities = { permissions: [], routes: [], slots: [], migrations: [], schedules: [], settings: [] }
@@ -144,6 +168,8 @@ export interface PlannedActions {
 
 export const summarize = (actions: ReadonlyArray<PlanAction>): PlanSummary =>
   Object.fromEntries(ActionType.literals.map((type) => [type, actions.filter((action) => action.type === type).length])) as unknown as PlanSummary
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -334,6 +360,47 @@ const configureAction = (id: string, changes: ReadonlyArray<SettingChange>): Pla
   capabilities: diffCapabilities(noCapabilities, noCapabilities),
   settings: changes
 })
+
+// ---- basis: what a plan was made against ------------------------------------------------------
+
+const shortHash = (value: unknown) => sha256(JSON.stringify(value ?? null)).slice(0, 16)
+
+/**
+ * The basis of a plan: every installed extension's version, state, file integrity and settings, the
+ * digest (or registry version) of every source the plan installs from, and a hash of every configured
+ * value after `${ENV}` substitution (a hash: the plan holds no secret).
+ */
+export const planBasis = (
+  actual: ReadonlyMap<string, ActualExtension>,
+  sourceStamps: ReadonlyMap<string, string>,
+  settingValues: ReadonlyMap<string, unknown>
+): PlanBasis => {
+  const basis: Record<string, string> = {}
+  for (const [id, extension] of actual) {
+    basis[`installed ${id}`] =
+      `${extension.version}, ${extension.enabled ? "enabled" : "disabled"}, files ${extension.integrity}, settings ${shortHash(extension.settings)}`
+  }
+  for (const [id, stamp] of sourceStamps) basis[`source ${id}`] = stamp
+  for (const [id, values] of settingValues) basis[`settings of ${id}`] = shortHash(values)
+  return basis
+}
+
+export const fingerprintOf = (basis: PlanBasis): string =>
+  sha256(JSON.stringify(Object.keys(basis).sort().map((key) => [key, basis[key]])))
+
+/** The values a configure action writes: templates substituted from `env`. */
+export const configuredValues = (
+  action: PlanAction,
+  env: PlanOptions["env"]
+): Either.Either<Record<string, unknown>, string> => {
+  const values: Record<string, unknown> = {}
+  for (const change of action.settings ?? []) {
+    const value = change.sensitive ? substituteEnv(change.to, env) : Either.right(change.to)
+    if (Either.isLeft(value)) return Either.left(`${action.id} setting ${change.key}: ${value.left}`)
+    values[change.key] = value.right
+  }
+  return Either.right(values)
+}
 
 // ---- staleness and text -------------------------------------------------------------------------------
 

@@ -9,12 +9,7 @@ export const pendingCommands: ReadonlyArray<readonly [name: string, description:
   ["new", "Scaffold a new extension"],
   ["dev", "Link a local extension for development"],
   ["build", "Build extension frontend assets"],
-  ["registry:sync", "Sync or search the registry"],
-  ["registry:status", "Show the registry cache status"],
   ["framework:uninstall", "Remove the framework from the panel"],
-  ["reconcile", "Converge the panel to the desired-state file"],
-  ["serve", "Serve the panel with its extensions"],
-  ["panel:token", "Issue an API token for a panel user"],
   ["schedule:run", "Run the scheduled tasks that are due"],
   ["schedule:list", "List scheduled tasks and their next runs"],
   ["commands", "List the console commands of extensions"]

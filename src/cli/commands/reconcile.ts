@@ -1,0 +1,114 @@
+import { Command, Options } from "@effect/cli"
+import { FileSystem, Path } from "@effect/platform"
+import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
+import { HostConfig } from "../../config/HostConfig.js"
+import { formatAction, formatPlan, type Plan, type PlanAction } from "../../domain/Plan.js"
+import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
+import { CliInvocation } from "../Invocation.js"
+import { exitWith, printJson } from "../Output.js"
+import { progressLayer, storeLayer } from "../Runtime.js"
+
+// host reconcile: a thin adapter over reconcile/ (DESIGN.md §10).
+
+const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
+
+const applyJson = (result: ApplyResult) => ({
+  applied: result.applied,
+  failed: result.failed,
+  not_applied: result.notApplied
+})
+
+const describeApply = (result: ApplyResult): string => {
+  const list = (actions: ReadonlyArray<PlanAction>) => actions.map((action) => `  ${formatAction(action)}`)
+  if (result.failed === null) {
+    return result.applied.length === 0
+      ? ""
+      : `\nApply complete: ${result.applied.length} action(s) applied.`
+  }
+  return [
+    "",
+    `Apply stopped: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error}`,
+    `Applied (${result.applied.length}):`,
+    ...list(result.applied),
+    `Not applied (${result.notApplied.length + 1}):`,
+    ...list([result.failed.action, ...result.notApplied]),
+    "Fix the cause and run host reconcile again: it continues from the panel's current state."
+  ].join("\n")
+}
+
+export const reconcileCommand = Command.make(
+  "reconcile",
+  {
+    file: Options.text("file").pipe(Options.optional, Options.withDescription("the desired-state file (default: desired_state of config/host.yaml)")),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("only print the plan")),
+    json: Options.boolean("json").pipe(Options.withDescription("print the plan object (and the apply result) only")),
+    detailedExitcode: Options.boolean("detailed-exitcode").pipe(
+      Options.withDescription("with --dry-run: exit 0 when nothing would change, 2 when changes are pending")
+    ),
+    out: Options.text("out").pipe(Options.optional, Options.withDescription("save the plan to this file instead of applying it")),
+    plan: Options.text("plan").pipe(Options.optional, Options.withDescription("apply exactly this saved plan (refused when stale)")),
+    prune: Options.boolean("prune").pipe(Options.withDescription("remove installed extensions that are not listed")),
+    allowDestroy: Options.boolean("allow-destroy").pipe(Options.withDescription("allow removing protected extensions")),
+    watch: Options.boolean("watch").pipe(Options.withDescription("re-plan and apply whenever the file changes")),
+    lockTimeout: Options.integer("lock-timeout").pipe(
+      Options.withDefault(0),
+      Options.withDescription("seconds to wait for another operation's lock (default 0: fail at once)")
+    )
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const path = yield* Path.Path
+      const { paths } = yield* HostConfig
+      const file = Option.match(options.file, { onNone: () => paths.desiredState, onSome: (given) => path.resolve(given) })
+      const request = { file, prune: options.prune, allowDestroy: options.allowDestroy, env: invocation.env }
+      const applyOptions = { env: invocation.env, lockTimeout: options.lockTimeout }
+      const reconciler = yield* Reconciler
+
+      const printPlan = (plan: Plan) => (options.json ? printJson(plan) : Console.log(formatPlan(plan)))
+      const printResult = (plan: Plan, result: ApplyResult) =>
+        options.json ? printJson({ ...plan, apply: applyJson(result) }) : Console.log(`${formatPlan(plan)}${describeApply(result)}`)
+
+      if (Option.isSome(options.plan)) {
+        const saved = yield* loadPlan(path.resolve(options.plan.value))
+        const result = yield* reconciler.applyPlan(saved, applyOptions)
+        yield* printResult(saved, result)
+        return result.failed === null ? undefined : yield* exitWith(1)
+      }
+      if (options.dryRun || Option.isSome(options.out)) {
+        const plan = yield* reconciler.plan(request)
+        if (Option.isSome(options.out)) {
+          const saved = yield* savePlan(plan, options.out.value)
+          yield* options.json
+            ? printJson(plan)
+            : Console.log(`${formatPlan(plan)}\n\nSaved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`)
+        } else {
+          yield* printPlan(plan)
+        }
+        return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
+      }
+      const once = Effect.flatMap(reconciler.reconcile(request, applyOptions), ({ plan, result }) =>
+        Effect.as(printResult(plan, result), result))
+      if (!options.watch) {
+        const result = yield* once
+        return result.failed === null ? undefined : yield* exitWith(1)
+      }
+      // --watch: one run now, then one per burst of changes to the file, never two at a time.
+      const fs = yield* FileSystem.FileSystem
+      const runLogged = once.pipe(
+        Effect.catchAll((error) => Console.error(`error: reconcile: ${error.message}`)),
+        Effect.zipRight(Console.error(`watching ${file} for changes (Ctrl-C to stop)`))
+      )
+      yield* runLogged
+      yield* fs.watch(path.dirname(file)).pipe(
+        Stream.filter((event) => path.resolve(path.dirname(file), event.path) === file || event.path === file),
+        Stream.debounce(Duration.millis(300)),
+        Stream.runForEach(() => runLogged)
+      )
+    }).pipe(
+      Effect.provide(
+        Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
+          Reconciler.Default.pipe(Layer.provideMerge(Layer.merge(storeLayer(invocation), progressLayer)))))
+      )
+    )
+).pipe(Command.withDescription("Converge the panel to the desired-state file: plan, then apply (or --dry-run, --out, --plan)"))

@@ -1,0 +1,212 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { parse as parseYaml } from "yaml"
+import { encodeChecksums, inspectFile, limitsFromConfig } from "../archive/Archive.js"
+import { validateDirectory } from "../archive/ExtensionDirectory.js"
+import { keyringFromConfig } from "../archive/Signing.js"
+import { checkTree, listFiles, packageMetaFiles, sha256Hex } from "../archive/Tree.js"
+import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
+import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
+import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
+import { coreExtensionId } from "../domain/Installed.js"
+import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
+import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity } from "../domain/Plan.js"
+import { problem } from "../domain/Problems.js"
+import { discoverMigrations } from "../lifecycle/Migrations.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+
+// Reading what the planner compares: the desired-state file, the installed extensions (tables and files)
+// and what each desired source provides.
+
+export interface DesiredFile {
+  readonly file: string
+  readonly state: DesiredState
+}
+
+/** Reads and decodes the desired-state file; relative source paths become absolute, from the file's folder. */
+export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const absolute = path.resolve(file)
+  const invalid = (where: string, message: string) => new DesiredStateInvalid({ source: file, problems: [problem(where, message)] })
+  const text = yield* fs.readFileString(absolute).pipe(Effect.mapError((error) => invalid("(file)", error.message)))
+  const raw = yield* Effect.try({
+    try: () => parseYaml(text, { uniqueKeys: true }) as unknown,
+    catch: (error) => invalid("(yaml)", error instanceof Error ? error.message.split("\n")[0]! : String(error))
+  })
+  const decoded = decodeDesiredState(raw)
+  if (decoded._tag === "Left") return yield* new DesiredStateInvalid({ source: file, problems: decoded.left })
+  const folder = path.dirname(absolute)
+  const state: DesiredState = {
+    prune: decoded.right.prune,
+    extensions: decoded.right.extensions.map((entry) => {
+      if (entry._tag === "Absent" || entry.source._tag === "Registry") return entry
+      return entry.source._tag === "Path"
+        ? { ...entry, source: { _tag: "Path", path: path.resolve(folder, entry.source.path) } }
+        : /^https?:\/\//.test(entry.source.archive)
+        ? entry
+        : { ...entry, source: { ...entry.source, archive: path.resolve(folder, entry.source.archive) } }
+    })
+  }
+  return { file: absolute, state } satisfies DesiredFile
+})
+
+/** The extension ids protected from removal by an applied desired state (a `host/core` settings row). */
+export const protectedSettingKey = "protected"
+
+const ProtectedIds = Schema.Array(Schema.String)
+
+export const readProtected = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, protectedSettingKey)).pipe(
+  Effect.map((value) => new Set(Option.getOrElse(Option.flatMap(value, Schema.decodeUnknownOption(ProtectedIds)), () => [])))
+)
+
+const migrationNames = (files: ReadonlyArray<string>, folder: string | undefined) =>
+  folder === undefined
+    ? []
+    : files
+      .filter((file) => file.startsWith(`${folder.replace(/\/$/, "")}/`) && !file.slice(folder.length + 1).includes("/"))
+      .map((file) => file.slice(folder.length + 1))
+      .filter((name) => [".sql", ...moduleExtensions.map((extension) => `.${extension}`)].some((ext) => name.endsWith(ext)))
+      .map((name) => name.replace(/\.[^.]+$/, ""))
+
+interface TreeReading {
+  readonly manifest: Manifest
+  readonly layout: ExtensionLayout
+  readonly capabilities: Candidate["capabilities"]
+  /** sha256 of the checksums.json the tree's files give. */
+  readonly digest: string
+}
+
+/** Reads an extension folder: manifest, layout, capabilities and the digest of its files. */
+const readTree = Effect.fn("Reconcile.readTree")(function*(root: string, label: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const validation = yield* validateDirectory(root, frameworkVersion)
+  if (validation.manifest === undefined || validation.layout === undefined) {
+    return yield* new ManifestInvalid({ source: label, problems: validation.errors })
+  }
+  const files = yield* listFiles(root)
+  const checksums: Record<string, string> = {}
+  for (const file of files) {
+    if (!packageMetaFiles.has(file)) checksums[file] = sha256Hex(yield* fs.readFile(path.join(root, file)))
+  }
+  const bundle = validation.layout.bundle === undefined
+    ? undefined
+    : yield* fs.readFileString(path.join(root, validation.layout.bundle)).pipe(Effect.orElseSucceed(() => undefined))
+  const migrations = validation.layout.migrations === undefined
+    ? []
+    : (yield* discoverMigrations(path.join(root, validation.layout.migrations))).map((migration) => migration.name)
+  return {
+    manifest: validation.manifest,
+    layout: validation.layout,
+    capabilities: capabilitiesOf(validation.manifest, validation.layout, bundle, migrations),
+    digest: sha256Hex(encodeChecksums(checksums))
+  } satisfies TreeReading
+})
+
+/** Every installed extension as the planner sees it: record, settings, files and their integrity. */
+export const readActual = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const { paths } = yield* HostConfig
+  const records = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const settings = yield* SettingsRepo
+  const protectedIds = yield* readProtected
+  const actual = new Map<string, ActualExtension>()
+  for (const record of records) {
+    const root = path.join(paths.extensions, ...record.extensionId.split("/"))
+    const integrity = yield* checkTree(root)
+    const decoded = decodeManifest(record.manifest)
+    const manifest = decoded.manifest
+    const installedTree = integrity._tag === "Missing"
+      ? Option.none()
+      : yield* readTree(root, record.extensionId).pipe(Effect.option)
+    const checksumsFile = path.join(root, "checksums.json")
+    const digest = (yield* fs.exists(checksumsFile))
+      ? sha256Hex(yield* fs.readFile(checksumsFile))
+      : null
+    actual.set(record.extensionId, {
+      id: record.extensionId,
+      version: record.version,
+      enabled: record.enabled,
+      dependencies: decoded.document?.dependencies ?? {},
+      settings: yield* settings.getAll(record.extensionId),
+      fields: manifest?.settings ?? [],
+      capabilities: Option.match(installedTree, {
+        onNone: () => ({ permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] }),
+        onSome: (tree) => tree.capabilities
+      }),
+      integrity: ({ Intact: "intact", Modified: "modified", Missing: "missing", Unverifiable: "unverifiable" } as const)[integrity._tag] satisfies Integrity,
+      digest,
+      protected: protectedIds.has(record.extensionId)
+    })
+  }
+  return actual
+}).pipe(Effect.withSpan("Reconcile.readActual"))
+
+export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("SourceUnavailable", {
+  id: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `the source of ${this.id} cannot be used: ${this.detail}`
+  }
+}
+
+/** What a folder source provides now. */
+export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(_id: string, folder: string) {
+  const tree = yield* readTree(folder, folder)
+  return {
+    id: tree.manifest.id,
+    version: tree.manifest.version,
+    dependencies: tree.manifest.document.dependencies ?? {},
+    fields: tree.manifest.settings,
+    capabilities: tree.capabilities,
+    digest: tree.digest,
+    source: { type: "path", path: folder }
+  } satisfies Candidate
+}, (effect, id) => Effect.mapError(effect, (error) => new SourceUnavailable({ id, detail: error.message })))
+
+/** What a `.host` file provides now (read and verified in memory; nothing is written). */
+export const readArchiveCandidate = Effect.fn("Reconcile.readArchiveCandidate")(function*(
+  id: string,
+  file: string,
+  expectedSha256: string | undefined
+) {
+  const { config } = yield* HostConfig
+  if (/^https?:\/\//.test(file)) {
+    return yield* new SourceUnavailable({ id, detail: `downloading archives (${file}) is not supported yet; use a local file or the registry` })
+  }
+  const inspection = yield* inspectFile(file, { limits: limitsFromConfig(config), keyring: keyringFromConfig(config) })
+  if (expectedSha256 !== undefined && inspection.sha256 !== expectedSha256.toLowerCase()) {
+    return yield* new SourceUnavailable({ id, detail: `${file} has sha256 ${inspection.sha256}, not the desired ${expectedSha256}` })
+  }
+  const manifest = inspection.manifest.decoded
+  if (manifest === undefined) {
+    return yield* new SourceUnavailable({
+      id,
+      detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "its manifest cannot be read"
+    })
+  }
+  const files = inspection.files.map((entry) => entry.path)
+  const present = new Set(files)
+  const directories = new Set(inspection.directories)
+  const layout = resolveLayout(manifest.document, (path) => present.has(path), (path) => directories.has(path))
+  const bundleFile = inspection.files.find((entry) => entry.path === layout.bundle)
+  return {
+    id: manifest.id,
+    version: manifest.version,
+    dependencies: manifest.document.dependencies ?? {},
+    fields: manifest.settings,
+    capabilities: capabilitiesOf(
+      manifest,
+      layout,
+      bundleFile === undefined ? undefined : Buffer.from(bundleFile.data).toString("utf8"),
+      migrationNames(files, layout.migrations)
+    ),
+    digest: sha256Hex(encodeChecksums(inspection.checksums)),
+    source: { type: "archive", path: file, sha256: inspection.sha256 }
+  } satisfies Candidate
+}, (effect, id) =>
+  Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))

@@ -1,0 +1,288 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Either, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { HostConfig } from "../config/HostConfig.js"
+import type { DesiredState } from "../domain/DesiredState.js"
+import { coreExtensionId } from "../domain/Installed.js"
+import {
+  type ActualExtension,
+  basisChanges,
+  type Candidate,
+  configuredValues,
+  fingerprintOf,
+  Plan,
+  type PlanAction,
+  planActions,
+  planBasis,
+  type PlanSource,
+  summarize
+} from "../domain/Plan.js"
+import { type Problem } from "../domain/Problems.js"
+import { Lifecycle, type OperationOptions } from "../lifecycle/Lifecycle.js"
+import { SourceSpec } from "../lifecycle/Source.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import {
+  protectedSettingKey,
+  readActual,
+  readArchiveCandidate,
+  readDesiredFile,
+  readPathCandidate,
+  SourceUnavailable
+} from "./Inputs.js"
+
+// desired state → plan → apply (DESIGN.md §10). Planning is read-only; applying holds the operation
+// lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
+
+export class PlanInvalid extends Schema.TaggedError<PlanInvalid>()("PlanInvalid", {
+  file: Schema.String,
+  problems: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {
+  override get message() {
+    return `the desired state in ${this.file} cannot be planned: ${this.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`
+  }
+}
+
+export class StalePlan extends Schema.TaggedError<StalePlan>()("StalePlan", {
+  planId: Schema.String,
+  changes: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `plan ${this.planId} is stale, the panel changed since it was made: ${this.changes.join("; ")}; make a new plan`
+  }
+}
+
+export class PlanFileInvalid extends Schema.TaggedError<PlanFileInvalid>()("PlanFileInvalid", {
+  file: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.file} is not a plan file: ${this.detail}`
+  }
+}
+
+export interface PlanRequest {
+  readonly file: string
+  /** `--prune`: prune even if the file says `prune: false`. */
+  readonly prune: boolean
+  readonly allowDestroy: boolean
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+export interface ApplyResult {
+  readonly applied: ReadonlyArray<PlanAction>
+  readonly failed: { readonly action: PlanAction; readonly error: string } | null
+  readonly notApplied: ReadonlyArray<PlanAction>
+}
+
+export interface ApplyOptions extends Pick<OperationOptions, "lockTimeout"> {
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+const actor = { type: "reconcile" } as const
+
+const sourceSpec = (source: PlanSource | undefined, id: string): Effect.Effect<SourceSpec, SourceUnavailable> => {
+  switch (source?.type) {
+    case "path":
+      return Effect.succeed(SourceSpec.Directory({ path: source.path }))
+    case "archive":
+      return Effect.succeed(SourceSpec.Archive({ path: source.path }))
+    default:
+      return Effect.fail(new SourceUnavailable({ id, detail: "installing from the registry is not available yet" }))
+  }
+}
+
+const stampOf = (candidate: Candidate) => candidate.digest ?? `version ${candidate.version}`
+
+export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", {
+  effect: Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    const settings = yield* SettingsRepo
+    const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo>()
+
+    /** What each present entry's source provides; failures are collected, not thrown one by one. */
+    const readCandidates = (state: DesiredState) =>
+      Effect.gen(function*() {
+        const candidates = new Map<string, Candidate>()
+        const problems: Array<Problem> = []
+        for (const entry of state.extensions) {
+          if (entry._tag === "Absent") continue
+          const read: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> = entry.source._tag === "Path"
+            ? readPathCandidate(entry.id, entry.source.path)
+            : entry.source._tag === "Archive"
+            ? readArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
+            : Effect.fail(new SourceUnavailable({ id: entry.id, detail: "installing from the registry is not available yet" }))
+          const candidate = yield* Effect.either(read)
+          if (Either.isLeft(candidate)) problems.push({ path: `extensions.${entry.id}.source`, message: candidate.left.message })
+          else candidates.set(entry.id, candidate.right)
+        }
+        return { candidates, problems }
+      })
+
+    const makePlan = (request: PlanRequest, file: string, state: DesiredState, actual: ReadonlyMap<string, ActualExtension>) =>
+      Effect.gen(function*() {
+        const { candidates, problems } = yield* readCandidates(state)
+        if (problems.length > 0) return yield* new PlanInvalid({ file, problems })
+        const planned = planActions(state, actual, candidates, {
+          prune: request.prune || state.prune,
+          allowDestroy: request.allowDestroy,
+          env: request.env
+        })
+        if (Either.isLeft(planned)) return yield* new PlanInvalid({ file, problems: planned.left })
+        const { actions, warnings } = planned.right
+        const sourceStamps = new Map(
+          actions.filter((action) => action.source !== undefined).map((action) => [action.id, stampOf(candidates.get(action.id)!)])
+        )
+        const settingValues = new Map<string, unknown>()
+        for (const action of actions) {
+          if (action.type !== "configure") continue
+          const values = configuredValues(action, request.env)
+          if (Either.isRight(values)) settingValues.set(action.id, values.right)
+        }
+        const basis = planBasis(actual, sourceStamps, settingValues)
+        return {
+          format: 1,
+          id: `plan-${randomUUID()}`,
+          created_at: new Date().toISOString(),
+          fingerprint: fingerprintOf(basis),
+          actions,
+          summary: summarize(actions),
+          warnings,
+          basis
+        } satisfies Plan
+      })
+
+    /** Plans from the desired-state file without changing anything (and without the lock). */
+    const plan = (request: PlanRequest) =>
+      Effect.gen(function*() {
+        const desired = yield* readDesiredFile(request.file)
+        return yield* makePlan(request, desired.file, desired.state, yield* readActual)
+      }).pipe(Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
+
+    /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
+    const execute = (thePlan: Plan, env: ApplyOptions["env"]) =>
+      Effect.gen(function*() {
+        const applied: Array<PlanAction> = []
+        const context = { plan: thePlan.id }
+        for (const [index, action] of thePlan.actions.entries()) {
+          const options = { actor, context }
+          const run: Effect.Effect<unknown, { readonly message: string }> = (() => {
+            switch (action.type) {
+              case "install":
+                return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+                  lifecycle.add(spec, { ...options, expectedId: action.id, disabled: action.enabled === false }))
+              case "update":
+              case "repair":
+                return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+                  lifecycle.update(action.id, spec, { ...options, context: { ...context, reason: action.type } }))
+              case "enable":
+                return lifecycle.enable(action.id, options)
+              case "disable":
+                return lifecycle.disable(action.id, options)
+              case "configure":
+                return Either.match(configuredValues(action, env), {
+                  onLeft: (message) => Effect.fail({ message }),
+                  onRight: (values) => lifecycle.configure(action.id, values, options)
+                })
+              case "remove":
+                return lifecycle.remove(action.id, options)
+            }
+          })()
+          const outcome = yield* Effect.either(run)
+          if (Either.isLeft(outcome)) {
+            return {
+              applied,
+              failed: { action, error: outcome.left.message },
+              notApplied: thePlan.actions.slice(index + 1)
+            } satisfies ApplyResult
+          }
+          applied.push(action)
+        }
+        return { applied, failed: null, notApplied: [] } satisfies ApplyResult
+      })
+
+    const rememberProtected = (state: DesiredState) =>
+      settings.put(
+        coreExtensionId,
+        protectedSettingKey,
+        state.extensions.filter((entry) => entry._tag === "Present" && entry.protect).map((entry) => entry.id)
+      )
+
+    /** Plans and applies the desired-state file in one run under the lock. */
+    const reconcile = (request: PlanRequest, options: ApplyOptions) =>
+      lifecycle.withLock(
+        "reconcile",
+        { actor, lockTimeout: options.lockTimeout ?? 0 },
+        Effect.gen(function*() {
+          const desired = yield* readDesiredFile(request.file)
+          const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual)
+          const result = yield* execute(thePlan, options.env)
+          if (result.failed === null) yield* rememberProtected(desired.state)
+          return { plan: thePlan, result }
+        })
+      ).pipe(Effect.withSpan("Reconciler.reconcile"), Effect.provide(platform))
+
+    /** The basis of a saved plan recomputed from the panel now. */
+    const currentBasis = (thePlan: Plan, env: ApplyOptions["env"]) =>
+      Effect.gen(function*() {
+        const actual = yield* readActual
+        const sourceStamps = new Map<string, string>()
+        for (const action of thePlan.actions) {
+          if (action.source === undefined) continue
+          const candidate: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> = action.source.type === "path"
+            ? readPathCandidate(action.id, action.source.path)
+            : action.source.type === "archive"
+            ? readArchiveCandidate(action.id, action.source.path, undefined)
+            : Effect.fail(new SourceUnavailable({ id: action.id, detail: "installing from the registry is not available yet" }))
+          const stamp = yield* Effect.either(Effect.map(candidate, stampOf))
+          sourceStamps.set(action.id, Either.getOrElse(stamp, (error) => `unreadable (${error.message})`))
+        }
+        const settingValues = new Map<string, unknown>()
+        for (const action of thePlan.actions) {
+          if (action.type !== "configure") continue
+          const values = configuredValues(action, env)
+          settingValues.set(action.id, Either.getOrElse(values, (message) => `unavailable (${message})`))
+        }
+        return planBasis(actual, sourceStamps, settingValues)
+      })
+
+    /** Applies exactly a saved plan, refusing it if the panel or its sources changed since it was made. */
+    const applyPlan = (thePlan: Plan, options: ApplyOptions) =>
+      lifecycle.withLock(
+        `reconcile ${thePlan.id}`,
+        { actor, lockTimeout: options.lockTimeout ?? 0 },
+        Effect.gen(function*() {
+          const basis = yield* currentBasis(thePlan, options.env)
+          if (fingerprintOf(basis) !== thePlan.fingerprint) {
+            const changes = basisChanges(thePlan.basis, basis)
+            return yield* new StalePlan({ planId: thePlan.id, changes: changes.length > 0 ? changes : ["the fingerprint differs"] })
+          }
+          return yield* execute(thePlan, options.env)
+        })
+      ).pipe(Effect.withSpan("Reconciler.applyPlan"), Effect.provide(platform))
+
+    return { plan, reconcile, applyPlan } as const
+  })
+}) {}
+
+/** Writes a plan file (`--out`). */
+export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan, file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const absolute = path.resolve(file)
+  yield* fs.makeDirectory(path.dirname(absolute), { recursive: true })
+  const encoded = yield* Schema.encode(Plan)(thePlan)
+  yield* fs.writeFileString(`${absolute}.tmp`, `${JSON.stringify(encoded, null, 2)}\n`)
+  yield* fs.rename(`${absolute}.tmp`, absolute)
+  return absolute
+})
+
+/** Reads a plan file (`--plan`). */
+export const loadPlan = Effect.fn("Reconciler.loadPlan")(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs.readFileString(file).pipe(Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message })))
+  return yield* Schema.decodeUnknown(Schema.parseJson(Plan))(text).pipe(
+    Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message.split("\n").slice(0, 3).join(" ") }))
+  )
+})
+
