@@ -343,11 +343,10 @@ export const planActions = (
   const forward = dependencyOrder([...perExtension.keys()].sort(), dependenciesAfter)
   if (forward.cycle.length > 0) problems.push(problem("extensions", `dependency cycle between ${forward.cycle.join(", ")}`))
   const dependenciesBefore = (id: string) => Object.keys(actual.get(id)?.dependencies ?? {})
-  const takenAway = [...disables, ...removals]
-  const backward = dependencyOrder(takenAway.map((action) => action.id).sort(), dependenciesBefore)
-  const backwardIndex = new Map([...backward.order, ...backward.cycle].map((id, index) => [id, index]))
+  const takenAway = new Map([...disables, ...removals].map((action) => [action.id, action]))
+  const backward = dependencyOrder([...takenAway.keys()].sort().reverse(), dependenciesBefore)
   const ordered = [
-    ...[...takenAway].sort((a, b) => backwardIndex.get(b.id)! - backwardIndex.get(a.id)!),
+    ...[...backward.order, ...backward.cycle].reverse().map((id) => takenAway.get(id)!),
     ...forward.order.flatMap((id) => perExtension.get(id)!)
   ]
   return problems.length > 0 ? Either.left(problems) : Either.right({ actions: ordered, warnings })
