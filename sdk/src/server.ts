@@ -246,3 +246,27 @@ export const defineRoutes = (define: (routes: RouteBuilder) => void): RouteFile 
   define({ get: add("GET"), post: add("POST"), put: add("PUT"), patch: add("PATCH"), delete: add("DELETE") })
   return { routes }
 }
+
+// ---- Aborting a request from a handler ------------------------------------------------------------
+
+/**
+ * Thrown (or returned as a rejected Promise) by a handler or middleware to answer with an error status:
+ * the framework renders `{"errors":[{"code","status","detail"}]}`. Detected structurally (`_tag`), so
+ * it works across copies of the SDK.
+ */
+export class HttpError extends Error {
+  readonly _tag = "HostHttpError" as const
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string
+  ) {
+    super(message)
+    this.name = "HttpError"
+  }
+}
+
+/** `abort(403, "needs full.manage")`: stops the request with that status (SPEC.md "Errors" 1). */
+export const abort = (status: number, message: string, code?: string): never => {
+  throw new HttpError(status, message, code)
+}

@@ -47,6 +47,8 @@ const host = Command.make("host").pipe(
     exportCommand,
     keygenCommand,
     verifyCommand,
+    serveCommand,
+    panelTokenCommand,
     registrySyncCommand,
     registryStatusCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))

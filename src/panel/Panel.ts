@@ -1,20 +1,57 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
+import { createHash } from "node:crypto"
 import { parse as parseYaml } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem, problemsFromParseError } from "../domain/Problems.js"
 
-// The panel Host is installed into. Today: its name and versions, for `requires.panel`/`requires.php`.
-// The default is the embedded reference panel, described by `config/panel.yaml` (`panel: {name, version, php}`).
+// The panel Host is installed into (DESIGN.md §13): its name and versions (for `requires.panel`/`php`),
+// its users with their hashed API tokens, its servers with owners and subusers, and the permission
+// rules between them. The default is the embedded reference panel, described by `config/panel.yaml`:
+//
+//   panel:   {name, version, php}
+//   users:   [{id, username, email, admin, token_sha256, permissions?}]
+//   servers: [{uuid, name, owner, subusers: [{user, permissions}]}]
+//
+// `owner` and `subusers[].user` name a user by id or username. `users[].permissions` (ours) grants
+// permissions on every server the user can see; `*` in a permission list grants everything.
 
-const PanelFile = Schema.Struct({
+const UserRef = Schema.Union(Schema.Int, Schema.NonEmptyString)
+
+const Sha256Hex = Schema.String.pipe(
+  Schema.filter((hash) => /^[0-9a-f]{64}$/.test(hash) || "must be a lowercase sha256 hex digest (64 characters)")
+)
+
+export const PanelUserDocument = Schema.Struct({
+  id: Schema.Int,
+  username: Schema.NonEmptyString,
+  email: Schema.optionalWith(Schema.String, { default: () => "" }),
+  admin: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  token_sha256: Schema.optional(Schema.NullOr(Sha256Hex)),
+  permissions: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+})
+
+export const PanelServerDocument = Schema.Struct({
+  uuid: Schema.NonEmptyString,
+  name: Schema.NonEmptyString,
+  owner: UserRef,
+  subusers: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ user: UserRef, permissions: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }) })),
+    { default: () => [] }
+  )
+})
+
+export const PanelFile = Schema.Struct({
   panel: Schema.optional(Schema.Struct({
     name: Schema.optional(Schema.String),
     version: Schema.optional(Schema.String),
     php: Schema.optional(Schema.String)
-  }))
+  })),
+  users: Schema.optionalWith(Schema.Array(PanelUserDocument), { default: () => [] }),
+  servers: Schema.optionalWith(Schema.Array(PanelServerDocument), { default: () => [] })
 })
+export type PanelFile = typeof PanelFile.Type
 
 export interface PanelInfo {
   readonly name: string
@@ -23,17 +60,130 @@ export interface PanelInfo {
   readonly php: string | undefined
 }
 
-export class Panel extends Context.Tag("host/Panel")<Panel, { readonly info: PanelInfo }>() {}
+export interface PanelUser {
+  readonly id: number
+  readonly username: string
+  readonly email: string
+  readonly admin: boolean
+  /** Granted on every server the user can see (ours; `*` = all). */
+  readonly permissions: ReadonlyArray<string>
+}
+
+export interface PanelServer {
+  readonly uuid: string
+  readonly name: string
+  readonly ownerId: number
+  readonly subusers: ReadonlyArray<{ readonly userId: number; readonly permissions: ReadonlyArray<string> }>
+}
+
+/** A user's access to one server: `all` for admins and owners, else the listed permissions. */
+export interface ServerAccess {
+  readonly server: PanelServer
+  readonly role: "admin" | "owner" | "subuser"
+  readonly permissions: ReadonlyArray<string>
+}
+
+/** The users and servers of the panel at one moment, with lookups. Pure data: rebuild it to refresh. */
+export interface PanelDirectory {
+  readonly users: ReadonlyArray<PanelUser>
+  readonly servers: ReadonlyArray<PanelServer>
+  readonly userById: (id: number) => PanelUser | undefined
+  /** The user owning this API token (compared by sha256). */
+  readonly userByToken: (token: string) => PanelUser | undefined
+  readonly userByName: (username: string) => PanelUser | undefined
+  /** `undefined` when the server does not exist or the user has no access to it. */
+  readonly serverAccess: (user: PanelUser, uuid: string) => ServerAccess | undefined
+  readonly serversOf: (user: PanelUser) => ReadonlyArray<ServerAccess>
+  /**
+   * Whether the user holds `permission`: on `serverUuid` when given, else on any server they can see
+   * (plus their global grants). Admins hold every permission; owners hold every permission on their server.
+   */
+  readonly can: (user: PanelUser, permission: string, serverUuid?: string) => boolean
+}
+
+export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex")
+
+const grants = (permissions: ReadonlyArray<string>, permission: string) =>
+  permissions.includes("*") || permissions.includes(permission)
+
+export const makeDirectory = (file: PanelFile): PanelDirectory => {
+  const users: ReadonlyArray<PanelUser> = file.users.map((user) => ({
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    admin: user.admin,
+    permissions: user.permissions
+  }))
+  const byId = new Map(users.map((user) => [user.id, user]))
+  const byName = new Map(users.map((user) => [user.username, user]))
+  const byHash = new Map<string, PanelUser>()
+  for (const user of file.users) {
+    if (user.token_sha256 !== undefined && user.token_sha256 !== null) byHash.set(user.token_sha256, byId.get(user.id)!)
+  }
+  const resolveRef = (ref: number | string): number | undefined =>
+    typeof ref === "number" ? ref : (byName.get(ref)?.id ?? (/^\d+$/.test(ref) ? Number(ref) : undefined))
+  const servers: ReadonlyArray<PanelServer> = file.servers.map((server) => ({
+    uuid: server.uuid,
+    name: server.name,
+    ownerId: resolveRef(server.owner) ?? -1,
+    subusers: server.subusers.flatMap((subuser) => {
+      const userId = resolveRef(subuser.user)
+      return userId === undefined ? [] : [{ userId, permissions: subuser.permissions }]
+    })
+  }))
+  const serverByUuid = new Map(servers.map((server) => [server.uuid, server]))
+  const accessTo = (user: PanelUser, server: PanelServer): ServerAccess | undefined => {
+    if (user.admin) return { server, role: "admin", permissions: ["*"] }
+    if (server.ownerId === user.id) return { server, role: "owner", permissions: ["*"] }
+    const subuser = server.subusers.find((entry) => entry.userId === user.id)
+    return subuser === undefined ? undefined : { server, role: "subuser", permissions: subuser.permissions }
+  }
+  const serverAccess = (user: PanelUser, uuid: string) => {
+    const server = serverByUuid.get(uuid)
+    return server === undefined ? undefined : accessTo(user, server)
+  }
+  const serversOf = (user: PanelUser) => servers.flatMap((server) => accessTo(user, server) ?? [])
+  return {
+    users,
+    servers,
+    userById: (id) => byId.get(id),
+    userByToken: (token) => byHash.get(hashToken(token)),
+    userByName: (username) => byName.get(username),
+    serverAccess,
+    serversOf,
+    can: (user, permission, serverUuid) => {
+      if (user.admin || grants(user.permissions, permission)) return true
+      if (serverUuid !== undefined) {
+        const access = serverAccess(user, serverUuid)
+        return access !== undefined && grants(access.permissions, permission)
+      }
+      return serversOf(user).some((access) => grants(access.permissions, permission))
+    }
+  }
+}
+
+export interface PanelService {
+  readonly info: PanelInfo
+  /** Users and servers as read when the layer was built. */
+  readonly directory: PanelDirectory
+  /** Reads config/panel.yaml again (a running server picks up `host panel:token` this way). */
+  readonly reload: Effect.Effect<{ readonly info: PanelInfo; readonly directory: PanelDirectory }, ConfigInvalid>
+}
+
+export class Panel extends Context.Tag("host/Panel")<Panel, PanelService>() {}
 
 const source = "config/panel.yaml"
+const fallbackInfo: PanelInfo = { name: "Host reference panel", version: undefined, php: undefined }
 
-export const readPanelInfo = Effect.gen(function*() {
+/** Reads and decodes `<root>/config/panel.yaml` (absent: an empty panel). */
+export const readPanelFile = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const { paths } = yield* HostConfig
   const file = path.join(paths.root, "config", "panel.yaml")
-  const fallback: PanelInfo = { name: "Host reference panel", version: undefined, php: undefined }
-  if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) return fallback
+  if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) {
+    return yield* Schema.decodeUnknown(PanelFile)({}).pipe(Effect.orDie)
+  }
   const text = yield* fs.readFileString(file).pipe(
     Effect.mapError((error) => new ConfigInvalid({ source, problems: [problem("(file)", error.message)] }))
   )
@@ -41,15 +191,29 @@ export const readPanelInfo = Effect.gen(function*() {
     try: () => parseYaml(text) as unknown,
     catch: (error) => new ConfigInvalid({ source, problems: [problem("(yaml)", error instanceof Error ? error.message : String(error))] })
   })
-  const decoded = yield* Schema.decodeUnknown(PanelFile)(raw ?? {}).pipe(
+  return yield* Schema.decodeUnknown(PanelFile)(raw ?? {}, { errors: "all" }).pipe(
     Effect.mapError((error) => new ConfigInvalid({ source, problems: problemsFromParseError(error) }))
   )
-  return {
-    name: decoded.panel?.name ?? fallback.name,
-    version: decoded.panel?.version,
-    php: decoded.panel?.php
-  } satisfies PanelInfo
 })
 
+const infoOf = (file: PanelFile): PanelInfo => ({
+  name: file.panel?.name ?? fallbackInfo.name,
+  version: file.panel?.version,
+  php: file.panel?.php
+})
+
+export const readPanelInfo = Effect.map(readPanelFile, infoOf)
+
 /** The embedded reference panel. */
-export const layerEmbedded = Layer.effect(Panel, Effect.map(readPanelInfo, (info) => ({ info })))
+export const layerEmbedded = Layer.effect(
+  Panel,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig>()
+    const reload = readPanelFile.pipe(
+      Effect.map((file) => ({ info: infoOf(file), directory: makeDirectory(file) })),
+      Effect.provide(context)
+    )
+    const current = yield* reload
+    return { ...current, reload } satisfies PanelService
+  })
+)

@@ -1,0 +1,56 @@
+import { Command, Options } from "@effect/cli"
+import { Console, Duration, Effect, Layer, Option } from "effect"
+import { join } from "node:path"
+import { HostConfig } from "../../config/HostConfig.js"
+import { listen } from "../../http/Server.js"
+import * as LiveState from "../../runtime/LiveState.js"
+import { CliInvocation } from "../Invocation.js"
+import { storeLayer } from "../Runtime.js"
+
+// `host serve`: the panel's HTTP server with the extension runtime (DESIGN.md §11, §12). Listens on
+// config server.host / server.port (HOST_PORT), or --listen / --port; port 0 picks a free port. Once
+// bound it prints one line, `Listening on http://HOST:PORT`, on stdout; /host/ready answers 200 once
+// the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully.
+
+const untilSignal = Effect.async<string>((resume) => {
+  const stop = (signal: string) => () => resume(Effect.succeed(signal))
+  const onInt = stop("SIGINT")
+  const onTerm = stop("SIGTERM")
+  process.once("SIGINT", onInt)
+  process.once("SIGTERM", onTerm)
+  return Effect.sync(() => {
+    process.off("SIGINT", onInt)
+    process.off("SIGTERM", onTerm)
+  })
+})
+
+export const serveCommand = Command.make(
+  "serve",
+  {
+    port: Options.integer("port").pipe(Options.optional, Options.withDescription("port to listen on (0: any free port)")),
+    listenHost: Options.text("listen").pipe(Options.optional, Options.withDescription("address to listen on (default server.host)")),
+    poll: Options.integer("poll-ms").pipe(
+      Options.withDefault(1000),
+      Options.withDescription("how often to check the database for changes made by other processes (ms)")
+    )
+  },
+  ({ listenHost, poll, port }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const live = LiveState.layer({ pollInterval: Duration.millis(Math.max(50, poll)) })
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const { config, paths } = yield* HostConfig
+          const address = yield* listen({
+            host: Option.getOrElse(listenHost, () => config.server.host),
+            port: Option.getOrElse(port, () => config.server.port),
+            publicDirectories: [paths.publicAssets, join(invocation.frameworkRoot, "dist", "public", "host")],
+            frameworkRoot: invocation.frameworkRoot
+          })
+          yield* Console.log(`Listening on ${address.url}`)
+          const signal = yield* untilSignal
+          yield* Effect.logInfo(`${signal}: stopping`)
+        })
+      ).pipe(Effect.provide(live.pipe(Layer.provideMerge(storeLayer(invocation)))))
+    })
+).pipe(Command.withDescription("Serve the panel with its extensions (HTTP API, extension routes, live runtime)"))

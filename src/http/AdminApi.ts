@@ -1,0 +1,257 @@
+import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
+import { Duration, Effect, Either, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { HostConfig } from "../config/HostConfig.js"
+import { normalizeHealthStatus } from "../domain/Health.js"
+import type { Actor } from "../domain/Installed.js"
+import { decodeManifest } from "../domain/Manifest.js"
+import { effectiveSettings, validateSettingValues } from "../domain/Settings.js"
+import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import { SourceSpec } from "../lifecycle/Source.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
+import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
+import { ActivityRepo } from "../store/ActivityRepo.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import { csrfOk } from "./Auth.js"
+import { authenticate, header, requireAdmin } from "./Context.js"
+import { badRequest, HttpFailure, notFound } from "./Errors.js"
+
+// The admin JSON API (DESIGN.md §12) under /admin/host/api: an admin's session (CSRF-checked on
+// unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
+// the CLI, with the actor {type: "admin", user}; the runtime swaps to a new generation before answering.
+
+/** The admin making the request, as the lifecycle's actor. */
+const adminActor = Effect.gen(function*() {
+  const { auth, request } = yield* authenticate
+  const user = yield* requireAdmin(auth)
+  if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), undefined)) {
+    return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
+  }
+  return { type: "admin", user: user.username } satisfies Actor
+})
+
+const extensionIdParam = Effect.map(HttpRouter.params, ({ name, vendor }) => `${vendor}/${name}`)
+
+/** After a change: swap the runtime now, so the next request sees it. */
+const swap = Effect.flatMap(LiveRuntime, (runtime) => runtime.refresh())
+
+const ok = (data: unknown, status = 200) => HttpServerResponse.json({ data }, { status })
+
+export const listExtensions = Effect.gen(function*() {
+  yield* adminActor
+  const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const runtime = yield* LiveRuntime
+  const live = runtime.current()
+  const recorded = yield* readQuarantine
+  return yield* ok(installed.map((extension) => {
+    const reason = live?.generation.quarantined.get(extension.extensionId) ??
+      (live === undefined ? quarantineReason(recorded, extension) : undefined)
+    return {
+      id: extension.extensionId,
+      name: extension.name,
+      version: extension.version,
+      enabled: extension.enabled,
+      status: reason !== undefined && extension.enabled ? "quarantined" : extension.enabled ? "enabled" : "disabled",
+      quarantine: reason ?? null,
+      signature: extension.signature.status,
+      source: extension.source,
+      updatedAt: extension.updatedAt
+    }
+  }))
+})
+
+const Flags = Schema.Struct({
+  force: Schema.optional(Schema.Boolean),
+  keepData: Schema.optional(Schema.Boolean),
+  disabled: Schema.optional(Schema.Boolean),
+  noMigrate: Schema.optional(Schema.Boolean)
+})
+type Flags = typeof Flags.Type
+
+const flagFrom = (value: string | ReadonlyArray<string> | undefined) =>
+  value === undefined ? undefined : ["1", "true", "yes", "on"].includes(String(Array.isArray(value) ? value[0] : value).toLowerCase())
+
+/** Flags from the query string and, for JSON requests, the body. */
+const readFlags = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = new URLSearchParams(request.url.split("?")[1] ?? "")
+  const fromQuery: Record<string, boolean> = {}
+  for (const key of ["force", "keepData", "disabled", "noMigrate"]) {
+    const value = flagFrom(query.get(key) ?? undefined)
+    if (value !== undefined) fromQuery[key] = value
+  }
+  if (!(header(request, "content-type") ?? "").includes("json")) return fromQuery as Flags
+  const text = yield* request.text
+  if (text.trim() === "") return fromQuery as Flags
+  const body = yield* Schema.decodeUnknown(Schema.parseJson(Flags))(text).pipe(
+    Effect.mapError((error) => badRequest(`the body must be {force?, keepData?, disabled?, noMigrate?}: ${error.message}`))
+  )
+  return { ...fromQuery, ...body }
+})
+
+/**
+ * The uploaded `archive` (and optional detached `signature`, a file or a field) written to
+ * storage/host/uploads/<uuid>/ as `<name>.host` (+ `.sig`), which the lifecycle reads as an archive.
+ */
+const receiveUpload = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const { paths } = yield* HostConfig
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (!(header(request, "content-type") ?? "").includes("multipart/form-data")) {
+    return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
+  }
+  const form = yield* request.multipart
+  const archive = form.archive
+  const file = Array.isArray(archive) ? archive[0] : undefined
+  if (file === undefined || !Multipart.isPersistedFile(file)) return yield* badRequest("the field \"archive\" must be a .host file")
+  const folder = path.join(paths.storage, "uploads", randomUUID())
+  yield* fs.makeDirectory(folder, { recursive: true })
+  const name = /^[A-Za-z0-9._-]+\.host$/.test(file.name) ? file.name : "upload.host"
+  const target = path.join(folder, name)
+  yield* fs.copyFile(file.path, target)
+  const signature = form.signature
+  if (typeof signature === "string" && signature.trim() !== "") yield* fs.writeFileString(`${target}.sig`, signature.trim())
+  else if (Array.isArray(signature) && signature[0] !== undefined && Multipart.isPersistedFile(signature[0])) {
+    yield* fs.copyFile(signature[0].path, `${target}.sig`)
+  }
+  return { folder, target }
+})
+
+const withUpload = <A, E, R>(use: (archive: string) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    return yield* Effect.acquireUseRelease(
+      receiveUpload,
+      ({ target }) => use(target),
+      ({ folder }) => fs.remove(folder, { recursive: true }).pipe(Effect.ignore)
+    )
+  }).pipe(Effect.scoped)
+
+export const uploadInstall = Effect.gen(function*() {
+  const actor = yield* adminActor
+  const lifecycle = yield* Lifecycle
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = new URLSearchParams(request.url.split("?")[1] ?? "")
+  const result = yield* withUpload((archive) =>
+    lifecycle.add(SourceSpec.Archive({ path: archive }), {
+      actor,
+      force: flagFrom(query.get("force") ?? undefined) ?? false,
+      disabled: flagFrom(query.get("disabled") ?? undefined) ?? false,
+      noMigrate: flagFrom(query.get("noMigrate") ?? undefined) ?? false
+    })
+  )
+  yield* swap
+  return yield* ok(result, 201)
+})
+
+const operations = ["enable", "disable", "remove", "update"] as const
+type AdminOperation = (typeof operations)[number]
+
+export const extensionOperation = Effect.gen(function*() {
+  const actor = yield* adminActor
+  const id = yield* extensionIdParam
+  const { action } = yield* HttpRouter.params
+  if (!(operations as ReadonlyArray<string | undefined>).includes(action)) return yield* notFound(`unknown operation ${action ?? ""}`)
+  const lifecycle = yield* Lifecycle
+  const operation = action as AdminOperation
+  const timeout = 5
+  const result = operation === "update"
+    ? yield* withUpload((archive) => lifecycle.update(id, SourceSpec.Archive({ path: archive }), { actor, lockTimeout: timeout }))
+    : yield* Effect.flatMap(readFlags, (flags) =>
+      operation === "remove"
+        ? lifecycle.remove(id, { actor, force: flags.force ?? false, keepData: flags.keepData ?? false, lockTimeout: timeout })
+        : lifecycle[operation](id, { actor, force: flags.force ?? false, lockTimeout: timeout }))
+  yield* swap
+  return yield* ok(result)
+})
+
+/** The installed extension's normalized settings fields (from the manifest as installed). */
+const installedFields = (id: string) =>
+  Effect.gen(function*() {
+    const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
+    if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
+    const manifest = decodeManifest(record.value.manifest).manifest
+    return manifest?.settings ?? []
+  })
+
+export const readSettings = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  const fields = yield* installedFields(id)
+  const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
+  return yield* ok({ fields, values: effectiveSettings(fields, stored) })
+})
+
+const SettingsBody = Schema.Union(
+  Schema.Struct({ values: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+export const writeSettings = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  const fields = yield* installedFields(id)
+  const body = yield* HttpServerRequest.schemaBodyJson(SettingsBody).pipe(
+    Effect.mapError(() => badRequest("send a JSON object of setting key → value"))
+  )
+  const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
+    ? body.values as Record<string, unknown>
+    : body as Record<string, unknown>
+  const checked = validateSettingValues(fields, values)
+  if (Either.isLeft(checked)) {
+    return yield* new HttpFailure({
+      status: 422,
+      code: "SettingsInvalid",
+      detail: checked.left.map((problem) => `${problem.path}: ${problem.message}`).join("; "),
+      problems: checked.left
+    })
+  }
+  const settings = yield* SettingsRepo
+  for (const [key, value] of Object.entries(values)) {
+    if (value === null || value === undefined) yield* settings.remove(id, key)
+  }
+  for (const [key, value] of Object.entries(checked.right)) yield* settings.put(id, key, value)
+  const stored = yield* settings.getAll(id)
+  return yield* ok({ fields, values: effectiveSettings(fields, stored) })
+})
+
+export const activity = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = new URLSearchParams(request.url.split("?")[1] ?? "")
+  const limit = Math.min(Math.max(Number(query.get("limit") ?? 100) || 100, 1), 1000)
+  const extensionId = query.get("extension") ?? undefined
+  const rows = yield* Effect.flatMap(ActivityRepo, (repo) =>
+    repo.list(extensionId === undefined ? { limit } : { extensionId, limit }))
+  return yield* ok(rows)
+})
+
+/** Runs the HasHealthChecks of every booted extension (5 s each; a throw is an `error`). */
+export const health = Effect.gen(function*() {
+  yield* adminActor
+  const runtime = yield* LiveRuntime
+  const live = runtime.current()
+  const results = yield* Effect.forEach([...(live?.generation.extensions.values() ?? [])], (extension) =>
+    Effect.gen(function*() {
+      const instance = extension.instance as { getHealthChecks?: () => unknown } | undefined
+      if (instance === undefined || typeof instance.getHealthChecks !== "function") return []
+      const reported = yield* Effect.tryPromise(async () => await instance.getHealthChecks!()).pipe(
+        Effect.timeout(Duration.seconds(5)),
+        Effect.either
+      )
+      if (Either.isLeft(reported)) {
+        return [{ extensionId: extension.id, id: "(all)", status: "error", message: String(reported.left.message ?? reported.left) }]
+      }
+      const list = Array.isArray(reported.right) ? reported.right as ReadonlyArray<Record<string, unknown>> : []
+      return list.map((entry) => ({
+        extensionId: extension.id,
+        id: String(entry.id ?? "?"),
+        status: normalizeHealthStatus(entry.status),
+        message: typeof entry.message === "string" ? entry.message : null,
+        details: entry.details ?? null
+      }))
+    }), { concurrency: 8 })
+  return yield* ok(results.flat())
+})

@@ -1,0 +1,97 @@
+import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { effectiveSettings } from "../domain/Settings.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import * as AdminApi from "./AdminApi.js"
+import { authenticate, header, requireUser } from "./Context.js"
+import { errorResponse, HttpFailure, notFound, withErrorBodies } from "./Errors.js"
+import { extensionRoute } from "./ExtensionRoutes.js"
+import * as Login from "./Login.js"
+import { extensionAsset, frameworkAsset } from "./Static.js"
+import type { ClientBodies } from "../runtime/ClientView.js"
+
+// The server's routes (DESIGN.md §12). The three read-only client bodies are precomputed per runtime
+// generation; Server.ts answers them before this router is reached when it can, and these handlers are
+// the same answers on the normal path (e.g. the first request with a session cookie).
+
+const precomputed = (key: keyof ClientBodies) =>
+  Effect.gen(function*() {
+    const { auth, live, request } = yield* authenticate
+    yield* requireUser(auth)
+    const body = live.bodies[key]
+    const headers = { etag: body.etag, "cache-control": "private, no-cache" }
+    if (header(request, "if-none-match") === body.etag) return HttpServerResponse.empty({ status: 304, headers })
+    return HttpServerResponse.uint8Array(body.bytes, { headers, contentType: "application/json" })
+  })
+
+/** `/api/client/host/extensions/{vendor}/{name}/settings`: public fields only, stored or default. */
+const publicSettings = Effect.gen(function*() {
+  const { auth, live } = yield* authenticate
+  yield* requireUser(auth)
+  const { name, vendor } = yield* HttpRouter.params
+  const id = `${vendor}/${name}`
+  const extension = live.generation.extensions.get(id)
+  if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
+  const fields = extension.manifest.settings.filter((field) => field.public)
+  const stored = fields.length === 0 ? {} : yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
+  return yield* HttpServerResponse.json({ data: effectiveSettings(fields, stored) })
+})
+
+const ready = Effect.gen(function*() {
+  const runtime = yield* LiveRuntime
+  const live = runtime.current()
+  if (live === undefined) return errorResponse(503, "NotReady", "the runtime is still booting")
+  return yield* HttpServerResponse.json({ status: "ok", generation: live.generation.number })
+})
+
+const reconcileNotYet = Effect.gen(function*() {
+  const { auth } = yield* authenticate
+  yield* requireUser(auth)
+  return yield* new HttpFailure({ status: 501, code: "NotAvailableYet", detail: "reconcile over HTTP is not available yet" })
+})
+
+const authRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/host/ready", ready),
+  HttpRouter.get("/auth/login", Login.loginPage),
+  HttpRouter.post("/auth/login", Login.login),
+  HttpRouter.get("/auth/session", Login.session),
+  HttpRouter.post("/auth/logout", Login.logout)
+)
+
+/** Framework client endpoints (client-api group: an authenticated user) and static files. */
+const clientRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/client/host/slots", precomputed("slots")),
+  HttpRouter.get("/api/client/host/extensions", precomputed("extensions")),
+  HttpRouter.get("/api/client/host/config", precomputed("config")),
+  HttpRouter.get("/api/client/host/extensions/:vendor/:name/settings", publicSettings),
+  HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
+  HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
+  HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)
+)
+
+const adminRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
+  HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
+  HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
+  HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
+  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
+  HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
+  HttpRouter.get("/admin/host/api/health", AdminApi.health),
+  HttpRouter.post("/admin/host/api/reconcile", reconcileNotYet)
+)
+
+/** Extension routes of the three groups. */
+const extensionRoutes = HttpRouter.empty.pipe(
+  HttpRouter.all("/api/client/host/:vendor/:name", extensionRoute("api-client")),
+  HttpRouter.all("/api/client/host/:vendor/:name/*", extensionRoute("api-client")),
+  HttpRouter.all("/admin/host/:vendor/:name", extensionRoute("admin")),
+  HttpRouter.all("/admin/host/:vendor/:name/*", extensionRoute("admin")),
+  HttpRouter.all("/host/:vendor/:name", extensionRoute("web")),
+  HttpRouter.all("/host/:vendor/:name/*", extensionRoute("web"))
+)
+
+export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes)
+
+/** The router as one app whose every failure is a JSON error body. */
+export const app = Effect.map(HttpRouter.toHttpApp(router), withErrorBodies)

@@ -1,0 +1,56 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Context, Effect } from "effect"
+import type { PanelUser } from "../panel/Panel.js"
+import type { Sessions } from "../panel/Session.js"
+import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
+import { type RequestAuth, resolveAuth } from "./Auth.js"
+import { forbidden, HttpFailure, notReady, unauthorized } from "./Errors.js"
+
+// What every handler of the server shares: the session signer and the request's user.
+
+export class ServerSessions extends Context.Tag("host/http/ServerSessions")<ServerSessions, Sessions>() {}
+
+export interface ServerOptions {
+  /** Folders searched for `/host/bridge.js` and `/host/utility.css`, in order. */
+  readonly publicDirectories: ReadonlyArray<string>
+  /** The framework checkout (for its own assets). */
+  readonly frameworkRoot: string
+}
+
+export class ServerSettings extends Context.Tag("host/http/ServerSettings")<ServerSettings, ServerOptions>() {}
+
+const headerOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => {
+  const value = request.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/** The current generation, or 503 while the runtime boots. */
+export const currentGeneration = Effect.flatMap(LiveRuntime, (runtime) => {
+  const live = runtime.current()
+  return live === undefined ? Effect.fail(notReady()) : Effect.succeed(live)
+})
+
+export interface AuthenticatedRequest {
+  readonly live: LiveGeneration
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly auth: RequestAuth
+}
+
+/** The request, its generation and its user (a wrong Bearer token is 401 right away). */
+export const authenticate = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const live = yield* currentGeneration
+  const sessions = yield* ServerSessions
+  const auth = resolveAuth(headerOf(request, "authorization"), headerOf(request, "cookie"), live.panel, sessions)
+  if (auth.invalidToken) return yield* unauthorized("the API token is not valid")
+  return { live, request, auth } satisfies AuthenticatedRequest
+})
+
+export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
+  auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed(auth.user)
+
+export const requireAdmin = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
+  Effect.flatMap(requireUser(auth), (user) =>
+    user.admin ? Effect.succeed(user) : Effect.fail(forbidden("this needs a panel administrator")))
+
+export const header = headerOf

@@ -1,0 +1,170 @@
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Schema } from "effect"
+import type { Middleware, RouteContext, RouteServer, RouteUser } from "../../sdk/src/server.js"
+import type { RouteGroup } from "../domain/Manifest.js"
+import { effectiveSettings } from "../domain/Settings.js"
+import type { PanelUser } from "../panel/Panel.js"
+import { groupPrefixes, matchRoute } from "../runtime/Routes.js"
+import type { LoadedExtension } from "../runtime/Runtime.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import { csrfOk } from "./Auth.js"
+import { authenticate, header } from "./Context.js"
+import { forbidden, HttpFailure, notFound, unauthorized } from "./Errors.js"
+
+// Extension routes (DESIGN.md §11, §12): `<group prefix>/<vendor>/<name>/<path>` looked up in the
+// current generation, then the group's default middleware (client-api: a user; admin: an admin; web:
+// optional user, CSRF on unsafe methods with a session), `{server}` access (404 without it), the
+// PermissionBroker (the route's declared permission, 403 without it), the extension's HasMiddleware
+// group, and the handler. Disabled, quarantined and unknown extensions answer 404.
+
+const middlewareGroup: Readonly<Record<RouteGroup, string>> = { "api-client": "api", admin: "web", web: "web" }
+
+const routeUser = (user: PanelUser | undefined): RouteUser | undefined =>
+  user === undefined ? undefined : { id: user.id, username: user.username, email: user.email, admin: user.admin }
+
+/** A failure thrown by a handler on purpose: `abort(403, "…")` of @host/sdk/server, or any `{status, message}` HttpError. */
+const intendedFailure = (error: unknown): HttpFailure | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const candidate = error as { _tag?: unknown; name?: unknown; status?: unknown; message?: unknown; code?: unknown }
+  const marked = candidate._tag === "HostHttpError" || candidate.name === "HttpError"
+  if (!marked || typeof candidate.status !== "number" || candidate.status < 400 || candidate.status > 599) return undefined
+  const status = candidate.status
+  const code = typeof candidate.code === "string" ? candidate.code : status === 403 ? "Forbidden" : status === 404 ? "NotFound" : "HttpError"
+  return new HttpFailure({ status, code, detail: typeof candidate.message === "string" ? candidate.message : "request refused" })
+}
+
+/** Extension code threw or rejected (not on purpose): a 500 whose cause is logged, never sent. */
+export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")<{ readonly cause: unknown }> {}
+
+const fromExtension = (error: unknown) => intendedFailure(error) ?? new ExtensionCodeFailed({ cause: error })
+
+const FormBody = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/** Reads the body once: JSON, form fields, text, or undefined when there is none. */
+const readBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array<ArrayBuffer>) =>
+  Effect.gen(function*() {
+    if (bytes.byteLength === 0) return undefined
+    const type = header(request, "content-type") ?? ""
+    const text = new TextDecoder().decode(bytes)
+    if (type.includes("json")) {
+      return yield* Schema.decodeUnknown(Schema.parseJson())(text).pipe(
+        Effect.mapError(() => new HttpFailure({ status: 400, code: "BadRequest", detail: "the body is not valid JSON" }))
+      )
+    }
+    if (type.includes("application/x-www-form-urlencoded")) {
+      return yield* Schema.decodeUnknown(FormBody)(Object.fromEntries(new URLSearchParams(text)))
+    }
+    return text
+  })
+
+const toWebRequest = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array<ArrayBuffer>): Request => {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
+  const host = header(request, "host") ?? "127.0.0.1"
+  const init: RequestInit = { method: request.method, headers }
+  if (bytes.byteLength > 0 && request.method !== "GET" && request.method !== "HEAD") init.body = bytes
+  return new Request(`http://${host}${request.originalUrl}`, init)
+}
+
+/** What a handler (or middleware) returned, as a response: JSON value, Response, HttpServerResponse, Promise or Effect. */
+const toResponse = (value: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    let result = value
+    if (Effect.isEffect(result)) result = yield* (result as Effect.Effect<unknown, unknown, SqlClient.SqlClient>)
+    if (result instanceof Promise) result = yield* Effect.tryPromise({ try: () => result as Promise<unknown>, catch: fromExtension })
+    if (HttpServerResponse.isServerResponse(result)) return result
+    if (result instanceof Response) return HttpServerResponse.fromWeb(result)
+    if (result === undefined) return HttpServerResponse.empty({ status: 204 })
+    return yield* HttpServerResponse.json(result)
+  })
+
+const callExtension = (call: () => unknown) =>
+  Effect.try({ try: call, catch: fromExtension }).pipe(
+    Effect.flatMap(toResponse),
+    Effect.mapError((error) => (error instanceof HttpFailure || error instanceof ExtensionCodeFailed ? error : fromExtension(error)))
+  )
+
+const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, extensionId: string) =>
+  Effect.gen(function*() {
+    for (const step of middleware) {
+      const result = yield* Effect.tryPromise({ try: async () => await step({ request, extensionId }), catch: fromExtension })
+      if (result instanceof Response) return HttpServerResponse.fromWeb(result)
+    }
+    return undefined
+  })
+
+/** The handler of one group's catch-all route. */
+export const extensionRoute = (group: RouteGroup) =>
+  Effect.gen(function*() {
+    const { auth, live, request } = yield* authenticate
+    const { name, vendor } = yield* HttpRouter.params
+    const id = `${vendor}/${name}`
+    const extension: LoadedExtension | undefined = live.generation.extensions.get(id)
+    if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
+    const pathname = request.url.split("?")[0]!
+    const rest = pathname.slice(`${groupPrefixes[group]}/${id}`.length) || "/"
+    const match = matchRoute(extension.routes[group] ?? [], request.method, rest)
+    if (match._tag === "NotFound") return yield* notFound(`${id} has no ${group} route ${rest}`)
+    if (match._tag === "MethodNotAllowed") {
+      return yield* new HttpFailure({
+        status: 405,
+        code: "MethodNotAllowed",
+        detail: `${request.method} is not allowed here (allowed: ${match.allowed.join(", ")})`
+      })
+    }
+    const { params, route } = match
+
+    // Default middleware of the group.
+    if (group === "api-client" && auth.user === undefined) return yield* unauthorized()
+    if (group === "admin") {
+      if (auth.user === undefined) return yield* unauthorized()
+      if (!auth.user.admin) return yield* forbidden("this needs a panel administrator")
+    }
+    const bytes = new Uint8Array(yield* request.arrayBuffer)
+    const body = yield* readBody(request, bytes)
+    if (group !== "api-client") {
+      const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
+        ? body._token
+        : undefined
+      if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken)) {
+        return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
+      }
+    }
+
+    // {server} access, then the PermissionBroker.
+    let server: RouteServer | undefined = undefined
+    if (route.usesServer) {
+      if (auth.user === undefined) return yield* unauthorized()
+      const access = live.panel.serverAccess(auth.user, params.server ?? "")
+      if (access === undefined) return yield* notFound(`server ${params.server ?? ""} not found`)
+      server = { uuid: access.server.uuid, name: access.server.name, permissions: access.permissions }
+    }
+    if (route.permission !== undefined) {
+      if (auth.user === undefined) return yield* unauthorized()
+      if (!live.panel.can(auth.user, route.permission, server?.uuid)) {
+        return yield* forbidden(`this needs the permission ${route.permission}`)
+      }
+    }
+
+    const webRequest = toWebRequest(request, bytes)
+    const stopped = yield* runMiddleware(extension.middleware[middlewareGroup[group]] ?? [], webRequest, id)
+    if (stopped !== undefined) return stopped
+
+    const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
+    const sql = yield* SqlClient.SqlClient
+    const query: Record<string, string> = {}
+    for (const [key, value] of new URLSearchParams(request.url.split("?")[1] ?? "")) query[key] = value
+    const context: RouteContext = {
+      request: webRequest,
+      params,
+      query,
+      body,
+      user: routeUser(auth.user),
+      server,
+      settings: effectiveSettings(extension.manifest.settings, stored),
+      sql,
+      extension: { id, version: extension.manifest.version, basePath: extension.directory }
+    }
+    return yield* callExtension(() => (route.handler as (context: RouteContext) => unknown)(context))
+  })

@@ -1,0 +1,112 @@
+import { FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Data, Effect, Option } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
+import type { ClientBodies } from "../runtime/ClientView.js"
+import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
+import { app } from "./App.js"
+import { resolveAuth } from "./Auth.js"
+import { type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
+
+// `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
+// the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
+// and hands every other request (and every fast-path request it cannot answer, e.g. a 401) to the
+// Effect app, which runs with per-request tracing disabled.
+
+export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly host: string; readonly port: number; readonly detail: string }> {
+  override get message() {
+    return `cannot listen on ${this.host}:${this.port}: ${this.detail}`
+  }
+}
+
+export interface ListenOptions extends ServerOptions {
+  readonly host: string
+  readonly port: number
+  /** Largest request body accepted (uploads): default 64 MiB. */
+  readonly maxBodyBytes?: number
+}
+
+const fastPaths: Readonly<Record<string, keyof ClientBodies>> = {
+  "/api/client/host/slots": "slots",
+  "/api/client/host/extensions": "extensions",
+  "/api/client/host/config": "config"
+}
+
+const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
+
+/** Answers a fast-path request, or returns false to let the Effect app answer it. */
+export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
+(request: IncomingMessage, response: ServerResponse): boolean => {
+  if (request.method !== "GET") return false
+  const url = request.url ?? ""
+  const query = url.indexOf("?")
+  const key = fastPaths[query < 0 ? url : url.slice(0, query)]
+  if (key === undefined) return false
+  const live = runtime.current()
+  if (live === undefined) return false
+  const auth = resolveAuth(headerText(request.headers.authorization), headerText(request.headers.cookie), live.panel, sessions)
+  if (auth.user === undefined) return false
+  const body = live.bodies[key]
+  if (request.headers["if-none-match"] === body.etag) {
+    response.writeHead(304, { etag: body.etag, "cache-control": "private, no-cache" })
+    response.end()
+    return true
+  }
+  response.writeHead(200, {
+    "content-type": "application/json",
+    "content-length": body.bytes.byteLength,
+    etag: body.etag,
+    "cache-control": "private, no-cache"
+  })
+  response.end(body.bytes)
+  return true
+}
+
+/**
+ * Listens (port 0 picks a free port) and serves until the scope closes; returns the bound address.
+ * Closing stops accepting, lets in-flight requests finish for up to 5 s, then drops what is left.
+ */
+export const listen = (options: ListenOptions) =>
+  Effect.gen(function*() {
+    const runtime = yield* LiveRuntime
+    const sessions = makeSessions(yield* loadSessionKey)
+    const httpApp = yield* app
+    const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
+      Effect.provideService(ServerSessions, sessions),
+      Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot }),
+      Effect.provideService(
+        HttpIncomingMessage.MaxBodySize,
+        Option.some(FileSystem.Size(options.maxBodyBytes ?? 64 * 1024 * 1024))
+      ),
+      HttpMiddleware.withTracerDisabledWhenEffect(() => true)
+    )
+    const fast = makeFastPath(runtime, sessions)
+    const server = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        createServer((request, response) => {
+          if (!fast(request, response)) handler(request, response)
+        })
+      ),
+      (server) =>
+        Effect.async<void>((resume) => {
+          const timer = setTimeout(() => server.closeAllConnections(), 5_000)
+          server.close(() => {
+            clearTimeout(timer)
+            resume(Effect.void)
+          })
+          server.closeIdleConnections()
+        })
+    )
+    yield* Effect.async<void, ListenFailed>((resume) => {
+      const onError = (error: Error) => resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, detail: error.message })))
+      server.once("error", onError)
+      server.listen({ host: options.host, port: options.port }, () => {
+        server.off("error", onError)
+        resume(Effect.void)
+      })
+    })
+    const address = server.address() as AddressInfo
+    return { host: address.address, port: address.port, url: `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}` }
+  })

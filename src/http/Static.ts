@@ -1,0 +1,101 @@
+import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Path } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { createHash } from "node:crypto"
+import { posix } from "node:path"
+import { currentGeneration, header, ServerSettings } from "./Context.js"
+import { notFound } from "./Errors.js"
+
+// Static files (DESIGN.md §12): extension bundles, styles and their chunks under
+// `/host/ext/<vendor>/<name>/<file>`, and the framework's `/host/bridge.js` and `/host/utility.css`.
+// Strong ETags (sha256 of the bytes, cached by path, size and mtime); `?v=` URLs (as the client
+// endpoints give them) are immutable for a year, others revalidate.
+
+const contentTypes: Readonly<Record<string, string>> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".woff": "font/woff",
+  ".woff2": "font/woff2",
+  ".ttf": "font/ttf",
+  ".txt": "text/plain; charset=utf-8"
+}
+
+const etags = new Map<string, { readonly stamp: string; readonly etag: string; readonly bytes: Uint8Array }>()
+
+/** Serves one file with ETag / Cache-Control, or 404 when it is not a regular file. */
+export const serveFile = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const info = yield* fs.stat(file).pipe(Effect.orElseFail(() => notFound("file not found")))
+    if (info.type !== "File") return yield* notFound("file not found")
+    const stamp = `${info.size}:${Option.getOrElse(Option.map(info.mtime, (date) => date.getTime()), () => 0)}`
+    let cached = etags.get(file)
+    if (cached === undefined || cached.stamp !== stamp) {
+      const bytes = yield* fs.readFile(file).pipe(Effect.orElseFail(() => notFound("file not found")))
+      cached = { stamp, bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` }
+      if (etags.size > 2_000) etags.clear()
+      etags.set(file, cached)
+    }
+    const versioned = request.url.includes("?v=") || request.url.includes("&v=")
+    const headers = {
+      etag: cached.etag,
+      "cache-control": versioned ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate"
+    }
+    if (header(request, "if-none-match") === cached.etag) return HttpServerResponse.empty({ status: 304, headers })
+    return HttpServerResponse.uint8Array(cached.bytes, {
+      headers,
+      contentType: contentTypes[path.extname(file).toLowerCase()] ?? "application/octet-stream"
+    })
+  })
+
+/** `/host/ext/<vendor>/<name>/<file>`: files of an enabled extension's bundle or styles folder. */
+export const extensionAsset = Effect.gen(function*() {
+  const path = yield* Path.Path
+  const live = yield* currentGeneration
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { name, vendor } = yield* HttpRouter.params
+  const id = `${vendor}/${name}`
+  const extension = live.generation.extensions.get(id)
+  if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
+  const prefix = `/host/ext/${id}/`
+  const pathname = request.url.split("?")[0]!
+  const relative = yield* Effect.try({
+    try: () => decodeURIComponent(pathname.slice(prefix.length)),
+    catch: () => notFound("file not found")
+  })
+  if (relative === "" || relative.split("/").some((part) => part === ".." || part === "." || part === "") || relative.includes("\\")) {
+    return yield* notFound("file not found")
+  }
+  // The bundle and the styles themselves, and anything beside them in their (non-root) folders.
+  const declared = [extension.layout.bundle, extension.layout.styles].filter((file): file is string => file !== undefined)
+  const allowed = declared.includes(relative) ||
+    declared.some((file) => {
+      const folder = posix.dirname(file)
+      return folder !== "." && relative.startsWith(`${folder}/`)
+    })
+  if (!allowed) return yield* notFound("file not found")
+  return yield* serveFile(path.join(extension.directory, ...relative.split("/")))
+})
+
+/** `/host/bridge.js`, `/host/utility.css`: the first folder of the server's list that has the file. */
+export const frameworkAsset = (name: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { publicDirectories } = yield* ServerSettings
+    for (const directory of publicDirectories) {
+      const file = path.join(directory, name)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) return yield* serveFile(file)
+    }
+    return yield* notFound(`${name} is not built`)
+  })

@@ -1,0 +1,93 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Either, Schema } from "effect"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { HostConfig } from "../config/HostConfig.js"
+import { ConfigInvalid } from "../domain/Errors.js"
+import { problem } from "../domain/Problems.js"
+
+// Session cookies of the embedded panel: `<base64url(JSON payload)>.<base64url(HMAC-SHA256)>`, signed
+// with a key generated once under storage/host/session.key (mode 0600). The payload carries the user id,
+// the session's CSRF token and the expiry; nothing is stored server-side, so replicas sharing the root
+// share sessions.
+
+export const sessionCookieName = "host_session"
+export const sessionLifetimeSeconds = 60 * 60 * 12
+
+const SessionPayload = Schema.Struct({
+  u: Schema.Int,
+  c: Schema.String,
+  e: Schema.Number
+})
+
+export interface Session {
+  readonly userId: number
+  readonly csrfToken: string
+  readonly expiresAt: number
+}
+
+export interface Sessions {
+  readonly issue: (userId: number) => { readonly cookie: string; readonly session: Session }
+  /** The session of a cookie value, or undefined when it is forged, malformed or expired. */
+  readonly verify: (cookie: string) => Session | undefined
+}
+
+const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(SessionPayload))
+
+export const makeSessions = (key: Uint8Array, now: () => number = Date.now): Sessions => {
+  const sign = (data: string) => createHmac("sha256", key).update(data).digest("base64url")
+  // Verified cookies, so a busy client costs one map lookup per request (bounded).
+  const cache = new Map<string, Session>()
+  return {
+    issue: (userId) => {
+      const session: Session = {
+        userId,
+        csrfToken: randomBytes(18).toString("base64url"),
+        expiresAt: now() + sessionLifetimeSeconds * 1000
+      }
+      const data = Buffer.from(JSON.stringify({ u: session.userId, c: session.csrfToken, e: session.expiresAt }))
+        .toString("base64url")
+      return { cookie: `${data}.${sign(data)}`, session }
+    },
+    verify: (cookie) => {
+      const cached = cache.get(cookie)
+      if (cached !== undefined) {
+        if (cached.expiresAt > now()) return cached
+        cache.delete(cookie)
+        return undefined
+      }
+      const dot = cookie.indexOf(".")
+      if (dot <= 0) return undefined
+      const data = cookie.slice(0, dot)
+      const expected = Buffer.from(sign(data))
+      const given = Buffer.from(cookie.slice(dot + 1))
+      if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined
+      const payload = decodePayload(Buffer.from(data, "base64url").toString("utf8"))
+      if (Either.isLeft(payload) || payload.right.e <= now()) return undefined
+      const session: Session = { userId: payload.right.u, csrfToken: payload.right.c, expiresAt: payload.right.e }
+      if (cache.size > 10_000) cache.clear()
+      cache.set(cookie, session)
+      return session
+    }
+  }
+}
+
+/** Reads storage/host/session.key, creating it (32 random bytes, hex, mode 0600) on first use. */
+export const loadSessionKey = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const { paths } = yield* HostConfig
+  const file = path.join(paths.storage, "session.key")
+  const fail = (message: string) => new ConfigInvalid({ source: "storage/host/session.key", problems: [problem("(file)", message)] })
+  const existing = yield* fs.readFileString(file).pipe(Effect.option)
+  if (existing._tag === "Some" && /^[0-9a-f]{64}$/.test(existing.value.trim())) return Buffer.from(existing.value.trim(), "hex")
+  yield* fs.makeDirectory(paths.storage, { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
+  const key = randomBytes(32)
+  const temporary = `${file}.${process.pid}.tmp`
+  yield* fs.writeFileString(temporary, `${key.toString("hex")}\n`, { mode: 0o600 }).pipe(Effect.mapError((error) => fail(error.message)))
+  // Another process may have won the race: keep whichever key landed first.
+  const landed = yield* fs.link(temporary, file).pipe(Effect.either)
+  yield* fs.remove(temporary).pipe(Effect.ignore)
+  if (Either.isRight(landed)) return key
+  const winner = yield* fs.readFileString(file).pipe(Effect.mapError((error) => fail(error.message)))
+  return Buffer.from(winner.trim(), "hex")
+})
