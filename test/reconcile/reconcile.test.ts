@@ -1,0 +1,233 @@
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { fixture, runHost, tempDir } from "../support/cli.js"
+import { inspectDatabase, sqlMigration, writeExtension } from "../support/extensions.js"
+
+const cleanups: Array<() => void> = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+const temp = (prefix: string) => {
+  const dir = tempDir(prefix)
+  cleanups.push(dir.cleanup)
+  return dir.path
+}
+const host = (root: string, args: Array<string>, env: Record<string, string> = {}) => runHost([...args, "--root", root], { env })
+
+/** A panel root with a desired-state file at the default place. */
+const panel = (desired: string) => {
+  const root = temp("host-root-")
+  const file = join(root, "desired-state", "extensions.yaml")
+  writeDesired(file, desired)
+  return { root, file }
+}
+const writeDesired = (file: string, desired: string) => {
+  mkdirSync(join(file, ".."), { recursive: true })
+  writeFileSync(file, desired)
+}
+
+const demo = (extra = "") => `host: "1.0"
+extensions:
+  acme/hello-world:
+    source: { path: ${fixture("extensions", "hello-world")} }
+  acme/full:
+    source: { path: ${fixture("extensions", "full")} }
+    settings:
+      api_key: "\${FULL_API_KEY}"
+      refreshRate: 15
+${extra}`
+
+const env = { FULL_API_KEY: "top-secret-value" }
+
+describe("host reconcile", () => {
+  it("plans, applies in dependency order, then has nothing to do", async () => {
+    const { root } = panel(demo())
+    const dry = await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"], env)
+    expect(dry.code).toBe(2)
+    expect(dry.stdout).toBe([
+      "+ install acme/hello-world 1.0.0: not installed",
+      "+ install acme/full 1.2.0: not installed",
+      "~ configure acme/full (api_key, refreshRate): settings differ: api_key, refreshRate",
+      "",
+      "Plan: 2 to install, 0 to update, 0 to enable, 0 to disable, 1 to configure, 0 to repair, 0 to remove.",
+      ""
+    ].join("\n"))
+    expect(inspectDatabase(root).extensions).toEqual([])
+
+    const applied = await host(root, ["reconcile"], env)
+    expect(applied.code).toBe(0)
+    expect(applied.stdout).toContain("Apply complete: 3 action(s) applied.")
+    const db = inspectDatabase(root)
+    expect(db.extensions.map((e) => e.extension_id)).toEqual(["acme/full", "acme/hello-world"])
+    expect(db.settings.map((s) => [s.extension_id, s.key, JSON.parse(s.value)])).toEqual(
+      expect.arrayContaining([["acme/full", "api_key", "top-secret-value"], ["acme/full", "refreshRate", 15]])
+    )
+    const contexts = db.activity.map((a) => JSON.parse(a.context) as { actor: unknown; plan: string })
+    expect(contexts.every((c) => JSON.stringify(c.actor) === `{"type":"reconcile"}` && c.plan.startsWith("plan-"))).toBe(true)
+    expect(new Set(contexts.map((c) => c.plan)).size).toBe(1)
+
+    const again = await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"], env)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toBe("No changes. Panel matches desired state.\n")
+    const rerun = await host(root, ["reconcile"], env)
+    expect(rerun.code).toBe(0)
+    expect(inspectDatabase(root).activity).toHaveLength(db.activity.length)
+  })
+
+  it("--json prints exactly the plan object, without secrets", async () => {
+    const { root } = panel(demo())
+    const run = await host(root, ["reconcile", "--dry-run", "--json"], env)
+    expect(run.code).toBe(0)
+    const plan = JSON.parse(run.stdout)
+    expect(Object.keys(plan)).toEqual(["format", "id", "created_at", "fingerprint", "actions", "summary", "warnings", "basis"])
+    expect(plan.format).toBe(1)
+    expect(plan.summary).toEqual({ install: 2, update: 0, enable: 0, disable: 0, configure: 1, repair: 0, remove: 0 })
+    expect(plan.actions[1]).toMatchObject({
+      type: "install",
+      id: "acme/full",
+      from: null,
+      to: "1.2.0",
+      capabilities: { permissions: { added: ["full.manage", "full.view"], removed: [] } }
+    })
+    expect(plan.actions[1].capabilities.routes.added).toEqual([
+      "admin src/routes/admin.ts",
+      "api-client src/routes/api-client.ts",
+      "web src/routes/web.ts"
+    ])
+    expect(plan.actions[1].capabilities.slots.added).toEqual(["dashboard.widgets", "server.console.sidebar"])
+    expect(run.stdout).not.toContain("top-secret-value")
+    expect(run.stdout).toContain("${FULL_API_KEY}")
+  })
+
+  it("fails the plan before applying anything when a setting is invalid or a variable is missing", async () => {
+    const { root } = panel(demo().replace("refreshRate: 15", "refreshRate: soon"))
+    const run = await host(root, ["reconcile"], env)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("extensions.acme/full.settings.refreshRate: must be a number")
+    expect(inspectDatabase(root).extensions).toEqual([])
+    const missing = await host(panel(demo()).root, ["reconcile", "--dry-run"])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain("environment variable FULL_API_KEY not set")
+  })
+
+  it("saves a plan with --out, applies it with --plan, and refuses it when stale", async () => {
+    const { root } = panel(demo())
+    const planFile = join(root, "plans", "next.json")
+    const saved = await host(root, ["reconcile", "--out", planFile], env)
+    expect(saved.code).toBe(0)
+    expect(saved.stdout).toContain(`apply it with: host reconcile --plan ${planFile}`)
+    expect(readFileSync(planFile, "utf8")).not.toContain("top-secret-value")
+    expect(inspectDatabase(root).extensions).toEqual([])
+
+    expect((await host(root, ["add", fixture("extensions", "hello-world")])).code).toBe(0)
+    const stale = await host(root, ["reconcile", "--plan", planFile], env)
+    expect(stale.code).toBe(1)
+    expect(stale.stderr).toContain("is stale, the panel changed since it was made: installed acme/hello-world: now 1.0.0, enabled")
+
+    expect((await host(root, ["remove", "acme/hello-world"])).code).toBe(0)
+    const secretChanged = await host(root, ["reconcile", "--plan", planFile], { FULL_API_KEY: "another" })
+    expect(secretChanged.code).toBe(1)
+    expect(secretChanged.stderr).toContain("settings of acme/full: was ")
+
+    const applied = await host(root, ["reconcile", "--plan", planFile], env)
+    expect(applied.code).toBe(0)
+    expect(inspectDatabase(root).extensions).toHaveLength(2)
+  })
+
+  it("repairs modified files, toggles state, removes absent ones and prunes with protection", async () => {
+    const { root, file } = panel(demo())
+    await host(root, ["reconcile"], env)
+    appendFileSync(join(root, "host", "extensions", "acme", "hello-world", "extension.yaml"), "# tampered\n")
+    const repair = await host(root, ["reconcile"], env)
+    expect(repair.stdout).toContain("! repair acme/hello-world 1.0.0: the installed files differ from checksums.json")
+    expect(JSON.parse((await host(root, ["status", "--json"])).stdout).drift.modified).toEqual([])
+
+    writeDesired(file, demo().replace("refreshRate: 15", "refreshRate: 15\n    enabled: false\n    protect: true"))
+    const disable = await host(root, ["reconcile"], env)
+    expect(disable.stdout).toContain("~ disable acme/full: enabled, desired disabled")
+    expect(inspectDatabase(root).extensions.find((e) => e.extension_id === "acme/full")?.enabled).toBe(0)
+
+    writeDesired(file, `host: "1.0"\nextensions:\n  acme/hello-world:\n    source: { path: ${fixture("extensions", "hello-world")} }\n`)
+    const warned = await host(root, ["reconcile", "--dry-run"], env)
+    expect(warned.stdout).toContain("warning: acme/full is installed but not in the desired state (prune would remove it)")
+    const protectedPrune = await host(root, ["reconcile", "--prune"], env)
+    expect(protectedPrune.code).toBe(1)
+    expect(protectedPrune.stderr).toContain("acme/full is protected; pruning it needs --allow-destroy")
+    const pruned = await host(root, ["reconcile", "--prune", "--allow-destroy"], env)
+    expect(pruned.code).toBe(0)
+    expect(pruned.stdout).toContain("- remove acme/full 1.2.0: not in the desired state (prune)")
+
+    writeDesired(file, `host: "1.0"\nextensions:\n  acme/hello-world: absent\n`)
+    expect((await host(root, ["reconcile"], env)).stdout).toContain("- remove acme/hello-world 1.0.0: marked absent in the desired state")
+    expect(inspectDatabase(root).extensions).toEqual([])
+  })
+
+  it("stops at a failing action, reports what was and was not applied, and converges once fixed", async () => {
+    const src = temp("host-src-")
+    const broken = writeExtension(src, {
+      id: "acme/middle",
+      version: "1.0.0",
+      migrations: { "001_fail.sql": sqlMigration("INSERT INTO nowhere VALUES (1);", "SELECT 1;") }
+    })
+    const desired = `host: "1.0"
+extensions:
+  acme/hello-world:
+    source: { path: ${fixture("extensions", "hello-world")} }
+  acme/middle:
+    source: { path: ${broken} }
+  acme/zeta:
+    source: { path: ${writeExtension(src, { id: "acme/zeta", version: "1.0.0" })} }
+`
+    const { root } = panel(desired)
+    const run = await host(root, ["reconcile"])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain("Apply stopped: install acme/middle failed: add acme/middle failed while running migrations")
+    expect(run.stdout).toContain("Applied (1):\n  + install acme/hello-world 1.0.0: not installed")
+    expect(run.stdout).toContain("Not applied (2):\n  + install acme/middle 1.0.0: not installed\n  + install acme/zeta 1.0.0: not installed")
+    expect(inspectDatabase(root).extensions.map((e) => e.extension_id)).toEqual(["acme/hello-world"])
+
+    writeFileSync(join(broken, "database", "migrations", "001_fail.sql"), sqlMigration("CREATE TABLE ext_middle (id INTEGER);", "DROP TABLE ext_middle;"))
+    const fixed = await host(root, ["reconcile", "--json"])
+    expect(fixed.code).toBe(0)
+    const result = JSON.parse(fixed.stdout)
+    expect(result.apply.applied.map((a: { id: string }) => a.id)).toEqual(["acme/middle", "acme/zeta"])
+    expect(result.apply.failed).toBeNull()
+    expect((await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"])).code).toBe(0)
+  })
+
+  it("holds one lock for the whole run: an add during a reconcile is refused", async () => {
+    const src = temp("host-src-")
+    const slow = writeExtension(src, {
+      id: "acme/slow",
+      version: "1.0.0",
+      migrations: { "001_wait.js": "export const up = () => new Promise((resolve) => setTimeout(resolve, 2500))\nexport const down = () => {}\n" }
+    })
+    const { root } = panel(`host: "1.0"\nextensions:\n  acme/slow:\n    source: { path: ${slow} }\n`)
+    await host(root, ["list"])
+    const reconcile = host(root, ["reconcile"])
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (JSON.parse((await host(root, ["status", "--json"])).stdout).lock !== null) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const add = await host(root, ["add", fixture("extensions", "hello-world")])
+    expect(add.code).toBe(1)
+    expect(add.stderr).toContain("another operation holds the lock: reconcile by reconcile")
+    expect((await reconcile).code).toBe(0)
+  })
+
+  it("relative source paths are relative to the desired-state file", async () => {
+    const { root, file } = panel("")
+    const src = join(root, "desired-state", "exts")
+    writeExtension(src, { id: "acme/local", version: "1.0.0" })
+    writeDesired(file, `host: "1.0"\nextensions:\n  acme/local:\n    source: { path: ./exts/acme-local-1.0.0 }\n`)
+    const run = await host(root, ["reconcile"])
+    expect(run.code).toBe(0)
+    expect(inspectDatabase(root).extensions.map((e) => e.extension_id)).toEqual(["acme/local"])
+  })
+
+  it("--file with a bad desired state names the problem", async () => {
+    const { root } = panel(`host: "1.0"\nextensions:\n  NotAnId: "^1"\n`)
+    const run = await host(root, ["reconcile", "--dry-run"])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("extensions.NotAnId")
+  })
+})
