@@ -1,4 +1,13 @@
-// Registry cache freshness (DESIGN.md §9), as pure functions of the cache time, now and the TTL.
+import { Either, Schema } from "effect"
+import semver from "semver"
+import { ExtensionId, extensionIdProblem } from "./Manifest.js"
+import { problem, type Problem } from "./Problems.js"
+
+// The registry (DESIGN.md §9), pure parts: the index schema, references (`vendor/name[@version|@range]`),
+// version resolution, archive and signature URLs, search, and cache freshness. No I/O here.
+
+// ---------------------------------------------------------------------------------------------
+// Cache freshness, as pure functions of the cache time, now and the TTL.
 
 export type CacheStatus = "fresh" | "expired" | "no-expiry" | "missing"
 
@@ -10,3 +19,230 @@ export const cacheStatus = (fetchedAt: Date | undefined, now: Date, ttlSeconds: 
 
 export const ageSeconds = (fetchedAt: Date, now: Date): number =>
   Math.max(0, Math.floor((now.getTime() - fetchedAt.getTime()) / 1000))
+
+/** A cache that may be used without asking the registry. */
+export const isUsable = (status: CacheStatus): boolean => status === "fresh" || status === "no-expiry"
+
+// ---------------------------------------------------------------------------------------------
+// The index `<registry_url>/registry.json`
+
+/** The index formats this framework reads: `1.x`. */
+export const supportedIndexMajor = 1
+
+/** `version: "1.0"`; a number (`version: 1.0`, which JSON writes as `1`) is tolerated and read as text. */
+const IndexFormatVersion = Schema.Union(
+  Schema.String,
+  Schema.transform(Schema.Number, Schema.String, {
+    strict: true,
+    decode: (value) => (Number.isInteger(value) ? `${value}.0` : String(value)),
+    encode: (text) => Number(text)
+  })
+).pipe(
+  Schema.filter((text) => {
+    const major = /^(\d+)(\.\d+)*$/.exec(text.trim())
+    if (major === null) return `"${text}" is not a registry format version (like "1.0")`
+    return Number(major[1]) === supportedIndexMajor ||
+      `registry format ${text} is not supported (this Host reads ${supportedIndexMajor}.x)`
+  })
+)
+
+const Version = Schema.String.pipe(
+  Schema.filter((version) => semver.valid(version) !== null || `"${version}" is not a semantic version (like 1.2.0)`)
+)
+
+const Sha256Hex = Schema.String.pipe(
+  Schema.filter((hex) => /^[0-9a-fA-F]{64}$/.test(hex) || "must be a sha256: 64 hex characters"),
+  Schema.transform(Schema.String, { strict: true, decode: (hex) => hex.toLowerCase(), encode: (hex) => hex })
+)
+
+const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
+
+export const RegistryAuthor = Schema.Struct({
+  name: Schema.String,
+  email: Schema.optional(Schema.String)
+})
+
+export const RegistryEntry = Schema.Struct({
+  id: ExtensionId,
+  name: Schema.String,
+  description: Schema.optionalWith(Schema.String, { default: () => "" }),
+  repository: Schema.optional(Schema.String),
+  latest_version: Version,
+  versions: Schema.optionalWith(Schema.Array(Version), { default: () => [] }),
+  license: Schema.optionalWith(Schema.String, { default: () => "" }),
+  authors: Schema.optionalWith(Schema.Array(RegistryAuthor), { default: () => [] }),
+  tags: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  requires: Schema.optionalWith(StringMap, { default: () => ({}) }),
+  dependencies: Schema.optionalWith(StringMap, { default: () => ({}) }),
+  archive_url: Schema.optional(Schema.String),
+  signature_url: Schema.optional(Schema.String),
+  /** One hex digest (of `latest_version`'s archive), or one per version. */
+  sha256: Schema.optional(Schema.Union(Sha256Hex, Schema.Record({ key: Schema.String, value: Sha256Hex })))
+})
+export type RegistryEntry = typeof RegistryEntry.Type
+
+const IndexShape = Schema.Struct({
+  version: IndexFormatVersion,
+  updated_at: Schema.optional(Schema.String),
+  extensions: Schema.Array(RegistryEntry)
+})
+
+/** The decoded index. Unknown keys are ignored; a missing required key is named by its path. */
+export const RegistryIndex = IndexShape.pipe(
+  Schema.filter((index) => {
+    const seen = new Set<string>()
+    for (const [position, entry] of index.extensions.entries()) {
+      if (seen.has(entry.id)) return { path: ["extensions", position, "id"], message: `"${entry.id}" is listed twice` }
+      seen.add(entry.id)
+    }
+    return true
+  })
+)
+export type RegistryIndex = typeof RegistryIndex.Type
+
+/** The cache file `{fetched_at, registry}` (plus the URL it was fetched from, to notice a changed `registry_url`). */
+export const RegistryCacheFile = Schema.Struct({
+  fetched_at: Schema.DateFromString,
+  registry_url: Schema.optional(Schema.String),
+  registry: RegistryIndex
+})
+export type RegistryCacheFile = typeof RegistryCacheFile.Type
+
+// ---------------------------------------------------------------------------------------------
+// References and versions
+
+/** `vendor/name`, `vendor/name@1.2.3`, `vendor/name@^1.2`, `vendor/name@latest`. */
+export interface RegistryReference {
+  readonly id: string
+  /** An exact version or a range; undefined means `latest_version`. */
+  readonly range: string | undefined
+}
+
+/** Whether a command argument is meant as a registry reference (and not a path). */
+export const looksLikeReference = (text: string): boolean => /^[a-z0-9-]+\/[a-z0-9-]+(@.+)?$/.test(text)
+
+export const parseReference = (text: string): Either.Either<RegistryReference, string> => {
+  const at = text.indexOf("@")
+  const id = at === -1 ? text : text.slice(0, at)
+  const spec = at === -1 ? undefined : text.slice(at + 1).trim()
+  const idProblem = extensionIdProblem(id)
+  if (idProblem !== undefined) return Either.left(idProblem)
+  if (spec === undefined || spec === "latest") return Either.right({ id, range: undefined })
+  if (spec === "") return Either.left(`"${text}" has an empty version after "@"`)
+  if (semver.valid(spec) === null && semver.validRange(spec) === null) {
+    return Either.left(`"${spec}" is neither a version (like 1.2.3) nor a version range (like ^1.2)`)
+  }
+  return Either.right({ id, range: spec })
+}
+
+export const formatReference = (reference: RegistryReference): string =>
+  reference.range === undefined ? reference.id : `${reference.id}@${reference.range}`
+
+/** Every version the registry offers for an entry (`versions[]` and `latest_version`), newest first. */
+export const availableVersions = (entry: RegistryEntry): ReadonlyArray<string> =>
+  [...new Set([entry.latest_version, ...entry.versions])].sort(semver.rcompare)
+
+/**
+ * The version a range picks: none → `latest_version`; an exact version → itself if offered; a range →
+ * the highest offered version satisfying it. Left: why nothing matches.
+ */
+export const resolveVersion = (entry: RegistryEntry, range: string | undefined): Either.Either<string, string> => {
+  if (range === undefined) return Either.right(entry.latest_version)
+  const offered = availableVersions(entry)
+  const listing = `available: ${offered.join(", ")}`
+  const exact = semver.valid(range)
+  if (exact !== null) {
+    const match = offered.find((version) => semver.eq(version, exact))
+    return match !== undefined
+      ? Either.right(match)
+      : Either.left(`version ${range} of ${entry.id} is not in the registry (${listing})`)
+  }
+  const best = semver.maxSatisfying([...offered], range)
+  return best !== null ? Either.right(best) : Either.left(`no version of ${entry.id} satisfies ${range} (${listing})`)
+}
+
+/** The newest offered version above `current`, if any. */
+export const newerVersion = (entry: RegistryEntry, current: string): string | undefined => {
+  if (semver.valid(current) === null) return entry.latest_version
+  return availableVersions(entry).find((version) => semver.gt(version, current))
+}
+
+// ---------------------------------------------------------------------------------------------
+// URLs
+
+/** `<vendor>-<name>-<version>.host` */
+export const archiveName = (id: string, version: string): string => `${id.replace("/", "-")}-${version}.host`
+
+export const indexUrl = (registryUrl: string): string => `${registryUrl.replace(/\/+$/, "")}/registry.json`
+
+export const expandTemplate = (template: string, id: string, version: string): string =>
+  template
+    .replaceAll("{id}", id)
+    .replaceAll("{version}", version)
+    .replaceAll("{archive}", archiveName(id, version))
+
+/**
+ * Resolves a URL from the index against the registry's base (so `archives/{archive}` is relative to
+ * the folder of registry.json). Only http(s) and file URLs are accepted, and a file URL only when
+ * the registry itself is a file:// registry: a remote index must not point at local files.
+ */
+const resolveUrl = (text: string, registryUrl: string, what: string): Either.Either<string, string> => {
+  let url: URL
+  try {
+    url = new URL(text, `${registryUrl.replace(/\/+$/, "")}/`)
+  } catch {
+    return Either.left(`${what} "${text}" is not a URL`)
+  }
+  if (url.protocol === "http:" || url.protocol === "https:") return Either.right(url.href)
+  if (url.protocol === "file:") {
+    return registryUrl.startsWith("file:")
+      ? Either.right(url.href)
+      : Either.left(`${what} "${text}" is a file:// URL, which only a file:// registry may use`)
+  }
+  return Either.left(`${what} "${text}" must be an http(s) URL`)
+}
+
+/** `archive_url` with its tokens, else `<repository>/releases/download/v<version>/<archive>`. */
+export const archiveUrl = (entry: RegistryEntry, version: string, registryUrl: string): Either.Either<string, string> => {
+  if (entry.archive_url !== undefined && entry.archive_url !== "") {
+    return resolveUrl(expandTemplate(entry.archive_url, entry.id, version), registryUrl, `${entry.id}: archive_url`)
+  }
+  if (entry.repository !== undefined && entry.repository !== "") {
+    const release = `${entry.repository.replace(/\/+$/, "")}/releases/download/v${version}/${archiveName(entry.id, version)}`
+    return resolveUrl(release, registryUrl, `${entry.id}: repository`)
+  }
+  return Either.left(`${entry.id} has neither archive_url nor repository in the registry, so its archive cannot be located`)
+}
+
+/** `signature_url` with its tokens, else the archive URL with `.sig` appended. */
+export const signatureUrl = (entry: RegistryEntry, version: string, registryUrl: string): Either.Either<string, string> =>
+  entry.signature_url !== undefined && entry.signature_url !== ""
+    ? resolveUrl(expandTemplate(entry.signature_url, entry.id, version), registryUrl, `${entry.id}: signature_url`)
+    : Either.map(archiveUrl(entry, version, registryUrl), (url) => `${url}.sig`)
+
+/**
+ * The sha256 the index lists for a version: from the per-version map, or the single string, which is
+ * the digest of `latest_version`'s archive. Undefined when the index lists none for it.
+ */
+export const expectedSha256 = (entry: RegistryEntry, version: string): string | undefined => {
+  if (entry.sha256 === undefined) return undefined
+  if (typeof entry.sha256 === "string") return version === entry.latest_version ? entry.sha256 : undefined
+  return entry.sha256[version]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search
+
+/** Case-insensitive substring over id, name, description and tags; an empty query matches all. */
+export const searchEntries = (entries: ReadonlyArray<RegistryEntry>, query: string): ReadonlyArray<RegistryEntry> => {
+  const needle = query.trim().toLowerCase()
+  if (needle === "") return entries
+  return entries.filter((entry) =>
+    [entry.id, entry.name, entry.description, ...entry.tags].some((text) => text.toLowerCase().includes(needle))
+  )
+}
+
+/** Problems of an index that does not parse as JSON. */
+export const jsonProblem = (error: unknown): ReadonlyArray<Problem> => [
+  problem("(json)", `is not valid JSON: ${error instanceof Error ? error.message : String(error)}`)
+]

@@ -1,5 +1,5 @@
 import { Path } from "@effect/platform"
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { limitsFromConfig, packTree, readArchiveFile, readDetachedSignature, verifyAndUnpack } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
@@ -7,18 +7,27 @@ import { HostConfig } from "../config/HostConfig.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { ExtensionSource, SignatureRecord } from "../domain/Installed.js"
 import type { ExtensionLayout, Manifest } from "../domain/Manifest.js"
+import { formatReference } from "../domain/Registry.js"
+import { formatBytes } from "../registry/Fetch.js"
+import { Registry } from "../registry/Registry.js"
+import { RegistryArchiveMismatch, RegistryServiceMissing } from "../registry/RegistryErrors.js"
+import { Progress } from "./Events.js"
 
 // Where an extension comes from. Every source ends as a verified, unpacked tree in the staging folder:
 // a folder is packed in memory first, so folders and archives pass the same checks (checksums,
-// signature policy, limits) and every installed tree carries its checksums.json.
+// signature policy, limits) and every installed tree carries its checksums.json. A registry source is
+// resolved and downloaded first (sha256 checked against the index), and its manifest id and version
+// must be the ones the registry resolved.
 
 export type SourceSpec = Data.TaggedEnum<{
   Directory: { readonly path: string }
   Archive: { readonly path: string }
+  /** `range`: an exact version or a range; undefined means the registry's latest_version. */
+  Registry: { readonly id: string; readonly range: string | undefined }
 }>
 export const SourceSpec = Data.taggedEnum<SourceSpec>()
 
-export const describeSource = (spec: SourceSpec): string => spec.path
+export const describeSource = (spec: SourceSpec): string => (spec._tag === "Registry" ? formatReference(spec) : spec.path)
 
 export interface StagedExtension {
   readonly directory: string
@@ -33,22 +42,33 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
   const path = yield* Path.Path
   const { config, paths } = yield* HostConfig
   const limits = limitsFromConfig(config)
-  const absolute = path.resolve(spec.path)
-  const { bytes, detachedSignature, sha256 } = yield* SourceSpec.$match(spec, {
-    Directory: () =>
-      Effect.map(packTree(absolute, { limits }), (packed) => ({
+  const { bytes, detachedSignature, sha256, label, origin, expected } = yield* SourceSpec.$match(spec, {
+    Directory: ({ path: folder }) =>
+      Effect.map(packTree(path.resolve(folder), { limits }), (packed) => ({
         bytes: packed.bytes,
         detachedSignature: undefined,
-        sha256: packed.sha256
+        sha256: packed.sha256,
+        label: path.basename(path.resolve(folder)),
+        origin: { type: "path", ref: path.resolve(folder) } as const,
+        expected: undefined
       })),
-    Archive: () =>
+    Archive: ({ path: file }) =>
       Effect.gen(function*() {
+        const absolute = path.resolve(file)
         const bytes = yield* readArchiveFile(absolute, limits)
-        return { bytes, detachedSignature: yield* readDetachedSignature(absolute), sha256: undefined }
-      })
+        return {
+          bytes,
+          detachedSignature: yield* readDetachedSignature(absolute),
+          sha256: undefined,
+          label: path.basename(absolute),
+          origin: { type: "archive", ref: absolute } as const,
+          expected: undefined
+        }
+      }),
+    Registry: (reference) => downloadFromRegistry(reference)
   })
   const { inspection, staged } = yield* verifyAndUnpack(bytes, {
-    source: path.basename(absolute),
+    source: label,
     limits,
     keyring: keyringFromConfig(config),
     detachedSignature,
@@ -56,6 +76,13 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     into: paths.staging,
     name
   })
+  if (expected !== undefined && (inspection.manifest.id !== expected.id || inspection.manifest.version !== expected.version)) {
+    return yield* new RegistryArchiveMismatch({
+      url: expected.url,
+      expected: `${expected.id}@${expected.version}`,
+      actual: `${inspection.manifest.id ?? "(no id)"}@${inspection.manifest.version ?? "(no version)"}`
+    })
+  }
   const validation = yield* validateDirectory(staged, frameworkVersion)
   if (validation.manifest === undefined || validation.layout === undefined) {
     return yield* new ManifestInvalid({ source: describeSource(spec), problems: validation.errors })
@@ -64,11 +91,41 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     directory: staged,
     manifest: validation.manifest,
     layout: validation.layout,
-    source: {
-      type: spec._tag === "Directory" ? "path" : "archive",
-      ref: absolute,
-      sha256: sha256 ?? inspection.sha256
-    },
+    source: { ...origin, sha256: sha256 ?? inspection.sha256 },
     signature: { status: inspection.status, key: inspection.signature.key }
   } satisfies StagedExtension
+})
+
+/** Resolves a registry reference and downloads its archive (size limit, sha256 against the index). */
+const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(reference: { readonly id: string; readonly range: string | undefined }) {
+  const registry = yield* Effect.serviceOption(Registry)
+  if (Option.isNone(registry)) return yield* new RegistryServiceMissing({ reference: formatReference(reference) })
+  const progress = yield* Effect.serviceOption(Progress)
+  const report = (message: string) => Option.match(progress, { onNone: () => Effect.void, onSome: (p) => p.step(message) })
+  const resolved = yield* registry.value.resolve({ id: reference.id, range: reference.range })
+  yield* report(`downloading ${resolved.id} ${resolved.version} from ${resolved.archiveUrl}`)
+  // Large downloads say how far they are, in quarters.
+  let quarter = 0
+  const downloaded = yield* registry.value.download(resolved, {
+    onProgress: (received, total) => {
+      if (total === undefined || total < 4 * 1024 * 1024 || received >= total) return Effect.void
+      const reached = Math.floor((received / total) * 4)
+      if (reached <= quarter) return Effect.void
+      quarter = reached
+      return report(`downloaded ${formatBytes(received)} of ${formatBytes(total)}`)
+    }
+  })
+  yield* report(
+    `downloaded ${formatBytes(downloaded.bytes.length)}, ${
+      downloaded.sha256Checked ? "sha256 matches the registry" : "the registry lists no sha256 for this version"
+    }`
+  )
+  return {
+    bytes: downloaded.bytes,
+    detachedSignature: downloaded.detachedSignature,
+    sha256: downloaded.sha256,
+    label: resolved.archiveName,
+    origin: { type: "registry", ref: resolved.archiveUrl } as const,
+    expected: { id: resolved.id, version: resolved.version, url: resolved.archiveUrl }
+  }
 })

@@ -1,9 +1,12 @@
-import { FileSystem } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
-import { ageSeconds, cacheStatus, type CacheStatus } from "../domain/Registry.js"
+import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
+import { problemsFromParseError } from "../domain/Problems.js"
+import { RegistryCacheError } from "./RegistryErrors.js"
 
-// The registry cache file `{fetched_at, registry}`: what `status` and `registry:status` report about it.
+// The registry cache file `{fetched_at, registry}`: reading it (decoded like any outside input),
+// writing it atomically, and what `status` and `registry:status` report about it.
 
 const CacheHeader = Schema.Struct({
   fetched_at: Schema.DateFromString,
@@ -20,27 +23,69 @@ export interface CacheReport {
   readonly cache_size_bytes: number
 }
 
-/** Reads the cache header; an unreadable or malformed cache counts as missing. */
-export const readCacheReport = Effect.gen(function*() {
+/** Reports on the cache file at `file`; an unreadable or malformed cache counts as missing. */
+export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: string, ttlSeconds: number, now: Date = new Date()) {
   const fs = yield* FileSystem.FileSystem
-  const { config, paths } = yield* HostConfig
-  const now = new Date()
-  const cache = yield* fs.readFileString(paths.registryCache).pipe(
+  const cache = yield* fs.readFileString(file).pipe(
     Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(CacheHeader))),
     Effect.option
   )
-  const size = yield* fs.stat(paths.registryCache).pipe(
+  const size = yield* fs.stat(file).pipe(
     Effect.map((info) => Number(info.size)),
     Effect.orElseSucceed(() => 0)
   )
   const fetchedAt = Option.map(cache, (header) => header.fetched_at)
   return {
-    path: paths.registryCache,
+    path: file,
     last_sync: Option.getOrNull(Option.map(fetchedAt, (date) => date.toISOString())),
     age_seconds: Option.getOrNull(Option.map(fetchedAt, (date) => ageSeconds(date, now))),
-    ttl_seconds: config.registry_cache_ttl,
-    status: cacheStatus(Option.getOrUndefined(fetchedAt), now, config.registry_cache_ttl),
+    ttl_seconds: ttlSeconds,
+    status: cacheStatus(Option.getOrUndefined(fetchedAt), now, ttlSeconds),
     extensions: Option.match(cache, { onNone: () => 0, onSome: (header) => header.registry.extensions.length }),
     cache_size_bytes: Option.isSome(cache) ? size : 0
   } satisfies CacheReport
-}).pipe(Effect.withSpan("RegistryCache.report"))
+})
+
+/** The report for the configured cache (used by `host status`). */
+export const readCacheReport = Effect.flatMap(
+  HostConfig,
+  ({ config, paths }) => cacheReport(paths.registryCache, config.registry_cache_ttl)
+)
+
+export type CacheRead =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unreadable"; readonly detail: string }
+  | { readonly _tag: "Read"; readonly cache: RegistryCacheFile; readonly bytes: number }
+
+const decodeCache = Schema.decodeUnknownEither(Schema.parseJson(RegistryCacheFile), { errors: "all" })
+
+/** Reads and decodes the whole cache file. */
+export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(Effect.option)
+    if (Option.isNone(text)) return { _tag: "Missing" } as const
+    const decoded = decodeCache(text.value)
+    if (decoded._tag === "Left") {
+      const first = problemsFromParseError(decoded.left)[0]
+      return { _tag: "Unreadable", detail: first === undefined ? "malformed" : `${first.path}: ${first.message}` } as const
+    }
+    return { _tag: "Read", cache: decoded.right, bytes: Buffer.byteLength(text.value) } as const
+  }).pipe(Effect.withSpan("RegistryCache.read"))
+
+/** Writes the cache next to its final place and renames it over, so a reader never sees half a file. */
+export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: RegistryCacheFile) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const encoded = yield* Schema.encode(RegistryCacheFile)(cache).pipe(
+    Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
+  )
+  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
+  const failed = (error: { readonly message: string }) => new RegistryCacheError({ path: file, detail: error.message })
+  yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError(failed))
+  yield* fs.writeFileString(temporary, `${JSON.stringify(encoded, null, 2)}\n`).pipe(
+    Effect.zipRight(fs.rename(temporary, file)),
+    Effect.mapError(failed),
+    Effect.onError(() => Effect.ignore(fs.remove(temporary, { force: true })))
+  )
+})

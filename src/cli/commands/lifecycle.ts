@@ -1,18 +1,23 @@
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
-import { Console, Effect, Layer, Option, Schema } from "effect"
+import { Console, Effect, Either, Layer, Option, Schema } from "effect"
+import semver from "semver"
 import { HostConfig } from "../../config/HostConfig.js"
-import { ExtensionNotFound, NotAvailableYet } from "../../domain/Errors.js"
+import { ExtensionNotFound } from "../../domain/Errors.js"
 import { decodeManifest } from "../../domain/Manifest.js"
+import { looksLikeReference, parseReference, type RegistryReference } from "../../domain/Registry.js"
 import { Lifecycle, type OperationResult } from "../../lifecycle/Lifecycle.js"
 import { discoverMigrations } from "../../lifecycle/Migrations.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
+import { Registry } from "../../registry/Registry.js"
+import { type RegistryIndexError, RegistryLookupFailed } from "../../registry/RegistryErrors.js"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../../store/MigrationsRepo.js"
 import { OperationLocks } from "../../store/OperationLock.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
-import { progressLayer, storeLayer } from "../Runtime.js"
+import { type Invocation, progressLayer, storeLayer } from "../Runtime.js"
+import { registryLayer } from "./registry.js"
 
 // add, update, enable, disable, remove, unlock, migrate:status: thin adapters over lifecycle/.
 
@@ -25,16 +30,18 @@ const lockTimeout = Options.integer("lock-timeout").pipe(
 )
 const extensionId = Args.text({ name: "extension" }).pipe(Args.withDescription("the extension id, vendor/name"))
 
-/** Runs a lifecycle call with the store, progress lines on stderr, and prints its result. */
+/** The store, the registry and progress lines on stderr: what lifecycle calls run on. */
+const operationLayer = (invocation: Invocation) =>
+  Layer.merge(registryLayer(invocation), progressLayer).pipe(Layer.provideMerge(storeLayer(invocation)))
+
+/** Runs a lifecycle call with the store, the registry, progress lines on stderr, and prints its result. */
 const runOperation = <E>(
-  operation: (lifecycle: Lifecycle) => Effect.Effect<OperationResult, E>,
+  operation: (lifecycle: Lifecycle) => Effect.Effect<OperationResult, E, Registry>,
   asJson: boolean
 ) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
-    const result = yield* Effect.flatMap(Lifecycle, operation).pipe(
-      Effect.provide(Layer.merge(storeLayer(invocation), progressLayer))
-    )
+    const result = yield* Effect.flatMap(Lifecycle, operation).pipe(Effect.provide(operationLayer(invocation)))
     if (asJson) return yield* printJson(result)
     yield* Console.log(describeResult(result))
   })
@@ -61,7 +68,7 @@ const describeResult = (result: OperationResult): string => {
 const migrationsNote = (result: OperationResult) =>
   result.migrations.length > 0 ? ` Ran ${result.migrations.length} migration(s): ${result.migrations.join(", ")}.` : ""
 
-/** A folder or a `.host` file; a registry id is for the registry, which is not here yet. */
+/** A folder or a `.host` file, else a registry reference `vendor/name[@version|@range]`. */
 const sourceFromArgument = (argument: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -71,9 +78,22 @@ const sourceFromArgument = (argument: string) =>
     if (Option.isSome(info)) {
       return info.value.type === "Directory" ? SourceSpec.Directory({ path: absolute }) : SourceSpec.Archive({ path: absolute })
     }
-    if (/^[a-z0-9-]+\/[a-z0-9-]+(@.+)?$/.test(argument)) return yield* new NotAvailableYet({ command: "installing from the registry" })
+    if (looksLikeReference(argument)) return SourceSpec.Registry(yield* referenceFromArgument(argument))
     return yield* new SourceNotFound({ source: argument })
   })
+
+const referenceFromArgument = (argument: string) =>
+  Either.match(parseReference(argument), {
+    onLeft: (detail) => Effect.fail(new RegistryLookupFailed({ reference: argument, reason: "invalid-reference", detail })),
+    onRight: (reference) => Effect.succeed(reference)
+  })
+
+/** A registry source pinned to the version the registry resolves now (so what is checked is what installs). */
+const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
+  spec._tag === "Registry"
+    ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec)), (resolved) =>
+      SourceSpec.Registry({ id: resolved.id, range: resolved.version }))
+    : Effect.succeed(spec)
 
 class SourceNotFound extends Schema.TaggedError<SourceNotFound>()("SourceNotFound", { source: Schema.String }) {
   override get message() {
@@ -84,7 +104,9 @@ class SourceNotFound extends Schema.TaggedError<SourceNotFound>()("SourceNotFoun
 export const addCommand = Command.make(
   "add",
   {
-    source: Args.text({ name: "source" }).pipe(Args.withDescription("an extension folder or a .host archive")),
+    source: Args.text({ name: "source" }).pipe(
+      Args.withDescription("an extension folder, a .host archive, or a registry id vendor/name[@version|@range]")
+    ),
     force: Options.boolean("force").pipe(Options.withDescription("reinstall, or change the version, of an installed extension")),
     noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run its migrations")),
     disabled: Options.boolean("disabled").pipe(Options.withDescription("install it disabled")),
@@ -94,40 +116,178 @@ export const addCommand = Command.make(
   (options) =>
     Effect.flatMap(sourceFromArgument(options.source), (spec) =>
       runOperation((lifecycle) =>
-        lifecycle.add(spec, {
+        Effect.flatMap(pinned(spec), (source) =>
+          lifecycle.add(source, {
+            actor,
+            force: options.force,
+            noMigrate: options.noMigrate,
+            disabled: options.disabled,
+            lockTimeout: options.lockTimeout,
+            ...(source._tag === "Registry" ? { expectedId: source.id } : {})
+          })), options.json))
+).pipe(Command.withDescription("Install an extension from a folder, a .host file or the registry (enabled unless --disabled)"))
+
+class UpdateNeedsId extends Schema.TaggedError<UpdateNeedsId>()("UpdateNeedsId", {}) {
+  override get message() {
+    return "--source needs the id of the extension to update (host update <vendor/name> --source <file|dir>)"
+  }
+}
+
+interface UpdateTarget {
+  readonly reference: RegistryReference
+  readonly current: string
+}
+
+/** The named extension (which must be installed), or every extension installed from the registry. */
+const updateTargets = (argument: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+    if (Option.isNone(argument)) {
+      return installed
+        .filter((record) => record.source.type === "registry")
+        .map((record): UpdateTarget => ({ reference: { id: record.extensionId, range: undefined }, current: record.version }))
+    }
+    const reference = yield* referenceFromArgument(argument.value)
+    const record = installed.find((candidate) => candidate.extensionId === reference.id)
+    if (record === undefined) return yield* new ExtensionNotFound({ id: reference.id })
+    return [{ reference, current: record.version }]
+  })
+
+/**
+ * The version to update to, or undefined when there is nothing to do: the registry's latest when it is
+ * newer, or the version an explicit `@version`/`@range` resolves to when it differs from the installed one.
+ */
+const availableUpdate = (target: UpdateTarget) =>
+  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference)), (resolved) => {
+    const newer = semver.valid(target.current) === null || semver.gt(resolved.version, target.current)
+    const wanted = target.reference.range === undefined ? newer : resolved.version !== target.current
+    return wanted ? resolved.version : undefined
+  })
+
+/** `update --check`: `[{id, current, available}]` for the extensions with an update; exit 0 either way. */
+const checkUpdates = (argument: Option.Option<string>, asJson: boolean) =>
+  Effect.gen(function*() {
+    const invocation = yield* CliInvocation
+    const { targets, updates } = yield* Effect.gen(function*() {
+      const targets = yield* updateTargets(argument)
+      const updates = yield* Effect.forEach(targets, (target) =>
+        availableUpdate(target).pipe(
+          Effect.map((available) => available === undefined ? [] : [{ id: target.reference.id, current: target.current, available }]),
+          // Checking all: an extension the registry no longer lists is a warning, not a failure.
+          Effect.catchTag("RegistryLookupFailed", (error) =>
+            Option.isNone(argument) ? Effect.as(Effect.logWarning(error.message), []) : Effect.fail(error))
+        ))
+      return { targets, updates: updates.flat() }
+    }).pipe(Effect.provide(operationLayer(invocation)))
+    if (asJson) return yield* printJson(updates)
+    if (updates.length === 0) {
+      return yield* Console.log(
+        Option.isSome(argument)
+          ? `${targets[0]?.reference.id ?? argument.value} is up to date (v${targets[0]?.current ?? "?"}).`
+          : targets.length === 0
+          ? "No extensions are installed from the registry."
+          : `All ${targets.length} extension${targets.length === 1 ? "" : "s"} from the registry are up to date.`
+      )
+    }
+    yield* Console.log(formatTable(["ID", "Current", "Available"], updates.map((u) => [u.id, u.current, u.available])))
+  })
+
+const upToDate = (target: UpdateTarget, enabled: boolean): OperationResult => ({
+  operation: "update",
+  id: target.reference.id,
+  action: "unchanged",
+  version: target.current,
+  fromVersion: null,
+  enabled,
+  migrations: [],
+  warnings: []
+})
+
+/** `update [id]` from the registry; without an id every registry extension, one failure not stopping the rest. */
+const updateFromRegistry = (
+  argument: Option.Option<string>,
+  options: { readonly force: boolean; readonly noMigrate: boolean; readonly lockTimeout: number; readonly json: boolean }
+) =>
+  Effect.gen(function*() {
+    const invocation = yield* CliInvocation
+    const updateOne = (target: UpdateTarget) =>
+      Effect.gen(function*() {
+        const version = yield* availableUpdate(target)
+        if (version === undefined) {
+          const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(target.reference.id))
+          return upToDate(target, Option.match(record, { onNone: () => false, onSome: (r) => r.enabled }))
+        }
+        const lifecycle = yield* Lifecycle
+        return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), {
           actor,
           force: options.force,
           noMigrate: options.noMigrate,
-          disabled: options.disabled,
           lockTimeout: options.lockTimeout
-        }), options.json))
-).pipe(Command.withDescription("Install an extension from a folder or a .host file (enabled unless --disabled)"))
+        })
+      })
+    const describe = (result: OperationResult) =>
+      result.action === "unchanged" ? `${result.id} is up to date (v${result.version}).` : describeResult(result)
+    const outcomes = yield* Effect.gen(function*() {
+      const targets = yield* updateTargets(argument)
+      if (Option.isSome(argument)) return [Either.right(yield* updateOne(targets[0]!))]
+      return yield* Effect.forEach(targets, (target) =>
+        updateOne(target).pipe(
+          Effect.tapError((error) =>
+            Effect.sync(() =>
+              process.stderr.write(`error: ${error.message.startsWith("update ") ? error.message : `update: ${target.reference.id}: ${error.message}`}\n`)
+            )
+          ),
+          Effect.either,
+          Effect.map(Either.mapLeft((error) => ({ id: target.reference.id, action: "failed" as const, error: error.message })))
+        ))
+    }).pipe(Effect.provide(operationLayer(invocation)))
+    const failed = outcomes.filter(Either.isLeft).length
+    if (options.json) {
+      const documents = outcomes.map(Either.merge)
+      yield* printJson(Option.isSome(argument) ? documents[0] : documents)
+    } else if (Option.isNone(argument) && outcomes.length === 0) {
+      yield* Console.log("No extensions are installed from the registry.")
+    } else {
+      for (const outcome of outcomes) if (Either.isRight(outcome)) yield* Console.log(describe(outcome.right))
+      if (Option.isNone(argument) && outcomes.length > 1) {
+        yield* Console.log(`${outcomes.length - failed} of ${outcomes.length} extensions updated or up to date${failed > 0 ? `, ${failed} failed` : ""}.`)
+      }
+    }
+    if (failed > 0) return yield* exitWith(1)
+  })
 
 export const updateCommand = Command.make(
   "update",
   {
-    id: extensionId,
-    source: Options.text("source").pipe(Options.optional, Options.withDescription("the new version: a folder or a .host file")),
-    check: Options.boolean("check").pipe(Options.withDescription("only report available updates")),
+    id: Args.text({ name: "extension" }).pipe(
+      Args.optional,
+      Args.withDescription("vendor/name[@version|@range]; without it, every extension installed from the registry")
+    ),
+    source: Options.text("source").pipe(Options.optional, Options.withDescription("the new version: a folder, a .host file or a registry id")),
+    check: Options.boolean("check").pipe(Options.withDescription("only report available updates: [{id, current, available}]")),
     force: Options.boolean("force").pipe(Options.withDescription("install even if enabled dependents need another version")),
     noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run new migrations")),
     json,
     lockTimeout
   },
   (options) =>
-    Option.match(options.source, {
-      onNone: () => Effect.fail(new NotAvailableYet({ command: options.check ? "update --check" : "updating from the registry" })),
-      onSome: (source) =>
-        Effect.flatMap(sourceFromArgument(source), (spec) =>
-          runOperation((lifecycle) =>
-            lifecycle.update(options.id, spec, {
-              actor,
-              force: options.force,
-              noMigrate: options.noMigrate,
-              lockTimeout: options.lockTimeout
-            }), options.json))
+    Effect.gen(function*() {
+      if (Option.isNone(options.source)) {
+        return yield* options.check ? checkUpdates(options.id, options.json) : updateFromRegistry(options.id, options)
+      }
+      if (Option.isNone(options.id)) return yield* new UpdateNeedsId()
+      const id = options.id.value
+      const spec = yield* sourceFromArgument(options.source.value)
+      yield* runOperation((lifecycle) =>
+        Effect.flatMap(pinned(spec), (source) =>
+          lifecycle.update(id, source, {
+            actor,
+            force: options.force,
+            noMigrate: options.noMigrate,
+            lockTimeout: options.lockTimeout
+          })), options.json)
     })
-).pipe(Command.withDescription("Update an installed extension (keeps it enabled or disabled; runs new migrations)"))
+).pipe(Command.withDescription("Update extensions from the registry, or one from --source (keeps it enabled or disabled; runs new migrations)"))
 
 const toggleCommand = (name: "enable" | "disable", description: string) =>
   Command.make(

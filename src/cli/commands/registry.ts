@@ -1,0 +1,127 @@
+import { Command, Options } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Console, Effect, Layer, Option } from "effect"
+import { HostConfig } from "../../config/HostConfig.js"
+import { type RegistryEntry, searchEntries } from "../../domain/Registry.js"
+import { readCacheReport } from "../../registry/CacheFile.js"
+import { type IndexResult, layerNode, optionsFromEnv, Registry } from "../../registry/Registry.js"
+import { CliInvocation } from "../Invocation.js"
+import { formatPairs, formatTable, printJson } from "../Output.js"
+import { configLayer, type Invocation } from "../Runtime.js"
+
+// registry:sync and registry:status, and the Registry layer the lifecycle commands use.
+
+/**
+ * The Registry service over Node's HTTP client, with timeouts from HOST_REGISTRY_CONNECT_TIMEOUT and
+ * HOST_REGISTRY_TIMEOUT. Needs HostConfig (and the platform) from the layer it is provided with.
+ */
+export const registryLayer = (invocation: Invocation) => {
+  const { options, warnings } = optionsFromEnv(invocation.env)
+  return Layer.merge(
+    layerNode(options),
+    Layer.effectDiscard(Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }))
+  )
+}
+
+/** Configuration and the registry, without the database: the registry commands never open it. */
+const standaloneLayer = (invocation: Invocation) =>
+  registryLayer(invocation).pipe(
+    Layer.provideMerge(configLayer(invocation)),
+    Layer.provideMerge(NodeContext.layer)
+  )
+
+const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
+
+/** What `registry:sync --json` and `--search` show of an entry. */
+const entryView = (entry: RegistryEntry) => ({
+  id: entry.id,
+  name: entry.name,
+  description: entry.description,
+  latest_version: entry.latest_version,
+  versions: entry.versions,
+  license: entry.license,
+  tags: entry.tags,
+  repository: entry.repository ?? null
+})
+
+const syncSummary = (result: IndexResult): string => {
+  const count = `${result.index.extensions.length} extension${result.index.extensions.length === 1 ? "" : "s"}`
+  switch (result.source) {
+    case "network":
+      return `Synced ${count} from ${result.url}.`
+    case "cache":
+      return `The registry cache is fresh (synced ${result.fetchedAt.toISOString()}, ${count}); use --force to fetch it again.`
+    case "stale-cache":
+      return `Using the cached index from ${result.fetchedAt.toISOString()} (${count}).`
+  }
+}
+
+const truncate = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text)
+
+export const registrySyncCommand = Command.make(
+  "registry:sync",
+  {
+    search: Options.text("search").pipe(
+      Options.optional,
+      Options.withDescription("list the extensions whose id, name, description or tags contain this text")
+    ),
+    force: Options.boolean("force").pipe(Options.withDescription("fetch the index even when the cache is fresh")),
+    json
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const { result, cache } = yield* Effect.gen(function*() {
+        const registry = yield* Registry
+        const result = yield* registry.sync({ force: options.force })
+        return { result, cache: yield* registry.status }
+      }).pipe(Effect.provide(standaloneLayer(invocation)))
+      const matches = Option.map(options.search, (query) => searchEntries(result.index.extensions, query))
+      if (options.json) {
+        return yield* printJson({
+          registry_url: result.url,
+          source: result.source,
+          fetched_at: result.fetchedAt.toISOString(),
+          updated_at: result.index.updated_at ?? null,
+          extensions: result.index.extensions.length,
+          cache,
+          ...(Option.isSome(matches) ? { search: Option.getOrThrow(options.search), results: matches.value.map(entryView) } : {})
+        })
+      }
+      yield* Console.log(syncSummary(result))
+      if (Option.isSome(matches)) {
+        const query = Option.getOrThrow(options.search)
+        if (matches.value.length === 0) return yield* Console.log(`No extension matches "${query}".`)
+        yield* Console.log(`\n${formatTable(
+          ["ID", "Name", "Latest", "Description"],
+          matches.value.map((entry) => [entry.id, entry.name, entry.latest_version, truncate(entry.description, 60)])
+        )}`)
+        yield* Console.log(`\n${matches.value.length} match${matches.value.length === 1 ? "" : "es"} for "${query}".`)
+      }
+    })
+).pipe(Command.withDescription("Fetch the registry index into the cache (a fresh cache is kept unless --force), or search it"))
+
+export const registryStatusCommand = Command.make(
+  "registry:status",
+  { json },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const { report, url } = yield* Effect.gen(function*() {
+        const { config } = yield* HostConfig
+        return { report: yield* readCacheReport, url: config.registry_url }
+      }).pipe(Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer)))
+      if (options.json) return yield* printJson(report)
+      const ttl = report.ttl_seconds === 0 ? "0 (never expires)" : `${report.ttl_seconds} s`
+      yield* Console.log(formatPairs([
+        ["Registry", url === "" ? "not configured" : url],
+        ["Cache", report.path],
+        ["Status", report.status],
+        ["Last sync", report.last_sync ?? "never"],
+        ["Age", report.age_seconds === null ? "-" : `${report.age_seconds} s`],
+        ["TTL", ttl],
+        ["Extensions", String(report.extensions)],
+        ["Size", `${report.cache_size_bytes} bytes`]
+      ]))
+    })
+).pipe(Command.withDescription("Show the registry cache: path, last sync, age, TTL, status, extensions, size"))
