@@ -27,15 +27,38 @@ export const servedSlot = (entry: SlotEntry): ServedSlot => {
   return { ...metadata, extensionId: entry.extensionId, order: entry.order, source: entry.source }
 }
 
-const SLOT_OBJECT = /\{[^{}]*?\bslot\s*:\s*(["'`])([^"'`]+)\1[^{}]*\}/g
-const ORDER = /\border\s*:\s*(-?\d+(?:\.\d+)?)/
+const SLOT_KEY = /\bslot\s*:\s*(["'`])([^"'`]+)\1/g
+const ORDER_AT = /^order\s*:\s*(-?\d+(?:\.\d+)?)/
 
-/** `{slot: "…", order: N}` object literals in a built bundle (minified or not). */
+/**
+ * The `order` of the object literal a `slot:` key sits in: scans forward from the key at the object's
+ * own nesting depth (skipping nested functions and objects) until the object closes.
+ */
+const orderAfter = (bundle: string, from: number): number => {
+  let depth = 0
+  for (let index = from; index < bundle.length && index < from + 4000; index++) {
+    const char = bundle[index]!
+    if (char === "{" || char === "(" || char === "[") depth++
+    else if (char === "}" || char === ")" || char === "]") {
+      if (depth === 0) return 0
+      depth--
+    } else if (depth === 0 && char === "o" && /\W/.test(bundle[index - 1] ?? " ")) {
+      const match = ORDER_AT.exec(bundle.slice(index, index + 40))
+      if (match !== null) return Number(match[1])
+    }
+  }
+  return 0
+}
+
+/** `{slot: "…", …, order: N}` object literals in a built bundle (minified or not). */
 export const scanBundleSlots = (extensionId: string, bundle: string): ReadonlyArray<SlotEntry> =>
-  [...bundle.matchAll(SLOT_OBJECT)].map((match) => {
-    const order = ORDER.exec(match[0])
-    return { slot: match[2]!, extensionId, order: order === null ? 0 : Number(order[1]), source: "bundle" as const, metadata: {} }
-  })
+  [...bundle.matchAll(SLOT_KEY)].map((match) => ({
+    slot: match[2]!,
+    extensionId,
+    order: orderAfter(bundle, match.index + match[0].length),
+    source: "bundle" as const,
+    metadata: {}
+  }))
 
 /** Every known slot id → its registrations, ordered by `order`, then extension id. */
 export const slotMap = (entries: ReadonlyArray<SlotEntry>): Record<string, ReadonlyArray<ServedSlot>> => {

@@ -4,7 +4,8 @@ import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
-import { extensionView } from "./ExtensionView.js"
+import { readQuarantine } from "../../runtime/Quarantine.js"
+import { extensionView, statusText } from "./ExtensionView.js"
 
 export const listCommand = Command.make(
   "list",
@@ -16,17 +17,17 @@ export const listCommand = Command.make(
   ({ disabled, enabled, json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const extensions = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list).pipe(
+      const [extensions, quarantine] = yield* Effect.all([Effect.flatMap(ExtensionsRepo, (repo) => repo.list), readQuarantine]).pipe(
         Effect.provide(storeLayer(invocation))
       )
       const shown = extensions
         .filter((extension) => enabled === disabled || extension.enabled === enabled)
-        .map(extensionView)
+        .map((extension) => extensionView(extension, quarantine))
       if (json) return yield* printJson(shown)
       if (shown.length === 0) return yield* Console.log("No extensions installed.")
       yield* Console.log(formatTable(
         ["ID", "Name", "Version", "Status", "Signature"],
-        shown.map((view) => [view.id, view.name, view.version, view.status, view.signature])
+        shown.map((view) => [view.id, view.name, view.version, statusText(view), view.signature])
       ))
     })
 ).pipe(Command.withDescription("List installed extensions"))

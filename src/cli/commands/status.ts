@@ -12,7 +12,8 @@ import { SettingsRepo } from "../../store/SettingsRepo.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
-import { extensionView } from "./ExtensionView.js"
+import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
+import { extensionView, statusText } from "./ExtensionView.js"
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {
@@ -51,6 +52,7 @@ export const statusCommand = Command.make(
       const report = yield* Effect.gen(function*() {
         const { config, paths } = yield* HostConfig
         const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+        const quarantine = yield* readQuarantine
         return {
           version: config.version,
           root: paths.root,
@@ -63,7 +65,8 @@ export const statusCommand = Command.make(
           registry: { url: config.registry_url === "" ? null : config.registry_url, cache: yield* readCacheReport },
           lock: yield* readLock,
           drift: yield* fileDrift,
-          ...(withExtensions ? { installed: installed.map(extensionView) } : {})
+          quarantined: installed.filter((e) => quarantineReason(quarantine, e) !== undefined).length,
+          ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {})
         }
       }).pipe(Effect.provide(storeLayer(invocation)))
       if (json) return yield* printJson(report)
@@ -78,7 +81,12 @@ export const statusCommand = Command.make(
         ["Host", report.version],
         ["Root", report.root],
         ["Database", `${report.database.url} (ok)`],
-        ["Extensions", `${report.extensions.total} installed, ${report.extensions.enabled} enabled, ${report.extensions.disabled} disabled`],
+        [
+          "Extensions",
+          `${report.extensions.total} installed, ${report.extensions.enabled} enabled, ${report.extensions.disabled} disabled${
+            report.quarantined > 0 ? `, ${report.quarantined} quarantined` : ""
+          }`
+        ],
         [
           "Registry",
           report.registry.url === null
@@ -96,7 +104,7 @@ export const statusCommand = Command.make(
       if (report.installed !== undefined && report.installed.length > 0) {
         yield* Console.log(`\n${formatTable(
           ["ID", "Name", "Version", "Status", "Signature"],
-          report.installed.map((view) => [view.id, view.name, view.version, view.status, view.signature])
+          report.installed.map((view) => [view.id, view.name, view.version, statusText(view), view.signature])
         )}`)
       }
     })

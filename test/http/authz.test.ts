@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fixture, tempDir } from "../support/cli.js"
+import { install, type PanelUserName, request, type RunningServer, startServer, tokens, writePanelConfig } from "./helpers.js"
+
+// Who may call what: anonymous, a user, a subuser with and without the permission, the server owner
+// and an admin, against routes of the three groups with and without a declared permission; `{server}`
+// access; the session cookie of the login form and its CSRF token.
+
+const root = tempDir("host-authz-")
+let server: RunningServer
+
+beforeAll(async () => {
+  writePanelConfig(root.path)
+  await install(root.path, fixture("runtime", "probe"))
+  server = await startServer(root.path)
+})
+
+afterAll(async () => {
+  await server?.stop()
+  root.cleanup()
+})
+
+type Who = "anonymous" | PanelUserName
+const who: ReadonlyArray<Who> = ["anonymous", "dave", "bob", "carol", "alice", "admin"]
+
+// dave: a user without servers; bob: subuser with probe.view; carol: subuser without; alice: owner.
+const matrix: ReadonlyArray<readonly [path: string, expected: Readonly<Record<Who, number>>]> = [
+  ["/api/client/host/acme/probe/open", { anonymous: 401, dave: 200, bob: 200, carol: 200, alice: 200, admin: 200 }],
+  ["/api/client/host/acme/probe/secret", { anonymous: 401, dave: 403, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  ["/admin/host/acme/probe/open", { anonymous: 401, dave: 403, bob: 403, carol: 403, alice: 403, admin: 200 }],
+  ["/admin/host/acme/probe/secret", { anonymous: 401, dave: 403, bob: 403, carol: 403, alice: 403, admin: 200 }],
+  ["/host/acme/probe/open", { anonymous: 200, dave: 200, bob: 200, carol: 200, alice: 200, admin: 200 }],
+  ["/host/acme/probe/secret", { anonymous: 401, dave: 403, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  // {server}: no access is 404 (the server's existence is not revealed); then the permission on that server.
+  ["/api/client/host/acme/probe/servers/srv-alice/info", { anonymous: 401, dave: 404, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  ["/api/client/host/acme/probe/servers/srv-alice/any", { anonymous: 401, dave: 404, bob: 200, carol: 200, alice: 200, admin: 200 }],
+  ["/api/client/host/acme/probe/servers/srv-other/any", { anonymous: 401, dave: 404, bob: 404, carol: 404, alice: 404, admin: 200 }],
+  ["/api/client/host/acme/probe/servers/srv-missing/any", { anonymous: 401, dave: 404, bob: 404, carol: 404, alice: 404, admin: 404 }]
+]
+
+describe("route groups × users", () => {
+  for (const [path, expected] of matrix) {
+    it(path, async () => {
+      const seen: Record<string, number> = {}
+      for (const user of who) {
+        const answer = await request(`${server.url}${path}`, user === "anonymous" ? {} : { as: user })
+        seen[user] = answer.status
+        if (answer.status >= 400) {
+          expect(answer.json, `${user} ${path}`).toEqual({
+            errors: [{ code: expect.any(String), status: String(answer.status), detail: expect.any(String) }]
+          })
+        }
+      }
+      expect(seen).toEqual(expected)
+    })
+  }
+
+  it("handlers see the user and the server with the user's permissions", async () => {
+    const answer = await request(`${server.url}/api/client/host/acme/probe/servers/srv-alice/info`, { as: "bob" })
+    expect(answer.json).toEqual({ server: { uuid: "srv-alice", name: "Alice's server", permissions: ["probe.view"] } })
+    expect((await request(`${server.url}/host/acme/probe/open`, { as: "carol" })).json).toEqual({ web: true, user: "carol" })
+  })
+})
+
+const login = async (username: PanelUserName) => {
+  const response = await fetch(`${server.url}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, token: tokens[username] })
+  })
+  const cookie = response.headers.get("set-cookie") ?? ""
+  const body = (await response.json()) as { data: { csrfToken: string } }
+  return { status: response.status, setCookie: cookie, cookie: cookie.split(";")[0]!, csrf: body.data?.csrfToken }
+}
+
+describe("session login and CSRF", () => {
+  it("the login form renders, escaped, with the auth slots", async () => {
+    const page = await fetch(`${server.url}/auth/login?redirect=${encodeURIComponent("/x\"><script>")}`)
+    const html = await page.text()
+    expect(page.status).toBe(200)
+    expect(html).toContain('data-host-slot="auth.container.before"')
+    expect(html).not.toContain("<script>")
+  })
+
+  it("a wrong token is refused", async () => {
+    const form = await fetch(`${server.url}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "username=bob&password=wrong"
+    })
+    expect(form.status).toBe(401)
+    expect(form.headers.get("set-cookie")).toBeNull()
+  })
+
+  it("the form sets a signed, HttpOnly, SameSite session cookie and redirects", async () => {
+    const form = await fetch(`${server.url}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `username=bob&password=${tokens.bob}&redirect=%2Fdashboard`,
+      redirect: "manual"
+    })
+    expect(form.status).toBe(303)
+    expect(form.headers.get("location")).toBe("/dashboard")
+    const cookie = form.headers.get("set-cookie")!
+    expect(cookie).toMatch(/^host_session=[^;]+/)
+    expect(cookie).toContain("HttpOnly")
+    expect(cookie).toMatch(/SameSite=Lax/i)
+  })
+
+  it("a session authenticates all three groups; unsafe methods need its CSRF token", async () => {
+    const admin = await login("admin")
+    expect(admin.status).toBe(200)
+    const headers = { cookie: admin.cookie }
+    expect((await request(`${server.url}/api/client/host/acme/probe/secret`, { headers })).status).toBe(200)
+    expect((await request(`${server.url}/api/client/host/slots`, { headers })).status).toBe(200)
+    expect((await request(`${server.url}/admin/host/acme/probe/secret`, { headers })).status).toBe(200)
+    const session = await request(`${server.url}/auth/session`, { headers })
+    expect(session.json).toMatchObject({ data: { user: { username: "admin", admin: true }, csrfToken: admin.csrf } })
+
+    const noToken = await request(`${server.url}/host/acme/probe/submit`, { method: "POST", headers, body: { a: 1 } })
+    expect(noToken.status).toBe(403)
+    expect(noToken.json).toMatchObject({ errors: [{ code: "CsrfTokenMismatch" }] })
+    const wrongToken = await request(`${server.url}/host/acme/probe/submit`, {
+      method: "POST",
+      headers: { ...headers, "x-csrf-token": "nope" },
+      body: { a: 1 }
+    })
+    expect(wrongToken.status).toBe(403)
+    const withToken = await request(`${server.url}/host/acme/probe/submit`, {
+      method: "POST",
+      headers: { ...headers, "x-csrf-token": admin.csrf! },
+      body: { a: 1 }
+    })
+    expect(withToken.status).toBe(200)
+    expect(withToken.json).toEqual({ received: { a: 1 } })
+    const formField = await request(`${server.url}/host/acme/probe/submit`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+      body: `_token=${admin.csrf}&b=2`
+    })
+    expect(formField.status).toBe(200)
+    // A Bearer token is no ambient credential: no CSRF token needed.
+    expect((await request(`${server.url}/host/acme/probe/submit`, { method: "POST", as: "dave", body: {} })).status).toBe(200)
+  })
+
+  it("a forged or tampered cookie is no session", async () => {
+    const bob = await login("bob")
+    const [data, signature] = bob.cookie.slice("host_session=".length).split(".")
+    const forged = Buffer.from(JSON.stringify({ u: 1, c: "x", e: Date.now() + 60_000 })).toString("base64url")
+    for (const cookie of [`host_session=${forged}.${signature}`, `host_session=${data}.AAAA`, "host_session=garbage"]) {
+      expect((await request(`${server.url}/api/client/host/slots`, { headers: { cookie } })).status).toBe(401)
+    }
+  })
+})
