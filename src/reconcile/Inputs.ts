@@ -4,13 +4,13 @@ import { parse as parseYaml } from "yaml"
 import { encodeChecksums, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { checkTree, listFiles, packageMetaFiles, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, listFiles, packageMetaFiles, sha256Hex } from "../archive/Tree.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
-import { coreExtensionId } from "../domain/Installed.js"
+import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js"
 import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
-import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity } from "../domain/Plan.js"
+import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -74,7 +74,8 @@ interface TreeReading {
   readonly manifest: Manifest
   readonly layout: ExtensionLayout
   readonly capabilities: Candidate["capabilities"]
-  /** sha256 of the checksums.json the tree's files give. */
+  /** What checksums.json of the tree's files holds (and its sha256). */
+  readonly checksums: Readonly<Record<string, string>>
   readonly digest: string
 }
 
@@ -87,10 +88,7 @@ const readTree = Effect.fn("Reconcile.readTree")(function*(root: string, label: 
     return yield* new ManifestInvalid({ source: label, problems: validation.errors })
   }
   const files = yield* listFiles(root)
-  const checksums: Record<string, string> = {}
-  for (const file of files) {
-    if (!packageMetaFiles.has(file)) checksums[file] = sha256Hex(yield* fs.readFile(path.join(root, file)))
-  }
+  const checksums = yield* hashFiles(root, files.filter((file) => !packageMetaFiles.has(file)))
   const bundle = validation.layout.bundle === undefined
     ? undefined
     : yield* fs.readFileString(path.join(root, validation.layout.bundle)).pipe(Effect.orElseSucceed(() => undefined))
@@ -101,49 +99,86 @@ const readTree = Effect.fn("Reconcile.readTree")(function*(root: string, label: 
     manifest: validation.manifest,
     layout: validation.layout,
     capabilities: capabilitiesOf(validation.manifest, validation.layout, bundle, migrations),
+    checksums,
     digest: sha256Hex(encodeChecksums(checksums))
   } satisfies TreeReading
 })
 
-/** Every installed extension as the planner sees it: record, settings, files and their integrity. */
-export const readActual = Effect.gen(function*() {
+/** How much to read: `light` skips capabilities (enough to tell in-sync from not), `full` reads everything. */
+export type Detail = "light" | "full"
+
+/** The manifest and file digest of a folder, without the declared-file checks (planning in-sync extensions). */
+const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: string, label: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const { paths } = yield* HostConfig
-  const records = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
-  const settings = yield* SettingsRepo
-  const protectedIds = yield* readProtected
-  const actual = new Map<string, ActualExtension>()
-  for (const record of records) {
+  const text = yield* fs.readFileString(path.join(root, "extension.yaml"))
+  const raw = yield* Effect.try({
+    try: () => parseYaml(text) as unknown,
+    catch: (error) => new ManifestInvalid({ source: label, problems: [problem("(yaml)", String(error))] })
+  })
+  const decoded = decodeManifest(raw, frameworkVersion)
+  if (decoded.manifest === undefined) return yield* new ManifestInvalid({ source: label, problems: decoded.errors })
+  const files = yield* listFiles(root)
+  const checksums = yield* hashFiles(root, files.filter((file) => !packageMetaFiles.has(file)))
+  return { manifest: decoded.manifest, checksums, digest: sha256Hex(encodeChecksums(checksums)) }
+})
+
+const IntegrityChecksums = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
+
+/** One installed extension: its record, settings, files, and whether the files match checksums.json. */
+const readInstalled = (record: InstalledExtension, protectedIds: ReadonlySet<string>, detail: Detail) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { paths } = yield* HostConfig
     const root = path.join(paths.extensions, ...record.extensionId.split("/"))
-    const integrity = yield* checkTree(root)
     const decoded = decodeManifest(record.manifest)
     const manifest = decoded.manifest
-    const installedTree = integrity._tag === "Missing"
-      ? Option.none()
-      : yield* readTree(root, record.extensionId).pipe(Effect.option)
-    const checksumsFile = path.join(root, "checksums.json")
-    const digest = (yield* fs.exists(checksumsFile))
-      ? sha256Hex(yield* fs.readFile(checksumsFile))
-      : null
-    actual.set(record.extensionId, {
+    const present = yield* fs.exists(root)
+    const tree: Option.Option<Pick<TreeReading, "checksums"> & Partial<Pick<TreeReading, "capabilities">>> = present
+      ? yield* Effect.option(detail === "full" ? readTree(root, record.extensionId) : readTreeLight(root, record.extensionId))
+      : Option.none()
+    const recorded = present
+      ? yield* fs.readFileString(path.join(root, "checksums.json")).pipe(Effect.option)
+      : Option.none()
+    const integrity: Integrity = !present
+      ? "missing"
+      : Option.isNone(recorded)
+      ? "unverifiable"
+      : Option.match(tree, {
+        onNone: () => "modified",
+        onSome: (reading) =>
+          Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded.value), {
+            onNone: () => "modified",
+            onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(reading.checksums) ? "intact" : "modified")
+          })
+      })
+    return {
       id: record.extensionId,
       version: record.version,
       enabled: record.enabled,
       dependencies: decoded.document?.dependencies ?? {},
-      settings: yield* settings.getAll(record.extensionId),
+      settings: yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(record.extensionId)),
       fields: manifest?.settings ?? [],
-      capabilities: Option.match(installedTree, {
-        onNone: () => ({ permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] }),
-        onSome: (tree) => tree.capabilities
-      }),
-      integrity: ({ Intact: "intact", Modified: "modified", Missing: "missing", Unverifiable: "unverifiable" } as const)[integrity._tag] satisfies Integrity,
-      digest,
+      capabilities: Option.getOrUndefined(tree)?.capabilities ??
+        { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
+      integrity,
+      digest: Option.getOrNull(Option.map(recorded, sha256Hex)),
       protected: protectedIds.has(record.extensionId)
-    })
-  }
-  return actual
-}).pipe(Effect.withSpan("Reconcile.readActual"))
+    } satisfies ActualExtension
+  })
+
+/**
+ * The installed extensions as the planner sees them (read a few at a time: mostly waiting on files);
+ * `only` limits the reading to some ids.
+ */
+export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: Detail, only?: ReadonlySet<string>) {
+  const records = (yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list))
+    .filter((record) => only === undefined || only.has(record.extensionId))
+  const protectedIds = yield* readProtected
+  const extensions = yield* Effect.forEach(records, (record) => readInstalled(record, protectedIds, detail), { concurrency: 8 })
+  return new Map(extensions.map((extension) => [extension.id, extension]))
+})
 
 export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("SourceUnavailable", {
   id: Schema.String,
@@ -155,8 +190,8 @@ export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("
 }
 
 /** What a folder source provides now. */
-export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(_id: string, folder: string) {
-  const tree = yield* readTree(folder, folder)
+export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(_id: string, folder: string, detail: Detail) {
+  const tree = detail === "full" ? yield* readTree(folder, folder) : { ...yield* readTreeLight(folder, folder), capabilities: noCapabilities }
   return {
     id: tree.manifest.id,
     version: tree.manifest.version,

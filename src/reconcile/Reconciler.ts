@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
-import type { DesiredState } from "../domain/DesiredState.js"
+import type { DesiredExtension, DesiredState } from "../domain/DesiredState.js"
 import { coreExtensionId } from "../domain/Installed.js"
 import {
   type ActualExtension,
@@ -25,6 +25,7 @@ import { SettingsRepo } from "../store/SettingsRepo.js"
 import {
   protectedSettingKey,
   readActual,
+  type Detail,
   readArchiveCandidate,
   readDesiredFile,
   readPathCandidate,
@@ -101,33 +102,44 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo>()
 
     /** What each present entry's source provides; failures are collected, not thrown one by one. */
-    const readCandidates = (state: DesiredState) =>
+    const readCandidates = (state: DesiredState, detail: Detail, only?: ReadonlySet<string>) =>
       Effect.gen(function*() {
-        const candidates = new Map<string, Candidate>()
-        const problems: Array<Problem> = []
-        for (const entry of state.extensions) {
-          if (entry._tag === "Absent") continue
-          const read: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> = entry.source._tag === "Path"
-            ? readPathCandidate(entry.id, entry.source.path)
+        const present = state.extensions.filter((entry): entry is Extract<DesiredExtension, { _tag: "Present" }> =>
+          entry._tag === "Present" && (only === undefined || only.has(entry.id)))
+        const read = (entry: (typeof present)[number]): Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> =>
+          entry.source._tag === "Path"
+            ? readPathCandidate(entry.id, entry.source.path, detail)
             : entry.source._tag === "Archive"
             ? readArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
             : Effect.fail(new SourceUnavailable({ id: entry.id, detail: "installing from the registry is not available yet" }))
-          const candidate = yield* Effect.either(read)
-          if (Either.isLeft(candidate)) problems.push({ path: `extensions.${entry.id}.source`, message: candidate.left.message })
-          else candidates.set(entry.id, candidate.right)
-        }
+        const outcomes = yield* Effect.forEach(present, (entry) => Effect.either(read(entry)), { concurrency: 8 })
+        const candidates = new Map<string, Candidate>()
+        const problems: Array<Problem> = []
+        outcomes.forEach((outcome, index) => {
+          const entry = present[index]!
+          if (Either.isLeft(outcome)) problems.push({ path: `extensions.${entry.id}.source`, message: outcome.left.message })
+          else candidates.set(entry.id, outcome.right)
+        })
         return { candidates, problems }
       })
 
+    /**
+     * Plans in two passes: a light reading of everything tells what is in sync, then a full reading of the
+     * extensions that have actions gives their capability diffs (most of a large panel is in sync).
+     */
     const makePlan = (request: PlanRequest, file: string, state: DesiredState, actual: ReadonlyMap<string, ActualExtension>) =>
       Effect.gen(function*() {
-        const { candidates, problems } = yield* readCandidates(state)
-        if (problems.length > 0) return yield* new PlanInvalid({ file, problems })
-        const planned = planActions(state, actual, candidates, {
-          prune: request.prune || state.prune,
-          allowDestroy: request.allowDestroy,
-          env: request.env
-        })
+        const planOptions = { prune: request.prune || state.prune, allowDestroy: request.allowDestroy, env: request.env }
+        const light = yield* readCandidates(state, "light")
+        if (light.problems.length > 0) return yield* new PlanInvalid({ file, problems: light.problems })
+        const first = planActions(state, actual, light.candidates, planOptions)
+        if (Either.isLeft(first)) return yield* new PlanInvalid({ file, problems: first.left })
+        const changing = new Set(first.right.actions.map((action) => action.id))
+        const full = yield* readCandidates(state, "full", changing)
+        if (full.problems.length > 0) return yield* new PlanInvalid({ file, problems: full.problems })
+        const candidates = new Map([...light.candidates, ...full.candidates])
+        const fullActual = new Map([...actual, ...(yield* readActual("full", changing))])
+        const planned = planActions(state, fullActual, candidates, planOptions)
         if (Either.isLeft(planned)) return yield* new PlanInvalid({ file, problems: planned.left })
         const { actions, warnings } = planned.right
         const sourceStamps = new Map(
@@ -156,7 +168,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const plan = (request: PlanRequest) =>
       Effect.gen(function*() {
         const desired = yield* readDesiredFile(request.file)
-        return yield* makePlan(request, desired.file, desired.state, yield* readActual)
+        return yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
       }).pipe(Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
 
     /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
@@ -215,7 +227,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         { actor, lockTimeout: options.lockTimeout ?? 0 },
         Effect.gen(function*() {
           const desired = yield* readDesiredFile(request.file)
-          const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual)
+          const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
           const result = yield* execute(thePlan, options.env)
           if (result.failed === null) yield* rememberProtected(desired.state)
           return { plan: thePlan, result }
@@ -225,12 +237,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     /** The basis of a saved plan recomputed from the panel now. */
     const currentBasis = (thePlan: Plan, env: ApplyOptions["env"]) =>
       Effect.gen(function*() {
-        const actual = yield* readActual
+        const actual = yield* readActual("light")
         const sourceStamps = new Map<string, string>()
         for (const action of thePlan.actions) {
           if (action.source === undefined) continue
           const candidate: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> = action.source.type === "path"
-            ? readPathCandidate(action.id, action.source.path)
+            ? readPathCandidate(action.id, action.source.path, "light")
             : action.source.type === "archive"
             ? readArchiveCandidate(action.id, action.source.path, undefined)
             : Effect.fail(new SourceUnavailable({ id: action.id, detail: "installing from the registry is not available yet" }))
