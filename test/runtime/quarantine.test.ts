@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fixture, runHost, tempDir } from "../support/cli.js"
+import { install, request, type RunningServer, startServer, waitFor, writePanelConfig } from "../http/helpers.js"
+
+// Quarantine (DESIGN.md §11): an extension whose boot throws, whose route file throws, or whose route
+// needs an undeclared permission is skipped with a reason — visible in `host list`/`status` — and
+// everything else keeps answering. And the live swap: a CLI change shows in the server within 2 s.
+
+const root = tempDir("host-quarantine-")
+let server: RunningServer
+
+beforeAll(async () => {
+  writePanelConfig(root.path)
+  await install(root.path, fixture("runtime", "probe"))
+  await install(root.path, fixture("runtime", "boot-throws"))
+  await install(root.path, fixture("runtime", "route-throws"))
+  await install(root.path, fixture("runtime", "undeclared-permission"))
+  await install(root.path, fixture("extensions", "hello-world"))
+  // The default poll interval (1 s): a change made elsewhere must show within 2 s.
+  server = await startServer(root.path, { pollMs: 1000 })
+})
+
+afterAll(async () => {
+  await server?.stop()
+  root.cleanup()
+})
+
+describe("quarantine", () => {
+  it("skips the broken extensions and keeps serving the others", async () => {
+    expect((await request(`${server.url}/api/client/host/acme/probe/open`, { as: "dave" })).status).toBe(200)
+    const extensions = await request(`${server.url}/api/client/host/extensions`, { as: "dave" })
+    expect((extensions.json as { data: Array<{ id: string }> }).data.map((e) => e.id)).toEqual(["acme/hello-world", "acme/probe"])
+    const slots = await request(`${server.url}/api/client/host/slots`, { as: "dave" })
+    expect(JSON.stringify(slots.json)).not.toContain("boot-throws")
+    expect((await request(`${server.url}/api/client/host/acme/route-throws/ping`, { as: "dave" })).status).toBe(404)
+    expect((await request(`${server.url}/api/client/host/acme/undeclared-permission/ok`, { as: "admin" })).status).toBe(404)
+  })
+
+  it("logs one clear line per quarantined extension", () => {
+    const log = server.stderr()
+    expect(log).toContain("quarantined acme/boot-throws: boot() failed: cannot reach the upstream service")
+    expect(log).toMatch(/quarantined acme\/route-throws: route file src\/routes\/api-client\.ts failed to load: .*route file misconfigured: no endpoint/)
+    expect(log).toContain(
+      `quarantined acme/undeclared-permission: route GET /admin-only in src/routes/api-client.ts requires permission "undeclared.superpower", which backend.permissions does not declare`
+    )
+  })
+
+  it("shows in host list and host status, and in the admin API", async () => {
+    const list = await runHost(["--root", root.path, "list", "--json"])
+    const views = JSON.parse(list.stdout) as Array<{ id: string; status: string; quarantine?: string }>
+    const byId = Object.fromEntries(views.map((view) => [view.id, view]))
+    expect(byId["acme/boot-throws"]).toMatchObject({ status: "quarantined", quarantine: expect.stringContaining("boot() failed") })
+    expect(byId["acme/route-throws"]).toMatchObject({ status: "quarantined" })
+    expect(byId["acme/undeclared-permission"]).toMatchObject({ status: "quarantined" })
+    expect(byId["acme/probe"]).toMatchObject({ status: "enabled" })
+    expect(byId["acme/probe"]!.quarantine).toBeUndefined()
+
+    const table = await runHost(["--root", root.path, "list"])
+    expect(table.stdout).toMatch(/acme\/boot-throws .*quarantined: boot\(\) failed: cannot reach the upstream service/)
+    const status = await runHost(["--root", root.path, "status"])
+    expect(status.stdout).toContain("3 quarantined")
+
+    const admin = await request(`${server.url}/admin/host/api/extensions`, { as: "admin" })
+    const rows = (admin.json as { data: Array<{ id: string; status: string; quarantine: string | null }> }).data
+    expect(rows.find((row) => row.id === "acme/route-throws")).toMatchObject({ status: "quarantined", quarantine: expect.any(String) })
+  })
+
+  it("a disabled quarantined extension is just disabled", async () => {
+    expect((await runHost(["--root", root.path, "disable", "acme/boot-throws"])).code).toBe(0)
+    const list = await runHost(["--root", root.path, "list", "--json"])
+    const view = (JSON.parse(list.stdout) as Array<{ id: string; status: string }>).find((v) => v.id === "acme/boot-throws")
+    expect(view?.status).toBe("disabled")
+  })
+})
+
+describe("live state", () => {
+  it("a CLI disable / enable shows in the running server within 2 s", async () => {
+    const before = (await request(`${server.url}/host/ready`)).json as { generation: number }
+    expect((await request(`${server.url}/api/client/host/acme/probe/open`, { as: "dave" })).status).toBe(200)
+    expect((await runHost(["--root", root.path, "disable", "acme/probe"])).code).toBe(0)
+    const took = await waitFor(async () => (await request(`${server.url}/api/client/host/acme/probe/open`, { as: "dave" })).status === 404, 2_000)
+    expect(took).toBeLessThan(2_000)
+    const after = (await request(`${server.url}/host/ready`)).json as { generation: number }
+    expect(after.generation).toBeGreaterThan(before.generation)
+    const extensions = await request(`${server.url}/api/client/host/extensions`, { as: "dave" })
+    expect((extensions.json as { data: Array<{ id: string }> }).data.map((e) => e.id)).toEqual(["acme/hello-world"])
+
+    expect((await runHost(["--root", root.path, "enable", "acme/probe"])).code).toBe(0)
+    await waitFor(async () => (await request(`${server.url}/api/client/host/acme/probe/open`, { as: "dave" })).status === 200, 2_000)
+  })
+
+  it("requests in flight during a swap are answered", async () => {
+    const inFlight = Array.from({ length: 40 }, (_, index) =>
+      new Promise((resolve) => setTimeout(resolve, index * 10)).then(() =>
+        request(`${server.url}/api/client/host/slots`, { as: "dave" })
+      ))
+    const toggle = runHost(["--root", root.path, "disable", "acme/hello-world"])
+    const answers = await Promise.all(inFlight)
+    await toggle
+    expect(answers.every((answer) => answer.status === 200)).toBe(true)
+  })
+})
