@@ -137,7 +137,7 @@ export const request = async (
 ): Promise<Answer> => {
   const headers: Record<string, string> = { ...options.headers }
   if (options.as !== undefined) headers.authorization = `Bearer ${tokens[options.as]}`
-  let body: string | FormData | undefined = undefined
+  let body: string | FormData | null = null
   if (options.body instanceof FormData) body = options.body
   else if (options.body !== undefined) {
     headers["content-type"] ??= "application/json"
