@@ -1,4 +1,4 @@
-import { FileSystem, HttpClient, Path } from "@effect/platform"
+import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -47,6 +47,9 @@ export interface RegistryOptions {
 }
 
 export const defaultTimeouts: FetchTimeouts = { connect: Duration.seconds(10), total: Duration.seconds(300) }
+
+/** How long one service instance keeps the index it loaded before looking at the cache again. */
+const memoTtl = Duration.seconds(30)
 
 /** An index larger than this is refused (the archives have their own limit, `limits.archive_bytes`). */
 export const maxIndexBytes = 32 * 1024 * 1024
@@ -131,7 +134,7 @@ export interface RegistryService {
   readonly cachePath: string
   /**
    * The index: a fresh cache as it is, else fetched (and cached), else a stale cache with a warning.
-   * Within one service the first answer is kept (failures too), so resolving many ids asks once.
+   * The answer (a failure too) is kept for 30 s, so resolving many ids asks once.
    */
   readonly index: Effect.Effect<IndexResult, RegistryIndexError>
   /** Fetches unless the cache is fresh (`force`: always); a cache that cannot be written fails it. */
@@ -173,7 +176,11 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { config, paths } = yield* HostConfig
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.followRedirects(5), HttpClient.withTracerPropagation(false))
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", `host/${config.version}`)),
+      HttpClient.followRedirects(5),
+      HttpClient.withTracerPropagation(false)
+    )
     const registryUrl = resolveRegistryUrl(config.registry_url, paths.root)
     const ttl = config.registry_cache_ttl
     const now = () => options.now?.() ?? new Date()
@@ -231,8 +238,11 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
         } satisfies IndexResult
       }).pipe(Effect.withSpan("Registry.index", { attributes: { force } }))
 
-    const index = yield* Effect.cached(
-      load(false, (fetchedAt, fetched) => writeFetched(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message))))
+    // One answer per memoTtl (failures too): a command resolving many ids asks once, and a long-running
+    // server still sees a new sync.
+    const [index, invalidate] = yield* Effect.cachedInvalidateWithTTL(
+      load(false, (fetchedAt, fetched) => writeFetched(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))),
+      memoTtl
     )
 
     const lookupFailed = (reference: string, reason: RegistryLookupFailed["reason"], detail: string) =>
@@ -298,7 +308,7 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
       url: registryUrl,
       cachePath: paths.registryCache,
       index,
-      sync: ({ force }) => load(force, writeFetched),
+      sync: ({ force }) => Effect.zipLeft(load(force, writeFetched), invalidate),
       status: Effect.suspend(() => provide(cacheReport(paths.registryCache, ttl, now()))),
       search: (query) => Effect.map(index, (result) => searchEntries(result.index.extensions, query)),
       resolve,

@@ -320,6 +320,22 @@ describe("host update from the registry", () => {
     expect(noId.stderr).toContain("--source needs the id of the extension to update")
   })
 
+  it("an extension the registry no longer lists is a warning for --check of all, an error when named", async () => {
+    const registry = fileRegistry([["acme/hello-world", { versions: ["1.0.0"] }]])
+    const root = temp("host-root-")
+    writeConfig(root, `registry_url: ${registry.url}\n`)
+    expect((await host(root, {}, "add", "acme/hello-world")).code).toBe(0)
+    writeIndex(registry.dir, index([]))
+    expect((await host(root, {}, "registry:sync", "--force")).code).toBe(0)
+    const all = await host(root, {}, "update", "--check", "--json")
+    expect(all.code).toBe(0)
+    expect(JSON.parse(all.stdout)).toEqual([])
+    expect(all.stderr).toBe(`warning: acme/hello-world: the registry ${registry.url} has no such extension\n`)
+    const named = await host(root, {}, "update", "acme/hello-world", "--check")
+    expect(named.code).toBe(1)
+    expect(named.stderr).toBe(`error: update: acme/hello-world: the registry ${registry.url} has no such extension\n`)
+  })
+
   it("says so when nothing is installed from the registry", async () => {
     const registry = fileRegistry([["acme/hello-world"]])
     const root = temp("host-root-")

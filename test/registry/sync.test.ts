@@ -7,8 +7,8 @@ import {
   entryFor,
   exportArchives,
   index,
+  jsonBody,
   serveRegistry,
-  type ServedRegistry,
   silent,
   status,
   writeConfig,
@@ -139,6 +139,24 @@ describe("registry:sync and registry:status", () => {
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ registry_url: served.url, source: "network", extensions: 2 })
     expect(served.requests).toEqual(["/registry.json"])
+  })
+
+  it("follows redirects and says who it is", async () => {
+    const root = temp("host-root-")
+    let agent = ""
+    const served = await serve(shared.path, {
+      "/registry.json": (request, response) => {
+        agent = request.headers["user-agent"] ?? ""
+        response.writeHead(302, { location: "/mirror/registry.json" })
+        response.end()
+      },
+      "/mirror/registry.json": jsonBody(JSON.parse(readFileSync(join(shared.path, "registry.json"), "utf8")))
+    })
+    const run = await host(root, { HOST_REGISTRY_URL: served.url }, "registry:sync", "--json")
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout).extensions).toBe(2)
+    expect(served.requests).toEqual(["/registry.json", "/mirror/registry.json"])
+    expect(agent).toBe("host/1.2.3")
   })
 
   it("says how to configure a registry when there is none", async () => {
