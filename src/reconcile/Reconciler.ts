@@ -78,6 +78,8 @@ export interface ApplyResult {
 
 export interface ApplyOptions extends Pick<OperationOptions, "lockTimeout"> {
   readonly env: Readonly<Record<string, string | undefined>>
+  /** Called with the plan before its first action runs (to show it before the work starts). */
+  readonly onPlan?: (plan: Plan) => Effect.Effect<void>
 }
 
 const actor = { type: "reconcile" } as const
@@ -228,6 +230,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         Effect.gen(function*() {
           const desired = yield* readDesiredFile(request.file)
           const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
+          if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
           const result = yield* execute(thePlan, options.env)
           if (result.failed === null) yield* rememberProtected(desired.state)
           return { plan: thePlan, result }
@@ -269,6 +272,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             const changes = basisChanges(thePlan.basis, basis)
             return yield* new StalePlan({ planId: thePlan.id, changes: changes.length > 0 ? changes : ["the fingerprint differs"] })
           }
+          if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
           return yield* execute(thePlan, options.env)
         })
       ).pipe(Effect.withSpan("Reconciler.applyPlan"), Effect.provide(platform))

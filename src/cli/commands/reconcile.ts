@@ -21,9 +21,7 @@ const applyJson = (result: ApplyResult) => ({
 const describeApply = (result: ApplyResult): string => {
   const list = (actions: ReadonlyArray<PlanAction>) => actions.map((action) => `  ${formatAction(action)}`)
   if (result.failed === null) {
-    return result.applied.length === 0
-      ? ""
-      : `\nApply complete: ${result.applied.length} action(s) applied.`
+    return result.applied.length === 0 ? "" : `\nApply complete: ${result.applied.length} action(s) applied.`
   }
   return [
     "",
@@ -62,12 +60,16 @@ export const reconcileCommand = Command.make(
       const { paths } = yield* HostConfig
       const file = Option.match(options.file, { onNone: () => paths.desiredState, onSome: (given) => path.resolve(given) })
       const request = { file, prune: options.prune, allowDestroy: options.allowDestroy, env: invocation.env }
-      const applyOptions = { env: invocation.env, lockTimeout: options.lockTimeout }
-      const reconciler = yield* Reconciler
-
       const printPlan = (plan: Plan) => (options.json ? printJson(plan) : Console.log(formatPlan(plan)))
+      // Text: the plan is shown before its first action runs, the outcome after. JSON: one document at the end.
+      const applyOptions = {
+        env: invocation.env,
+        lockTimeout: options.lockTimeout,
+        ...(options.json ? {} : { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) })
+      }
+      const reconciler = yield* Reconciler
       const printResult = (plan: Plan, result: ApplyResult) =>
-        options.json ? printJson({ ...plan, apply: applyJson(result) }) : Console.log(`${formatPlan(plan)}${describeApply(result)}`)
+        options.json ? printJson({ ...plan, apply: applyJson(result) }) : Console.log(describeApply(result).replace(/^\n/, ""))
 
       if (Option.isSome(options.plan)) {
         const saved = yield* loadPlan(path.resolve(options.plan.value))
