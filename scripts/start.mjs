@@ -18,6 +18,10 @@ if (!existsSync(new URL("../dist/host.cjs", import.meta.url))) {
   if (build.status !== 0) process.exit(build.status ?? 1)
 }
 
+// The demo registry (storage/demo-registry, a file:// registry) is made from the fixtures.
+const registry = spawnSync(process.execPath, ["scripts/demo-registry.mjs"], { cwd: root, stdio: "inherit" })
+if (registry.status !== 0) process.exit(registry.status ?? 1)
+
 for (const step of [["reconcile"], ["list"], ["status"]]) {
   const code = host(...step)
   if (code !== 0) process.exit(code)

@@ -1,7 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
+import semver from "semver"
 import { parse as parseYaml } from "yaml"
-import { encodeChecksums, inspectFile, limitsFromConfig } from "../archive/Archive.js"
+import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
 import { hashFiles, listFiles, packageMetaFiles, sha256Hex } from "../archive/Tree.js"
@@ -13,6 +14,7 @@ import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, 
 import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
+import { Registry } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 
@@ -203,7 +205,38 @@ export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(functi
   } satisfies Candidate
 }, (effect, id) => Effect.mapError(effect, (error) => new SourceUnavailable({ id, detail: error.message })))
 
-/** What a `.host` file provides now (read and verified in memory; nothing is written). */
+/** The candidate an inspected archive makes (read in memory; nothing is written). */
+const candidateFromInspection = (id: string, inspection: Inspection, source: Candidate["source"]) =>
+  Effect.gen(function*() {
+    const manifest = inspection.manifest.decoded
+    if (manifest === undefined) {
+      return yield* new SourceUnavailable({
+        id,
+        detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "its manifest cannot be read"
+      })
+    }
+    const files = inspection.files.map((entry) => entry.path)
+    const present = new Set(files)
+    const directories = new Set(inspection.directories)
+    const layout = resolveLayout(manifest.document, (path) => present.has(path), (path) => directories.has(path))
+    const bundleFile = inspection.files.find((entry) => entry.path === layout.bundle)
+    return {
+      id: manifest.id,
+      version: manifest.version,
+      dependencies: manifest.document.dependencies ?? {},
+      fields: manifest.settings,
+      capabilities: capabilitiesOf(
+        manifest,
+        layout,
+        bundleFile === undefined ? undefined : Buffer.from(bundleFile.data).toString("utf8"),
+        migrationNames(files, layout.migrations)
+      ),
+      digest: sha256Hex(encodeChecksums(inspection.checksums)),
+      source
+    } satisfies Candidate
+  })
+
+/** What a `.host` file provides now. */
 export const readArchiveCandidate = Effect.fn("Reconcile.readArchiveCandidate")(function*(
   id: string,
   file: string,
@@ -217,31 +250,43 @@ export const readArchiveCandidate = Effect.fn("Reconcile.readArchiveCandidate")(
   if (expectedSha256 !== undefined && inspection.sha256 !== expectedSha256.toLowerCase()) {
     return yield* new SourceUnavailable({ id, detail: `${file} has sha256 ${inspection.sha256}, not the desired ${expectedSha256}` })
   }
-  const manifest = inspection.manifest.decoded
-  if (manifest === undefined) {
-    return yield* new SourceUnavailable({
+  return yield* candidateFromInspection(id, inspection, { type: "archive", path: file, sha256: inspection.sha256 })
+}, (effect, id) =>
+  Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))
+
+/**
+ * What the registry provides for a desired range. An installed version still in the range is in sync
+ * and needs no download (the light reading); otherwise the latest satisfying version is downloaded and
+ * inspected in memory.
+ */
+export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate")(function*(
+  id: string,
+  range: string | undefined,
+  installed: ActualExtension | undefined,
+  detail: Detail
+) {
+  if (detail === "light" && installed !== undefined && (range === undefined || semver.satisfies(installed.version, range))) {
+    return {
       id,
-      detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "its manifest cannot be read"
-    })
+      version: installed.version,
+      dependencies: installed.dependencies,
+      fields: installed.fields,
+      capabilities: noCapabilities,
+      digest: null,
+      source: { type: "registry", id, version: installed.version }
+    } satisfies Candidate
   }
-  const files = inspection.files.map((entry) => entry.path)
-  const present = new Set(files)
-  const directories = new Set(inspection.directories)
-  const layout = resolveLayout(manifest.document, (path) => present.has(path), (path) => directories.has(path))
-  const bundleFile = inspection.files.find((entry) => entry.path === layout.bundle)
-  return {
-    id: manifest.id,
-    version: manifest.version,
-    dependencies: manifest.document.dependencies ?? {},
-    fields: manifest.settings,
-    capabilities: capabilitiesOf(
-      manifest,
-      layout,
-      bundleFile === undefined ? undefined : Buffer.from(bundleFile.data).toString("utf8"),
-      migrationNames(files, layout.migrations)
-    ),
-    digest: sha256Hex(encodeChecksums(inspection.checksums)),
-    source: { type: "archive", path: file, sha256: inspection.sha256 }
-  } satisfies Candidate
+  const registry = yield* Effect.serviceOption(Registry)
+  if (Option.isNone(registry)) return yield* new SourceUnavailable({ id, detail: "no registry is available to this command" })
+  const { config } = yield* HostConfig
+  const resolved = yield* registry.value.resolve({ id, range })
+  const downloaded = yield* registry.value.download(resolved)
+  const inspection = yield* inspectArchive(downloaded.bytes, {
+    source: resolved.archiveName,
+    limits: limitsFromConfig(config),
+    keyring: keyringFromConfig(config),
+    detachedSignature: downloaded.detachedSignature
+  })
+  return yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version })
 }, (effect, id) =>
   Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))

@@ -29,6 +29,7 @@ import {
   readArchiveCandidate,
   readDesiredFile,
   readPathCandidate,
+  readRegistryCandidate,
   SourceUnavailable
 } from "./Inputs.js"
 
@@ -90,8 +91,10 @@ const sourceSpec = (source: PlanSource | undefined, id: string): Effect.Effect<S
       return Effect.succeed(SourceSpec.Directory({ path: source.path }))
     case "archive":
       return Effect.succeed(SourceSpec.Archive({ path: source.path }))
+    case "registry":
+      return Effect.succeed(SourceSpec.Registry({ id: source.id, range: source.version }))
     default:
-      return Effect.fail(new SourceUnavailable({ id, detail: "installing from the registry is not available yet" }))
+      return Effect.fail(new SourceUnavailable({ id, detail: "the plan names no source to install from" }))
   }
 }
 
@@ -104,7 +107,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo>()
 
     /** What each present entry's source provides; failures are collected, not thrown one by one. */
-    const readCandidates = (state: DesiredState, detail: Detail, only?: ReadonlySet<string>) =>
+    const readCandidates = (
+      state: DesiredState,
+      actual: ReadonlyMap<string, ActualExtension>,
+      detail: Detail,
+      only?: ReadonlySet<string>
+    ) =>
       Effect.gen(function*() {
         const present = state.extensions.filter((entry): entry is Extract<DesiredExtension, { _tag: "Present" }> =>
           entry._tag === "Present" && (only === undefined || only.has(entry.id)))
@@ -113,7 +121,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             ? readPathCandidate(entry.id, entry.source.path, detail)
             : entry.source._tag === "Archive"
             ? readArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
-            : Effect.fail(new SourceUnavailable({ id: entry.id, detail: "installing from the registry is not available yet" }))
+            : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail)
         const outcomes = yield* Effect.forEach(present, (entry) => Effect.either(read(entry)), { concurrency: 8 })
         const candidates = new Map<string, Candidate>()
         const problems: Array<Problem> = []
@@ -132,12 +140,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const makePlan = (request: PlanRequest, file: string, state: DesiredState, actual: ReadonlyMap<string, ActualExtension>) =>
       Effect.gen(function*() {
         const planOptions = { prune: request.prune || state.prune, allowDestroy: request.allowDestroy, env: request.env }
-        const light = yield* readCandidates(state, "light")
+        const light = yield* readCandidates(state, actual, "light")
         if (light.problems.length > 0) return yield* new PlanInvalid({ file, problems: light.problems })
         const first = planActions(state, actual, light.candidates, planOptions)
         if (Either.isLeft(first)) return yield* new PlanInvalid({ file, problems: first.left })
         const changing = new Set(first.right.actions.map((action) => action.id))
-        const full = yield* readCandidates(state, "full", changing)
+        const full = yield* readCandidates(state, actual, "full", changing)
         if (full.problems.length > 0) return yield* new PlanInvalid({ file, problems: full.problems })
         const candidates = new Map([...light.candidates, ...full.candidates])
         const fullActual = new Map([...actual, ...(yield* readActual("full", changing))])
@@ -248,7 +256,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             ? readPathCandidate(action.id, action.source.path, "light")
             : action.source.type === "archive"
             ? readArchiveCandidate(action.id, action.source.path, undefined)
-            : Effect.fail(new SourceUnavailable({ id: action.id, detail: "installing from the registry is not available yet" }))
+            : readRegistryCandidate(action.id, action.source.version, undefined, "full")
           const stamp = yield* Effect.either(Effect.map(candidate, stampOf))
           sourceStamps.set(action.id, Either.getOrElse(stamp, (error) => `unreadable (${error.message})`))
         }

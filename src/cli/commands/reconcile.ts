@@ -7,6 +7,7 @@ import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcil
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
+import { registryLayer } from "./registry.js"
 
 // host reconcile: a thin adapter over reconcile/ (DESIGN.md §10).
 
@@ -110,7 +111,10 @@ export const reconcileCommand = Command.make(
     }).pipe(
       Effect.provide(
         Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
-          Reconciler.Default.pipe(Layer.provideMerge(Layer.merge(storeLayer(invocation), progressLayer)))))
+          Reconciler.Default.pipe(
+            Layer.provideMerge(Layer.mergeAll(registryLayer(invocation), progressLayer)),
+            Layer.provideMerge(storeLayer(invocation))
+          )))
       )
     )
 ).pipe(Command.withDescription("Converge the panel to the desired-state file: plan, then apply (or --dry-run, --out, --plan)"))
