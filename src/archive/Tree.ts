@@ -56,6 +56,20 @@ export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, Pl
     catch: systemError("readDirectory", root)
   })
 
+/** A file's text, or undefined when there is no such file (read synchronously: see listFiles). */
+export const readTextIfExists = (file: string): Effect.Effect<string | undefined, PlatformError> =>
+  Effect.try({
+    try: () => {
+      try {
+        return readFileSync(file, "utf8")
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return undefined
+        throw error
+      }
+    },
+    catch: systemError("readFile", file)
+  })
+
 /** sha256 of each listed file (relative paths below `root`). */
 export const hashFiles = (root: string, files: ReadonlyArray<string>): Effect.Effect<Record<string, string>, PlatformError> =>
   Effect.try({

@@ -5,7 +5,7 @@ import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { hashFiles, listFiles, packageMetaFiles, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, listFiles, packageMetaFiles, readTextIfExists, sha256Hex } from "../archive/Tree.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
@@ -111,9 +111,9 @@ export type Detail = "light" | "full"
 
 /** The manifest and file digest of a folder, without the declared-file checks (planning in-sync extensions). */
 const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: string, label: string) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const text = yield* fs.readFileString(path.join(root, "extension.yaml"))
+  const text = yield* readTextIfExists(path.join(root, "extension.yaml"))
+  if (text === undefined) return yield* new ManifestInvalid({ source: label, problems: [problem("extension.yaml", `not found in ${root}`)] })
   const raw = yield* Effect.try({
     try: () => parseYaml(text) as unknown,
     catch: (error) => new ManifestInvalid({ source: label, problems: [problem("(yaml)", String(error))] })
@@ -128,29 +128,38 @@ const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: strin
 const IntegrityChecksums = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
 
 /** One installed extension: its record, settings, files, and whether the files match checksums.json. */
-const readInstalled = (record: InstalledExtension, protectedIds: ReadonlySet<string>, detail: Detail) =>
+const readInstalled = (
+  record: InstalledExtension,
+  settings: Readonly<Record<string, unknown>>,
+  protectedIds: ReadonlySet<string>,
+  detail: Detail
+) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { paths } = yield* HostConfig
     const root = path.join(paths.extensions, ...record.extensionId.split("/"))
     const decoded = decodeManifest(record.manifest)
     const manifest = decoded.manifest
-    const present = yield* fs.exists(root)
-    const tree: Option.Option<Pick<TreeReading, "checksums"> & Partial<Pick<TreeReading, "capabilities">>> = present
-      ? yield* Effect.option(detail === "full" ? readTree(root, record.extensionId) : readTreeLight(root, record.extensionId))
-      : Option.none()
-    const recorded = present
-      ? yield* fs.readFileString(path.join(root, "checksums.json")).pipe(Effect.option)
-      : Option.none()
+    // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
+    const recorded = yield* readTextIfExists(path.join(root, "checksums.json"))
+    const present = recorded !== undefined || (yield* Effect.map(Effect.either(listFiles(root)), (listing) => listing._tag === "Right"))
+    // The light reading only hashes the files: a changed manifest shows as a changed file.
+    const tree: Option.Option<Pick<TreeReading, "checksums"> & Partial<Pick<TreeReading, "capabilities">>> = !present
+      ? Option.none()
+      : detail === "full"
+      ? yield* Effect.option(readTree(root, record.extensionId))
+      : yield* Effect.option(
+        Effect.flatMap(listFiles(root), (files) =>
+          Effect.map(hashFiles(root, files.filter((file) => !packageMetaFiles.has(file))), (checksums) => ({ checksums })))
+      )
     const integrity: Integrity = !present
       ? "missing"
-      : Option.isNone(recorded)
+      : recorded === undefined
       ? "unverifiable"
       : Option.match(tree, {
         onNone: () => "modified",
         onSome: (reading) =>
-          Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded.value), {
+          Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded), {
             onNone: () => "modified",
             onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(reading.checksums) ? "intact" : "modified")
           })
@@ -160,12 +169,12 @@ const readInstalled = (record: InstalledExtension, protectedIds: ReadonlySet<str
       version: record.version,
       enabled: record.enabled,
       dependencies: decoded.document?.dependencies ?? {},
-      settings: yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(record.extensionId)),
+      settings,
       fields: manifest?.settings ?? [],
       capabilities: Option.getOrUndefined(tree)?.capabilities ??
         { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
       integrity,
-      digest: Option.getOrNull(Option.map(recorded, sha256Hex)),
+      digest: recorded === undefined ? null : sha256Hex(recorded),
       protected: protectedIds.has(record.extensionId)
     } satisfies ActualExtension
   })
@@ -178,7 +187,12 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
   const records = (yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list))
     .filter((record) => only === undefined || only.has(record.extensionId))
   const protectedIds = yield* readProtected
-  const extensions = yield* Effect.forEach(records, (record) => readInstalled(record, protectedIds, detail), { concurrency: 8 })
+  const settings = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
+  const extensions = yield* Effect.forEach(
+    records,
+    (record) => readInstalled(record, settings.get(record.extensionId) ?? {}, protectedIds, detail),
+    { concurrency: 8 }
+  )
   return new Map(extensions.map((extension) => [extension.id, extension]))
 })
 

@@ -18,6 +18,22 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsR
         Effect.withSpan("SettingsRepo.getAll")
       )
 
+    /** Every extension's settings at once, by extension id (framework rows included). */
+    const getEverything = sql`SELECT extension_id, ${sql("key")}, value FROM host_settings ORDER BY extension_id, ${sql("key")}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ extension_id: Schema.String, key: Schema.String, value: Schema.parseJson() })))),
+      Effect.map((rows) => {
+        const byExtension = new Map<string, Record<string, unknown>>()
+        for (const row of rows) {
+          const values = byExtension.get(row.extension_id) ?? {}
+          values[row.key] = row.value
+          byExtension.set(row.extension_id, values)
+        }
+        return byExtension as ReadonlyMap<string, Readonly<Record<string, unknown>>>
+      }),
+      Effect.mapError(storeError("reading all settings")),
+      Effect.withSpan("SettingsRepo.getEverything")
+    )
+
     const get = (extensionId: string, key: string) =>
       sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
         Effect.flatMap(decodeRows),
@@ -58,6 +74,6 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsR
         Effect.withSpan("SettingsRepo.removeAll")
       )
 
-    return { getAll, get, put, remove, removeAll } as const
+    return { getAll, getEverything, get, put, remove, removeAll } as const
   })
 }) {}
