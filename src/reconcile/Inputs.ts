@@ -206,7 +206,29 @@ export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("
 }
 
 /** What a folder source provides now. */
-export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(_id: string, folder: string, detail: Detail) {
+export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(
+  id: string,
+  folder: string,
+  detail: Detail,
+  installed?: ActualExtension
+) {
+  if (detail === "light" && installed !== undefined && installed.digest !== null) {
+    // Files identical to the installed ones (same checksums.json) hold the installed manifest: no parsing.
+    const files = yield* listFiles(folder)
+    const checksums = yield* hashFiles(folder, files.filter((file) => !packageMetaFiles.has(file)))
+    const digest = sha256Hex(encodeChecksums(checksums))
+    if (digest === installed.digest && installed.integrity === "intact") {
+      return {
+        id,
+        version: installed.version,
+        dependencies: installed.dependencies,
+        fields: installed.fields,
+        capabilities: noCapabilities,
+        digest,
+        source: { type: "path", path: folder }
+      } satisfies Candidate
+    }
+  }
   const tree = detail === "full" ? yield* readTree(folder, folder) : { ...yield* readTreeLight(folder, folder), capabilities: noCapabilities }
   return {
     id: tree.manifest.id,

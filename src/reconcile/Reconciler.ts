@@ -118,7 +118,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           entry._tag === "Present" && (only === undefined || only.has(entry.id)))
         const read = (entry: (typeof present)[number]): Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> =>
           entry.source._tag === "Path"
-            ? readPathCandidate(entry.id, entry.source.path, detail)
+            ? readPathCandidate(entry.id, entry.source.path, detail, actual.get(entry.id))
             : entry.source._tag === "Archive"
             ? readArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
             : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail)
