@@ -17,6 +17,7 @@ import {
 import { listCommand } from "./commands/list.js"
 import { panelTokenCommand } from "./commands/panel.js"
 import { reconcileCommand } from "./commands/reconcile.js"
+import { scheduleListCommand } from "./commands/schedule.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
 import { serveCommand } from "./commands/serve.js"
@@ -44,6 +45,7 @@ const host = Command.make("host").pipe(
     unlockCommand,
     migrateStatusCommand,
     reconcileCommand,
+    scheduleListCommand,
     exportCommand,
     keygenCommand,
     verifyCommand,

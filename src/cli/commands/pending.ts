@@ -11,7 +11,6 @@ export const pendingCommands: ReadonlyArray<readonly [name: string, description:
   ["build", "Build extension frontend assets"],
   ["framework:uninstall", "Remove the framework from the panel"],
   ["schedule:run", "Run the scheduled tasks that are due"],
-  ["schedule:list", "List scheduled tasks and their next runs"],
   ["commands", "List the console commands of extensions"]
 ]
 

@@ -1,0 +1,51 @@
+import { Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import { decodeManifest } from "../../domain/Manifest.js"
+import { nextRuns } from "../../domain/Schedules.js"
+import { readQuarantine, quarantineReason } from "../../runtime/Quarantine.js"
+import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
+import { CliInvocation } from "../Invocation.js"
+import { formatTable, printJson } from "../Output.js"
+import { storeLayer } from "../Runtime.js"
+
+// host schedule:list: the scheduled tasks of enabled extensions (DESIGN.md §11) with their next run.
+
+export const scheduleListCommand = Command.make(
+  "schedule:list",
+  { json: Options.boolean("json").pipe(Options.withDescription("print a JSON array only")) },
+  ({ json }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const { extensions, quarantine } = yield* Effect.all({
+        extensions: Effect.flatMap(ExtensionsRepo, (repo) => repo.list),
+        quarantine: readQuarantine
+      }).pipe(Effect.provide(storeLayer(invocation)))
+      const now = new Date()
+      const tasks = extensions
+        .filter((extension) => extension.enabled && quarantineReason(quarantine, extension) === undefined)
+        .flatMap((extension) =>
+          (decodeManifest(extension.manifest).manifest?.schedules ?? []).map((task) => ({
+            extension: extension.extensionId,
+            id: task.id,
+            label: task.label,
+            command: task.command,
+            cron: task.cron,
+            without_overlapping: task.withoutOverlapping,
+            next_run: nextRuns(task.cron, now, 1)[0]?.toISOString() ?? null
+          }))
+        )
+      if (json) return yield* printJson(tasks)
+      if (tasks.length === 0) return yield* Console.log("No scheduled tasks.")
+      yield* Console.log(formatTable(
+        ["Extension", "Task", "Command", "Cron", "Next run", "Overlap"],
+        tasks.map((task) => [
+          task.extension,
+          task.id,
+          task.command,
+          task.cron,
+          task.next_run ?? "",
+          task.without_overlapping ? "no" : "allowed"
+        ])
+      ))
+    })
+).pipe(Command.withDescription("List the scheduled tasks of enabled extensions and their next run"))
