@@ -1,6 +1,6 @@
-import { Command, ValidationError } from "@effect/cli"
+import { type CliApp, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
 import { exportCommand } from "./commands/export.js"
@@ -17,7 +17,8 @@ import {
 import { listCommand } from "./commands/list.js"
 import { panelTokenCommand } from "./commands/panel.js"
 import { reconcileCommand } from "./commands/reconcile.js"
-import { scheduleListCommand } from "./commands/schedule.js"
+import { commandsCommand, runExtensionCommand } from "./commands/extensionCommands.js"
+import { scheduleListCommand, scheduleRunCommand } from "./commands/schedule.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
 import { serveCommand } from "./commands/serve.js"
@@ -46,6 +47,8 @@ const host = Command.make("host").pipe(
     migrateStatusCommand,
     reconcileCommand,
     scheduleListCommand,
+    scheduleRunCommand,
+    commandsCommand,
     exportCommand,
     keygenCommand,
     verifyCommand,
@@ -58,6 +61,11 @@ const host = Command.make("host").pipe(
 )
 
 const runCli = Command.run(host, { name: "Host", version: frameworkVersion })
+
+const builtinNames: ReadonlySet<string> = new Set(HashMap.keys(Command.getSubcommands(host)))
+
+/** A name shaped like an extension command (`vendor:thing`) that no built-in has. */
+const isExtensionCommand = (name: string) => !builtinNames.has(name) && /^[a-z0-9-]+(:[a-z0-9-]+)+$/.test(name)
 
 export interface ParsedArguments {
   readonly invocation: Invocation
@@ -153,9 +161,12 @@ export const main = async (
   }
   const { args, invocation } = parsed
   const command = args[0] ?? "host"
-  const program = pendingNames.has(command) && !args.includes("--help")
-    ? Effect.fail(new NotAvailableYet({ command }))
-    : runCli(["node", "host", ...args])
+  const program: Effect.Effect<void, unknown, CliInvocation | CliApp.CliApp.Environment> =
+    pendingNames.has(command) && !args.includes("--help")
+      ? Effect.fail(new NotAvailableYet({ command }))
+      : isExtensionCommand(command)
+      ? runExtensionCommand(command, args.slice(1))
+      : runCli(["node", "host", ...args])
   const exit = await Effect.runPromiseExit(
     program.pipe(
       Effect.provideService(CliInvocation, invocation),

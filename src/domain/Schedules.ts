@@ -123,3 +123,11 @@ export const nextRuns = (cron: string, from: Date, count: number): ReadonlyArray
   const expression = CronExpressionParser.parse(cron, { currentDate: from })
   return expression.take(count).map((date) => date.toDate())
 }
+
+/** Whether a cron expression fires in the minute of `now` (what `schedule:run`, run every minute, runs). */
+export const isDue = (cron: string, now: Date): boolean => {
+  const minute = new Date(now)
+  minute.setSeconds(0, 0)
+  const previous = CronExpressionParser.parse(cron, { currentDate: new Date(minute.getTime() + 1000) }).prev().toDate()
+  return previous.getTime() === minute.getTime()
+}

@@ -72,34 +72,39 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
     const sql = yield* SqlClient.SqlClient
     const key = sql("key")
 
-    const readRow = sql<{ value: string }>`
-      SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${lockSettingKey}`.pipe(
-      Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
-      Effect.mapError(storeError("reading the operation lock"))
-    )
+    // Every lock is a host/core row: the operation lock under `lock`, others (scheduled tasks that must
+    // not overlap) under their own name.
+    const readRow = (name: string) =>
+      sql<{ value: string }>`SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${name}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
+        Effect.mapError(storeError(`reading the lock ${name}`))
+      )
 
-    const current = Effect.map(readRow, Option.flatMap(decodeLock))
+    const current = Effect.map(readRow(lockSettingKey), Option.flatMap(decodeLock))
 
-    const insert = (lock: OperationLock) => {
+    const insert = (name: string, lock: OperationLock) => {
       const now = new Date().toISOString()
       return sql`INSERT INTO host_settings ${
-        sql.insert({ extension_id: coreExtensionId, key: lockSettingKey, value: JSON.stringify(lock), created_at: now, updated_at: now })
-      }`.pipe(Effect.as(true), Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)), Effect.mapError(storeError("taking the operation lock")))
+        sql.insert({ extension_id: coreExtensionId, key: name, value: JSON.stringify(lock), created_at: now, updated_at: now })
+      }`.pipe(Effect.as(true), Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)), Effect.mapError(storeError(`taking the lock ${name}`)))
     }
 
     /** Deletes the lock row only while it still holds exactly `json` (compare-and-delete). */
-    const deleteIfUnchanged = (json: string) =>
-      sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${lockSettingKey} AND value = ${json}`.pipe(
+    const deleteIfUnchanged = (json: string, name: string = lockSettingKey) =>
+      sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${name} AND value = ${json}`.pipe(
         Effect.asVoid,
         Effect.mapError(storeError("releasing the operation lock"))
       )
 
     /**
-     * Takes the lock for the scope, waiting up to `timeout` for a live holder. A dead holder's lock is
+     * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder. A dead holder's lock is
      * taken over (its interrupted operation is then recovered by the caller).
      */
-    const acquire = Effect.fn("OperationLocks.acquire")(
-      function*(options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }) {
+    const acquireNamed = Effect.fn("OperationLocks.acquire")(
+      function*(
+        name: string,
+        options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }
+      ) {
         const started = Date.now()
         const deadline = started + Duration.toMillis(options.timeout)
         for (;;) {
@@ -111,8 +116,8 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
             operation: options.operation,
             acquired_at: new Date().toISOString()
           }
-          if (yield* insert(lock)) return lock
-          const row = yield* readRow
+          if (yield* insert(name, lock)) return [name, lock] as const
+          const row = yield* readRow(name)
           if (Option.isNone(row)) continue
           const held = decodeLock(row.value)
           if (Option.isNone(held) || isDeadHolder(held.value)) {
@@ -122,7 +127,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
                 onSome: (dead) => `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
               })
             )
-            yield* deleteIfUnchanged(row.value)
+            yield* deleteIfUnchanged(row.value, name)
             continue
           }
           if (Date.now() >= deadline) {
@@ -131,12 +136,17 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - Date.now()))))
         }
       },
-      Effect.acquireRelease((lock) => Effect.ignore(deleteIfUnchanged(JSON.stringify(lock))))
+      Effect.acquireRelease(([name, lock]) => Effect.ignore(deleteIfUnchanged(JSON.stringify(lock), name))),
+      Effect.map(([, lock]) => lock)
     )
+
+    /** Takes the operation lock for the scope (see acquireNamed). */
+    const acquire = (options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }) =>
+      acquireNamed(lockSettingKey, options)
 
     /** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
     const unlock = Effect.fn("OperationLocks.unlock")(function*(lockId: string, force: boolean) {
-        const row = yield* readRow
+        const row = yield* readRow(lockSettingKey)
         const held = Option.flatMap(row, decodeLock)
         if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
           return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
@@ -148,6 +158,6 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
         return held.value
       })
 
-    return { current, acquire, unlock } as const
+    return { current, acquire, acquireNamed, unlock } as const
   })
 }) {}

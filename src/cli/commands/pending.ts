@@ -10,8 +10,6 @@ export const pendingCommands: ReadonlyArray<readonly [name: string, description:
   ["dev", "Link a local extension for development"],
   ["build", "Build extension frontend assets"],
   ["framework:uninstall", "Remove the framework from the panel"],
-  ["schedule:run", "Run the scheduled tasks that are due"],
-  ["commands", "List the console commands of extensions"]
 ]
 
 export const pendingNames: ReadonlySet<string> = new Set(pendingCommands.map(([name]) => name))

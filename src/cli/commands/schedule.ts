@@ -1,11 +1,13 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
+import { bootForCli } from "../../runtime/Backend.js"
+import { describeOutcome, runDueTasks } from "../../runtime/Scheduler.js"
 import { decodeManifest } from "../../domain/Manifest.js"
 import { nextRuns } from "../../domain/Schedules.js"
 import { readQuarantine, quarantineReason } from "../../runtime/Quarantine.js"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { CliInvocation } from "../Invocation.js"
-import { formatTable, printJson } from "../Output.js"
+import { exitWith, formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 
 // host schedule:list: the scheduled tasks of enabled extensions (DESIGN.md §11) with their next run.
@@ -49,3 +51,24 @@ export const scheduleListCommand = Command.make(
       ))
     })
 ).pipe(Command.withDescription("List the scheduled tasks of enabled extensions and their next run"))
+
+/**
+ * host schedule:run: runs the tasks due this minute (for system cron: `* * * * * host schedule:run`).
+ * A `without_overlapping` task takes a lock of its own; if another process still runs it, it is skipped.
+ */
+export const scheduleRunCommand = Command.make(
+  "schedule:run",
+  { json: Options.boolean("json").pipe(Options.withDescription("print the outcomes as a JSON array only")) },
+  ({ json }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const outcomes = yield* Effect.gen(function*() {
+        const generation = yield* bootForCli
+        return yield* runDueTasks(generation, new Date(), { type: "cli" })
+      }).pipe(Effect.provide(storeLayer(invocation)))
+      if (json) yield* printJson(outcomes)
+      else if (outcomes.length === 0) yield* Console.log("No tasks due.")
+      else yield* Console.log(outcomes.map(describeOutcome).join("\n"))
+      if (outcomes.some((outcome) => outcome.status === "failed")) return yield* exitWith(1)
+    })
+).pipe(Command.withDescription("Run the scheduled tasks that are due now (run it every minute from system cron)"))

@@ -3,14 +3,14 @@ import { Path } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
 import { checkTree } from "../../archive/Tree.js"
 import { HostConfig } from "../../config/HostConfig.js"
-import { NotAvailableYet } from "../../domain/Errors.js"
 import { coreExtensionId } from "../../domain/Installed.js"
 import { lockSettingKey, OperationLock } from "../../domain/Lock.js"
 import { readCacheReport } from "../../registry/CacheFile.js"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../../store/SettingsRepo.js"
 import { CliInvocation } from "../Invocation.js"
-import { formatPairs, formatTable, printJson } from "../Output.js"
+import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
+import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionView, statusText } from "./ExtensionView.js"
@@ -42,12 +42,13 @@ export const statusCommand = Command.make(
   "status",
   {
     json: Options.boolean("json").pipe(Options.withDescription("print one JSON document")),
-    health: Options.boolean("health").pipe(Options.withDescription("run the extensions' health checks")),
+    health: Options.boolean("health").pipe(
+      Options.withDescription("run the extensions' health checks (exit 1 when a critical one is in error)")
+    ),
     extensions: Options.boolean("extensions").pipe(Options.withDescription("include the installed extensions"))
   },
   ({ extensions: withExtensions, health, json }) =>
     Effect.gen(function*() {
-      if (health) return yield* new NotAvailableYet({ command: "status --health" })
       const invocation = yield* CliInvocation
       const report = yield* Effect.gen(function*() {
         const { config, paths } = yield* HostConfig
@@ -66,10 +67,15 @@ export const statusCommand = Command.make(
           lock: yield* readLock,
           drift: yield* fileDrift,
           quarantined: installed.filter((e) => quarantineReason(quarantine, e) !== undefined).length,
-          ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {})
+          ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {}),
+          ...(health ? { health: yield* Effect.flatMap(bootForCli, (generation) => runHealthChecks(generation)) } : {})
         }
       }).pipe(Effect.provide(storeLayer(invocation)))
-      if (json) return yield* printJson(report)
+      const critical = report.health === undefined ? [] : criticalFailures(report.health)
+      if (json) {
+        yield* printJson(report)
+        return critical.length > 0 ? yield* exitWith(1) : undefined
+      }
       const cache = report.registry.cache
       const drift = report.drift
       const driftText = [
@@ -106,6 +112,24 @@ export const statusCommand = Command.make(
           ["ID", "Name", "Version", "Status", "Signature"],
           report.installed.map((view) => [view.id, view.name, view.version, statusText(view), view.signature])
         )}`)
+      }
+      if (report.health !== undefined) {
+        const rows = report.health.flatMap((extension) =>
+          extension.checks.map((check) => [
+            extension.extensionId,
+            check.id,
+            `${check.status}${check.declared ? "" : " (undeclared)"}`,
+            check.severity ?? "",
+            check.message ?? ""
+          ])
+        )
+        yield* Console.log(rows.length === 0
+          ? "\nHealth: no checks."
+          : `\n${formatTable(["Extension", "Check", "Status", "Severity", "Message"], rows)}`)
+        if (critical.length > 0) {
+          yield* Console.error(`error: status: critical health checks failing: ${critical.join(", ")}`)
+          return yield* exitWith(1)
+        }
       }
     })
 ).pipe(Command.withDescription("Show the framework version, database, extensions, registry cache, lock and drift"))

@@ -1,0 +1,73 @@
+import { Duration, Effect } from "effect"
+import type { Actor } from "../domain/Installed.js"
+import { isDue, type ScheduledTask } from "../domain/Schedules.js"
+import { OperationLocks } from "../store/OperationLock.js"
+import { callExtensionCode, type ExtensionCommand, extensionCommands } from "./Backend.js"
+import type { Generation } from "./Runtime.js"
+
+// Scheduled tasks (DESIGN.md §11): each `schedules.tasks` entry runs its console command when its cron
+// expression is due. `host schedule:run` (system cron) and the server's runner share this.
+
+export interface TaskOutcome {
+  readonly extension: string
+  readonly task: string
+  readonly command: string
+  readonly status: "ok" | "failed" | "skipped"
+  readonly detail: string | null
+  readonly duration_ms: number
+}
+
+export const describeOutcome = (outcome: TaskOutcome): string =>
+  `${outcome.status === "ok" ? "ran" : outcome.status} ${outcome.extension} ${outcome.task} (${outcome.command})` +
+  `${outcome.status === "ok" ? ` in ${outcome.duration_ms} ms` : ""}${outcome.detail === null ? "" : `: ${outcome.detail}`}`
+
+/** Runs one task's command; a task `without_overlapping` holds its own lock while it runs. */
+const runTask = (
+  extensionId: string,
+  task: ScheduledTask,
+  commands: ReadonlyMap<string, ExtensionCommand>,
+  actor: Actor
+) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    const outcome = (status: TaskOutcome["status"], detail: string | null): TaskOutcome => ({
+      extension: extensionId,
+      task: task.id,
+      command: task.command,
+      status,
+      detail,
+      duration_ms: Date.now() - started
+    })
+    const command = commands.get(task.command)
+    if (command === undefined) return outcome("failed", `no enabled extension provides the command ${task.command}`)
+    const run = callExtensionCode(extensionId, `task ${task.id}`, () => command.run([]), Duration.infinity).pipe(
+      Effect.as(outcome("ok", null)),
+      Effect.catchAll((error) => Effect.succeed(outcome("failed", error.detail)))
+    )
+    if (!task.withoutOverlapping) return yield* run
+    const locks = yield* OperationLocks
+    return yield* Effect.scoped(
+      Effect.zipRight(
+        locks.acquireNamed(`schedule ${extensionId} ${task.id}`, {
+          operation: `schedule ${extensionId} ${task.id}`,
+          holder: actor.type,
+          timeout: Duration.zero
+        }),
+        run
+      )
+    ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed(outcome("skipped", "still running elsewhere (without_overlapping)"))))
+  })
+
+/** Runs every task of the booted extensions that is due in the minute of `now`, one after another. */
+export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generation: Generation, now: Date, actor: Actor) {
+    const due = [...generation.extensions.values()].flatMap((extension) =>
+      extension.manifest.schedules.filter((task) => isDue(task.cron, now)).map((task) => ({ extensionId: extension.id, task }))
+    )
+    if (due.length === 0) return []
+    const commands = new Map((yield* extensionCommands(generation)).map((command) => [command.name, command]))
+    const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, actor))
+    for (const outcome of outcomes) {
+      yield* outcome.status === "failed" ? Effect.logWarning(describeOutcome(outcome)) : Effect.logInfo(describeOutcome(outcome))
+    }
+    return outcomes
+})
