@@ -11,6 +11,7 @@ import { OperationLocks } from "../store/OperationLock.js"
 import * as Events from "../lifecycle/Events.js"
 import { Progress } from "../lifecycle/Events.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import { listenInThisProcess } from "../runtime/Backend.js"
 import * as ModuleLoader from "../lifecycle/ModuleLoader.js"
 import * as Panel from "../panel/Panel.js"
 import { join } from "node:path"
@@ -59,8 +60,9 @@ export const progressLayer = Layer.succeed(Progress, {
 })
 
 /**
- * Configuration, database (schema ensured), the repositories and the lifecycle operations. Building it
- * first finishes or rolls back any operation a crash interrupted.
+ * Configuration, database (schema ensured), the repositories and the lifecycle operations, with the
+ * extensions' event listeners attached. Building it first finishes or rolls back any operation a crash
+ * interrupted.
  */
 export const storeLayer = (invocation: Invocation, options: { readonly recover: boolean } = { recover: true }) => {
   const loader = Layer.unwrapEffect(
@@ -73,7 +75,7 @@ export const storeLayer = (invocation: Invocation, options: { readonly recover: 
   const recovery = Layer.effectDiscard(
     options.recover ? Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)) : Effect.void
   )
-  return recovery.pipe(
+  return Layer.merge(recovery, Layer.effectDiscard(listenInThisProcess)).pipe(
     Layer.provideMerge(lifecycle),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(Database.layer),

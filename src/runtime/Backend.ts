@@ -1,10 +1,13 @@
+import { FileSystem, Path } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
 import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
+import type { LifecycleEvent } from "../domain/Events.js"
 import { normalizeHealthStatus, type HealthStatus } from "../domain/Health.js"
+import { LifecycleEvents } from "../lifecycle/Events.js"
 import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
-import { buildGeneration, type Generation, type LoadedExtension } from "./Runtime.js"
+import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
 
 // Backend parts outside HTTP (DESIGN.md §11): the console commands and health checks of booted
 // extensions, for the CLI (`host <command>`, `host commands`, `status --health`, `schedule:run`) and the
@@ -193,3 +196,36 @@ export const criticalFailures = (report: ReadonlyArray<ExtensionHealth>): Readon
       .filter((check) => check.declared && check.severity === "critical" && check.status === "error")
       .map((check) => `${extension.extensionId} ${check.id}`)
   )
+
+// ---- event listeners -----------------------------------------------------------------------------
+
+/**
+ * Gives a framework event to every `HasEventListeners` listener of the booted extensions for its name.
+ * A listener that throws is logged; it never undoes the operation that published the event.
+ */
+export const dispatchEvent = (generation: Generation, event: LifecycleEvent) =>
+  Effect.gen(function*() {
+    const hostEvent = toHostEvent(event)
+    for (const extension of generation.extensions.values()) {
+      for (const listener of extension.listeners[event._tag] ?? []) {
+        yield* callExtensionCode(extension.id, `a listener for ${event._tag}`, () => listener(hostEvent), Duration.seconds(30)).pipe(
+          Effect.catchAll((error) => Effect.logWarning(error.message))
+        )
+      }
+    }
+  })
+
+/**
+ * In a command-line process, listeners get the events of the operations it runs: the extensions are
+ * booted when an event is published (so a freshly installed extension hears its own install).
+ */
+export const listenInThisProcess = Effect.gen(function*() {
+  const events = yield* LifecycleEvents
+  const context = yield* Effect.context<HostConfig | Panel | ModuleLoader | ExtensionsRepo | FileSystem.FileSystem | Path.Path>()
+  yield* events.subscribe((event) =>
+    Effect.flatMap(bootForCli, (generation) => dispatchEvent(generation, event)).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`listeners of ${event._tag} could not run: ${error.message}`)),
+      Effect.provide(context)
+    )
+  )
+})

@@ -1,0 +1,145 @@
+import { appendFileSync, existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { runHost, tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
+
+const cleanups: Array<() => void> = []
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+const temp = (prefix: string) => {
+  const dir = tempDir(prefix)
+  cleanups.push(dir.cleanup)
+  return dir.path
+}
+
+const toolsSource = `import { HostExtension } from "@host/sdk/server"
+import { appendFileSync } from "node:fs"
+
+const out = () => process.env.TOOLS_OUT ?? "/dev/null"
+
+export class ToolsExtension extends HostExtension {
+  getCommands() {
+    return [
+      { name: "tools:hello", description: "Greets", run: (args: ReadonlyArray<string>) => { console.log(\`hello \${args.join(" ")}\`) } },
+      { name: "tools:fail", description: "Fails", run: () => { throw new Error("boom") } },
+      { name: "tools:code", run: () => 3 },
+      { name: "tools:touch", run: () => { appendFileSync(out(), "touched\\n") } },
+      { name: "tools:slow", run: () => new Promise((resolve) => setTimeout(resolve, 2000)).then(() => appendFileSync(out(), "slow\\n")) }
+    ]
+  }
+
+  getHealthChecks() {
+    return [
+      { id: "db", status: "pass" },
+      { id: "api", status: "fail", message: "api down" },
+      { id: "extra", status: "degraded" }
+    ]
+  }
+
+  getEventListeners() {
+    return {
+      ExtensionInstalled: [(event: { extensionId: string }) => { appendFileSync(out(), \`installed \${event.extensionId}\\n\`) }],
+      ExtensionDisabled: [() => { throw new Error("listener broke") }]
+    }
+  }
+}
+`
+
+const toolsManifest = `health:
+  checks:
+    - { id: db, label: Database, severity: critical }
+    - { id: api, label: API, severity: warning }
+schedules:
+  tasks:
+    - { id: touch, label: Touch, command: "tools:touch", cron: "* * * * *" }
+    - { id: slow, label: Slow, command: "tools:slow", cron: "* * * * *", without_overlapping: true }
+`
+
+const tools = (dir: string) => {
+  const root = writeExtension(dir, { id: "acme/tools", version: "1.0.0", files: { "src/ToolsExtension.ts": toolsSource } })
+  const manifest = join(root, "extension.yaml")
+  appendFileSync(manifest, toolsManifest)
+  return root
+}
+
+describe("extension backend parts from the CLI", () => {
+  it("lists and runs extension console commands", async () => {
+    const root = temp("host-root-")
+    const out = join(temp("host-out-"), "log")
+    const env = { TOOLS_OUT: out }
+    expect((await runHost(["add", tools(temp("host-src-")), "--root", root], { env })).code).toBe(0)
+    expect(readFileSync(out, "utf8")).toBe("installed acme/tools\n")
+
+    const list = await runHost(["commands", "--json", "--root", root], { env })
+    expect(JSON.parse(list.stdout).map((c: { name: string; extension: string }) => [c.name, c.extension])).toEqual([
+      ["tools:code", "acme/tools"],
+      ["tools:fail", "acme/tools"],
+      ["tools:hello", "acme/tools"],
+      ["tools:slow", "acme/tools"],
+      ["tools:touch", "acme/tools"]
+    ])
+    const hello = await runHost(["tools:hello", "a", "b", "--root", root], { env })
+    expect(hello).toMatchObject({ code: 0, stdout: "hello a b\n" })
+    const fail = await runHost(["tools:fail", "--root", root], { env })
+    expect(fail.code).toBe(1)
+    expect(fail.stderr).toContain("error: tools:fail of acme/tools failed: boom")
+    expect((await runHost(["tools:code", "--root", root], { env })).code).toBe(3)
+    const unknown = await runHost(["tools:nope", "--root", root], { env })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("tools:nope is neither a built-in command nor one of an enabled extension")
+
+    const disable = await runHost(["disable", "acme/tools", "--root", root], { env })
+    expect(disable.code).toBe(0)
+    expect(disable.stderr).toContain("a listener for ExtensionDisabled of acme/tools failed: listener broke")
+    expect((await runHost(["tools:hello", "--root", root], { env })).code).toBe(2)
+  })
+
+  it("status --health joins declared checks with results; a hanging critical check fails it", async () => {
+    const root = temp("host-root-")
+    const src = temp("host-src-")
+    await runHost(["add", tools(src), "--root", root])
+    const healthy = await runHost(["status", "--health", "--json", "--root", root])
+    expect(healthy.code).toBe(0)
+    expect(JSON.parse(healthy.stdout).health).toEqual([{
+      extensionId: "acme/tools",
+      checks: [
+        { id: "db", label: "Database", severity: "critical", status: "ok", message: null, details: null, declared: true },
+        { id: "api", label: "API", severity: "warning", status: "error", message: "api down", details: null, declared: true },
+        { id: "extra", label: "extra", severity: null, status: "warning", message: null, details: null, declared: false }
+      ]
+    }])
+
+    const hangs = writeExtension(src, {
+      id: "acme/hangs",
+      version: "1.0.0",
+      files: {
+        "src/HangsExtension.js": `export class HangsExtension { getId() { return "acme/hangs" } getName() { return "Hangs" } getVersion() { return "1.0.0" } register() {} boot() {} getBasePath() { return "" } getHealthChecks() { return new Promise(() => {}) } }\n`
+      }
+    })
+    appendFileSync(join(hangs, "extension.yaml"), "health:\n  checks:\n    - { id: upstream, label: Upstream, severity: critical }\n")
+    await runHost(["add", hangs, "--root", root])
+    const failing = await runHost(["status", "--health", "--root", root])
+    expect(failing.code).toBe(1)
+    expect(failing.stdout).toMatch(/acme\/hangs\s+upstream\s+error\s+critical\s+no answer within 5s/)
+    expect(failing.stderr).toContain("critical health checks failing: acme/hangs upstream")
+  }, 30_000)
+
+  it("schedule:run runs due tasks; a task without overlapping runs once across racing runners", async () => {
+    const root = temp("host-root-")
+    const out = join(temp("host-out-"), "log")
+    const env = { TOOLS_OUT: out }
+    await runHost(["add", tools(temp("host-src-")), "--root", root], { env })
+    const runs = await Promise.all([
+      runHost(["schedule:run", "--json", "--root", root], { env }),
+      new Promise((resolve) => setTimeout(resolve, 700)).then(() => runHost(["schedule:run", "--json", "--root", root], { env }))
+    ])
+    expect(runs.map((run) => run.code)).toEqual([0, 0])
+    const outcomes = runs.flatMap((run) => JSON.parse(run.stdout) as Array<{ task: string; status: string }>)
+    expect(outcomes.filter((o) => o.task === "touch").map((o) => o.status)).toEqual(["ok", "ok"])
+    expect(outcomes.filter((o) => o.task === "slow").map((o) => o.status).sort()).toEqual(["ok", "skipped"])
+    const log = readFileSync(out, "utf8").split("\n").filter((line) => line !== "")
+    expect(log.filter((line) => line === "slow")).toHaveLength(1)
+    expect(log.filter((line) => line === "touched")).toHaveLength(2)
+    expect(existsSync(out)).toBe(true)
+  }, 30_000)
+})
