@@ -39,7 +39,7 @@ export class ToolsExtension extends HostExtension {
   getEventListeners() {
     return {
       ExtensionInstalled: [(event: { extensionId: string }) => { appendFileSync(out(), \`installed \${event.extensionId}\\n\`) }],
-      ExtensionDisabled: [() => { throw new Error("listener broke") }]
+      ExtensionEnabled: [() => { throw new Error("listener broke") }]
     }
   }
 }
@@ -88,10 +88,12 @@ describe("extension backend parts from the CLI", () => {
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toContain("tools:nope is neither a built-in command nor one of an enabled extension")
 
-    const disable = await runHost(["disable", "acme/tools", "--root", root], { env })
-    expect(disable.code).toBe(0)
-    expect(disable.stderr).toContain("a listener for ExtensionDisabled of acme/tools failed: listener broke")
+    expect((await runHost(["disable", "acme/tools", "--root", root], { env })).code).toBe(0)
     expect((await runHost(["tools:hello", "--root", root], { env })).code).toBe(2)
+    const enable = await runHost(["enable", "acme/tools", "--root", root], { env })
+    expect(enable.code).toBe(0)
+    expect(enable.stderr).toContain("a listener for ExtensionEnabled of acme/tools failed: listener broke")
+    expect((await runHost(["list", "--json", "--root", root], { env })).stdout).toContain(`"status": "enabled"`)
   })
 
   it("status --health joins declared checks with results; a hanging critical check fails it", async () => {
