@@ -1,0 +1,58 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { storeLayer } from "../../src/cli/Runtime.js"
+import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
+import { SourceSpec } from "../../src/lifecycle/Source.js"
+import { bootForCli } from "../../src/runtime/Backend.js"
+import { renderView, viewNamespaces } from "../../src/runtime/Views.js"
+import { repoRoot, tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
+
+describe("view namespaces", () => {
+  it.effect("render namespace::view with auto-escaping, and name what is wrong", () => {
+    const root = tempDir("host-root-")
+    const src = tempDir("host-src-")
+    const extension = writeExtension(src.path, {
+      id: "acme/pages",
+      version: "1.0.0",
+      files: {
+        "src/PagesExtension.ts": `import { HostExtension } from "@host/sdk/server"
+export class PagesExtension extends HostExtension {
+  getViewsPath() { return "resources/views" }
+  getViewNamespace() { return "pages" }
+}
+`,
+        "resources/views/hello.eta": "<h1>Hello <%= it.name %></h1><%~ include('./footer', it) %>",
+        "resources/views/footer.eta": "<footer><%= it.note %></footer>",
+        "resources/views/broken.eta": "<%= it.missing.deeper %>"
+      }
+    })
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.add(SourceSpec.Directory({ path: extension }), { actor: { type: "cli" } }))
+      const namespaces = yield* Effect.flatMap(bootForCli, viewNamespaces)
+      expect([...namespaces.keys()]).toEqual(["pages"])
+      expect(yield* renderView(namespaces, "pages::hello", { name: "<b>Ann</b>", note: "a & b" }))
+        .toBe("<h1>Hello &lt;b&gt;Ann&lt;/b&gt;</h1><footer>a &amp; b</footer>")
+      const errors = yield* Effect.all([
+        Effect.flip(renderView(namespaces, "hello")),
+        Effect.flip(renderView(namespaces, "other::hello")),
+        Effect.flip(renderView(namespaces, "pages::../../etc/passwd")),
+        Effect.flip(renderView(namespaces, "pages::nope")),
+        Effect.flip(renderView(namespaces, "pages::broken"))
+      ])
+      expect(errors.map((error) => error.message)).toEqual([
+        "view hello: name views as <namespace>::<view>",
+        `view other::hello: no enabled extension declares the namespace "other"`,
+        `view pages::../../etc/passwd: ".." is not allowed in a view name`,
+        expect.stringContaining("view pages::nope: "),
+        expect.stringContaining("view pages::broken: ")
+      ])
+    }).pipe(
+      Effect.provide(Layer.fresh(storeLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }))),
+      Effect.ensuring(Effect.sync(() => {
+        root.cleanup()
+        src.cleanup()
+      }))
+    )
+  })
+})
