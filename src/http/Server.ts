@@ -26,6 +26,8 @@ export interface ListenOptions extends ServerOptions {
   readonly port: number
   /** Largest request body accepted (uploads): default 64 MiB. */
   readonly maxBodyBytes?: number
+  /** Answer the hot client endpoints before the Effect app (default true; off to measure the difference). */
+  readonly fastPath?: boolean
 }
 
 const fastPaths: Readonly<Record<string, keyof ClientBodies>> = {
@@ -82,7 +84,7 @@ export const listen = (options: ListenOptions) =>
       ),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )
-    const fast = makeFastPath(runtime, sessions)
+    const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
     const server = yield* Effect.acquireRelease(
       Effect.sync(() =>
         createServer((request, response) => {

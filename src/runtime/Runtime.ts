@@ -1,5 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Duration, Effect, Option, Schema } from "effect"
+import { posix } from "node:path"
 import { pathToFileURL } from "node:url"
 import {
   type EventListener as ExtensionEventListener,
@@ -10,14 +11,15 @@ import {
   type HostEvent,
   type Middleware
 } from "../../sdk/src/server.js"
-import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { listFiles } from "../archive/Tree.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import type { InstalledExtension } from "../domain/Installed.js"
 import {
+  decodeManifest,
   type ExtensionLayout,
   type Manifest,
   resolveEntrypoint,
+  resolveLayout,
   type RouteGroup,
   routeGroups
 } from "../domain/Manifest.js"
@@ -132,24 +134,42 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
     )
   }
 
-  // 1. Files: the installed tree must still validate, with the id it was installed under.
+  // 1. Files: the manifest as installed (validated then; the database is the source of truth) and the
+  // files it needs still in place under the id it was installed as.
   const prepared = yield* Effect.forEach(enabled, (record) =>
     Effect.gen(function*() {
       const directory = path.join(options.extensionsPath, ...record.extensionId.split("/"))
-      const validation = yield* validateDirectory(directory, options.frameworkVersion)
-      if (validation.manifest === undefined || validation.layout === undefined) {
-        const first = validation.errors[0]
+      const listed = yield* listFiles(directory).pipe(
+        Effect.mapError(() => new Quarantine({ reason: `files missing: ${directory} cannot be read` }))
+      )
+      const files = new Set(listed)
+      if (!files.has("extension.yaml")) return yield* new Quarantine({ reason: "files missing: extension.yaml" })
+      const decoded = decodeManifest(record.manifest, options.frameworkVersion)
+      if (decoded.manifest === undefined) {
+        const first = decoded.errors[0]
         return yield* new Quarantine({
-          reason: `invalid extension files: ${first === undefined ? "unknown problem" : `${first.path}: ${first.message}`}`
+          reason: `the installed manifest is invalid: ${first === undefined ? "unknown problem" : `${first.path}: ${first.message}`}`
         })
       }
-      if (validation.manifest.id !== record.extensionId) {
-        return yield* new Quarantine({ reason: `id mismatch: the manifest says ${validation.manifest.id}` })
+      const manifest = decoded.manifest
+      if (manifest.id !== record.extensionId) {
+        return yield* new Quarantine({ reason: `id mismatch: the manifest says ${manifest.id}` })
       }
-      const requires = checkRequires(validation.manifest.document, options.versions)
+      const directories = new Set(listed.flatMap((file) => {
+        const parts = file.split("/")
+        return parts.slice(1).map((_, index) => parts.slice(0, index + 1).join("/"))
+      }))
+      const layout = resolveLayout(
+        manifest.document,
+        (file) => files.has(posix.normalize(file)),
+        (folder) => directories.has(posix.normalize(folder).replace(/\/$/, ""))
+      )
+      for (const [group, file] of Object.entries(layout.routes)) {
+        if (!files.has(posix.normalize(file))) return yield* new Quarantine({ reason: `files missing: ${group} route file ${file}` })
+      }
+      const requires = checkRequires(manifest.document, options.versions)
       if (requires.unmet.length > 0) return yield* new Quarantine({ reason: requires.unmet.join("; ") })
-      const files = new Set(yield* listFiles(directory).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))
-      return Option.some<Prepared>({ record, manifest: validation.manifest, layout: validation.layout, directory, files })
+      return Option.some<Prepared>({ record, manifest, layout, directory, files })
     }).pipe(
       Effect.catchTag("Quarantine", (error) =>
         Effect.sync(() => {
@@ -157,7 +177,7 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
           return Option.none<Prepared>()
         })
       )
-    ), { concurrency: 8 })
+    ), { concurrency: 16 })
   const candidates = new Map(prepared.flatMap((entry) => Option.isSome(entry) ? [[entry.value.record.extensionId, entry.value] as const] : []))
 
   // 2. Dependencies: in range and bootable, no cycles; the order is the boot order.
@@ -174,6 +194,18 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
     }
     return undefined
   }
+
+  // Compile and import every module up front, concurrently (esbuild runs them in parallel); the steps
+  // below then take them from the cache, and a module that fails is loaded again there to report it.
+  yield* Effect.forEach(order, (id) => {
+    const entry = candidates.get(id)!
+    const entrypoint = resolveEntrypoint(entry.manifest.document, (file) => entry.files.has(file), undefined)
+    const files = [
+      ...(entrypoint._tag === "Class" ? [entrypoint.module] : []),
+      ...Object.values(entry.layout.routes).filter((file): file is string => file !== undefined)
+    ]
+    return Effect.forEach(files, (file) => Effect.ignore(load(path.join(entry.directory, file), entry.record)), { discard: true })
+  }, { concurrency: 16, discard: true })
 
   // 3. Code: entrypoint instance, route files, middleware, listeners (in dependency order).
   const staged = new Map<string, Staged>()

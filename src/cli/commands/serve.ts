@@ -10,7 +10,8 @@ import { storeLayer } from "../Runtime.js"
 // `host serve`: the panel's HTTP server with the extension runtime (DESIGN.md §11, §12). Listens on
 // config server.host / server.port (HOST_PORT), or --listen / --port; port 0 picks a free port. Once
 // bound it prints one line, `Listening on http://HOST:PORT`, on stdout; /host/ready answers 200 once
-// the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully.
+// the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully. HOST_HTTP_FAST_PATH=0
+// turns off the precomputed answers of the hot client endpoints (for benchmarks).
 
 const untilSignal = Effect.async<string>((resume) => {
   const stop = (signal: string) => () => resume(Effect.succeed(signal))
@@ -45,7 +46,8 @@ export const serveCommand = Command.make(
             host: Option.getOrElse(listenHost, () => config.server.host),
             port: Option.getOrElse(port, () => config.server.port),
             publicDirectories: [paths.publicAssets, join(invocation.frameworkRoot, "dist", "public", "host")],
-            frameworkRoot: invocation.frameworkRoot
+            frameworkRoot: invocation.frameworkRoot,
+            fastPath: invocation.env.HOST_HTTP_FAST_PATH !== "0"
           })
           yield* Console.log(`Listening on ${address.url}`)
           const signal = yield* untilSignal

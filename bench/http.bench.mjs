@@ -1,0 +1,163 @@
+// P5: ready time and RSS of `host serve` with 100 enabled extensions (goal ≤ 1.5 s, ≤ 200 MB).
+// P3: GET /api/client/host/slots with 50 enabled extensions, 64 connections, against bare node:http
+// serving the same bytes in the same run (goal ≥ 0.5× its req/s, p99 ≤ 5 ms); also measured with the
+// fast path off (HOST_HTTP_FAST_PATH=0: the normal Effect route) to show what the fast path buys.
+// Each extension has a bundle registering two slots and a TypeScript api-client route file.
+import { execFileSync, spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import autocannon from "autocannon"
+
+const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
+const total = Number(process.env.BENCH_EXTENSIONS ?? 100)
+const served = Number(process.env.BENCH_SLOTS_EXTENSIONS ?? 50)
+const duration = Number(process.env.BENCH_SECONDS ?? 5)
+const connections = 64
+const token = "host_bench_token"
+
+const root = mkdtempSync(join(tmpdir(), "host-bench-http-"))
+const sources = mkdtempSync(join(tmpdir(), "host-bench-src-"))
+const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("HOST_"))), NO_COLOR: "1" }
+const host = (...args) => execFileSync(process.execPath, [bin, "--root", root, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+
+const slots = ["dashboard.widgets", "navbar.after", "server.console.sidebar", "server.files.actions", "account.overview.after"]
+
+const writeExtension = (index) => {
+  const name = `bench-${String(index).padStart(3, "0")}`
+  const dir = join(sources, name)
+  mkdirSync(join(dir, "src", "routes"), { recursive: true })
+  mkdirSync(join(dir, "resources", "frontend", "dist"), { recursive: true })
+  writeFileSync(join(dir, "extension.yaml"), [
+    `host: "1.0"`,
+    `id: bench/${name}`,
+    `name: Bench ${index}`,
+    `version: 1.0.0`,
+    `description: Benchmark extension ${index}.`,
+    `license: MIT`,
+    `backend:`,
+    `  permissions: [${name}.view]`,
+    ""
+  ].join("\n"))
+  writeFileSync(
+    join(dir, "src", "routes", "api-client.ts"),
+    `import { defineRoutes } from "@host/sdk/server"\nexport default defineRoutes((r) => {\n  r.get("/stats", () => ({ n: ${index} }), { permission: "${name}.view" })\n})\n`
+  )
+  writeFileSync(
+    join(dir, "resources", "frontend", "dist", "extension.js"),
+    `window.__HOST__.sdk.createExtension({ id: "bench/${name}", slots: [` +
+      `{ slot: "${slots[index % slots.length]}", component: function () { return null; }, order: ${index} }, ` +
+      `{ slot: "${slots[(index + 1) % slots.length]}", component: function () { return null; }, order: ${100 - index} }] });\n`
+  )
+  return dir
+}
+
+const startServer = (extraEnv = {}) =>
+  new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn(process.execPath, [bin, "--root", root, "serve", "--port", "0"], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.once("exit", (code) => reject(new Error(`host serve exited (${code}): ${stderr}`)))
+    child.stdout.on("data", async (chunk) => {
+      stdout += chunk
+      const match = /Listening on (http:\/\/\S+)/.exec(stdout)
+      if (match === null || child.url !== undefined) return
+      child.url = match[1]
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const response = await fetch(`${child.url}/host/ready`).catch(() => undefined)
+        if (response?.status === 200) break
+        if (Date.now() > deadline) return reject(new Error(`not ready in 30 s: ${stderr}`))
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      const readyMs = Number(process.hrtime.bigint() - started) / 1e6
+      child.removeAllListeners("exit")
+      resolve({ child, url: child.url, readyMs, stderr: () => stderr })
+    })
+  })
+
+const stop = (child) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once("exit", resolve)
+    child.kill("SIGTERM")
+    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
+  })
+
+const rssMb = (pid) => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
+}
+
+const load = (url, headers) =>
+  new Promise((resolve, reject) => {
+    autocannon({ url, connections, duration, headers }, (error, result) => (error ? reject(error) : resolve(result)))
+  })
+
+/** Bare node:http serving `bytes` in a child process (so it gets its own core, like host serve). */
+const startBaseline = (bytes, etag) =>
+  new Promise((resolve) => {
+    const file = join(root, "baseline-body.json")
+    writeFileSync(file, bytes)
+    const code = `const http = require("node:http"); const body = require("node:fs").readFileSync(${JSON.stringify(file)});
+      const server = http.createServer((req, res) => { res.writeHead(200, { "content-type": "application/json", "content-length": body.length, etag: ${JSON.stringify(etag)}, "cache-control": "private, no-cache" }); res.end(body) });
+      server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port))`
+    const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout.once("data", (chunk) => resolve({ child, url: String(chunk).trim() }))
+  })
+
+try {
+  mkdirSync(join(root, "config"), { recursive: true })
+  writeFileSync(
+    join(root, "config", "panel.yaml"),
+    `panel: { name: Bench, version: 1.11.0, php: 8.2.0 }\nusers:\n  - { id: 1, username: admin, admin: true, token_sha256: ${createHash("sha256").update(token).digest("hex")} }\n`
+  )
+  const installStart = Date.now()
+  for (let index = 0; index < total; index++) host("add", writeExtension(index))
+  console.log(`setup: installed ${total} extensions in ${((Date.now() - installStart) / 1000).toFixed(1)} s`)
+
+  // ---- P5 ------------------------------------------------------------------------------------
+  const p5 = []
+  for (let run = 0; run < 3; run++) {
+    const server = await startServer()
+    await new Promise((r) => setTimeout(r, 300))
+    p5.push({ readyMs: server.readyMs, rss: rssMb(server.child.pid) })
+    await stop(server.child)
+  }
+  console.log(`P5 ready time and RSS, ${total} enabled extensions (goal ≤ 1500 ms, ≤ 200 MB):`)
+  p5.forEach((run, index) => console.log(`  start ${index + 1}: ready in ${run.readyMs.toFixed(0)} ms, RSS ${run.rss.toFixed(1)} MB`))
+
+  // ---- P3 ------------------------------------------------------------------------------------
+  for (let index = served; index < total; index++) host("disable", `bench/bench-${String(index).padStart(3, "0")}`)
+  const headers = { authorization: `Bearer ${token}` }
+  const results = {}
+  for (const [label, extraEnv] of [["host serve (fast path)", {}], ["host serve (Effect route)", { HOST_HTTP_FAST_PATH: "0" }]]) {
+    const server = await startServer(extraEnv)
+    const url = `${server.url}/api/client/host/slots`
+    const probe = await fetch(url, { headers })
+    const bytes = Buffer.from(await probe.arrayBuffer())
+    const etag = probe.headers.get("etag")
+    const enabled = Object.values(JSON.parse(bytes.toString()).data).flat().length
+    await load(url, headers) // warm up
+    results[label] = { result: await load(url, headers), bytes, etag, enabled }
+    await stop(server.child)
+  }
+  const { bytes, etag, enabled } = results["host serve (fast path)"]
+  const baseline = await startBaseline(bytes, etag)
+  await load(baseline.url, headers)
+  const bare = await load(baseline.url, headers)
+  await stop(baseline.child)
+  console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.5×, p99 ≤ 5 ms):`)
+  const line = (label, result) =>
+    console.log(`  ${label.padEnd(28)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +
+      `${(result.requests.average / bare.requests.average).toFixed(2)}× bare  (${result.non2xx} non-2xx, ${result.errors} errors)`)
+  line("bare node:http", bare)
+  for (const [label, { result }] of Object.entries(results)) line(label, result)
+} finally {
+  rmSync(root, { recursive: true, force: true })
+  rmSync(sources, { recursive: true, force: true })
+}
