@@ -58,8 +58,21 @@ const runTask = (
     ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed(outcome("skipped", "still running elsewhere (without_overlapping)"))))
   })
 
-/** Runs every task of the booted extensions that is due in the minute of `now`, one after another. */
+const claimPrefix = "schedule minute "
+
+/**
+ * Runs every task of the booted extensions that is due in the minute of `now`, one after another.
+ * Each minute is claimed once per database (a host/core row), so racing runners — servers, system cron —
+ * run its tasks once; a task still running from an earlier minute is skipped when `without_overlapping`.
+ */
 export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generation: Generation, now: Date, actor: Actor) {
+    const minute = new Date(now)
+    minute.setSeconds(0, 0)
+    const locks = yield* OperationLocks
+    if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, actor.type, claimPrefix))) {
+      yield* Effect.logInfo(`the tasks of ${minute.toISOString()} were started by another runner`)
+      return []
+    }
     const due = [...generation.extensions.values()].flatMap((extension) =>
       extension.manifest.schedules.filter((task) => isDue(task.cron, now)).map((task) => ({ extensionId: extension.id, task }))
     )

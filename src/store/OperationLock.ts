@@ -158,6 +158,27 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
         return held.value
       })
 
-    return { current, acquire, acquireNamed, unlock } as const
+    /**
+     * Claims `name` once for good (a row that stays): true for the one process that inserted it. Claims
+     * under `prefix` other than `keep` are deleted (the scheduler claims each minute once).
+     */
+    const claimOnce = Effect.fn("OperationLocks.claimOnce")(function*(name: string, holder: string, prefix: string) {
+        const claimed = yield* insert(name, {
+          id: randomUUID(),
+          holder,
+          pid: process.pid,
+          hostname: thisHost,
+          operation: name,
+          acquired_at: new Date().toISOString()
+        })
+        if (claimed) {
+          yield* sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} LIKE ${`${prefix}%`} AND ${key} != ${name}`.pipe(
+            Effect.mapError(storeError(`clearing old claims ${prefix}`))
+          )
+        }
+        return claimed
+      })
+
+    return { current, acquire, acquireNamed, claimOnce, unlock } as const
   })
 }) {}

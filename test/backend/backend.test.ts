@@ -126,22 +126,29 @@ describe("extension backend parts from the CLI", () => {
     expect(failing.stderr).toContain("critical health checks failing: acme/hangs upstream")
   }, 30_000)
 
-  it("schedule:run runs due tasks; a task without overlapping runs once across racing runners", async () => {
+  it("schedule:run: racing runners run a minute once; a long task without overlapping is skipped next minute", async () => {
     const root = temp("host-root-")
     const out = join(temp("host-out-"), "log")
-    const env = { TOOLS_OUT: out }
-    await runHost(["add", tools(temp("host-src-")), "--root", root], { env })
-    const runs = await Promise.all([
-      runHost(["schedule:run", "--json", "--root", root], { env }),
-      new Promise((resolve) => setTimeout(resolve, 700)).then(() => runHost(["schedule:run", "--json", "--root", root], { env }))
+    const at = (minute: string) => ({ TOOLS_OUT: out, HOST_TEST_NOW: `2026-01-01T10:${minute}:30Z` })
+    await runHost(["add", tools(temp("host-src-")), "--root", root], { env: { TOOLS_OUT: out } })
+    type Outcome = { task: string; status: string }
+    const racing = await Promise.all([
+      runHost(["schedule:run", "--json", "--root", root], { env: at("00") }),
+      runHost(["schedule:run", "--json", "--root", root], { env: at("00") })
     ])
-    expect(runs.map((run) => run.code)).toEqual([0, 0])
-    const outcomes = runs.flatMap((run) => JSON.parse(run.stdout) as Array<{ task: string; status: string }>)
-    expect(outcomes.filter((o) => o.task === "touch").map((o) => o.status)).toEqual(["ok", "ok"])
-    expect(outcomes.filter((o) => o.task === "slow").map((o) => o.status).sort()).toEqual(["ok", "skipped"])
+    expect(racing.map((run) => run.code)).toEqual([0, 0])
+    const outcomes = racing.map((run) => JSON.parse(run.stdout) as Array<Outcome>)
+    expect(outcomes.map((list) => list.length).sort()).toEqual([0, 2])
+    expect(outcomes.flat().map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "ok"]])
+
+    const first = runHost(["schedule:run", "--json", "--root", root], { env: at("01") })
+    await new Promise((resolve) => setTimeout(resolve, 1200))
+    const next = await runHost(["schedule:run", "--json", "--root", root], { env: at("02") })
+    expect((JSON.parse(next.stdout) as Array<Outcome>).map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "skipped"]])
+    expect((JSON.parse((await first).stdout) as Array<Outcome>).map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "ok"]])
     const log = readFileSync(out, "utf8").split("\n").filter((line) => line !== "")
-    expect(log.filter((line) => line === "slow")).toHaveLength(1)
-    expect(log.filter((line) => line === "touched")).toHaveLength(2)
+    expect(log.filter((line) => line === "slow")).toHaveLength(2)
+    expect(log.filter((line) => line === "touched")).toHaveLength(3)
     expect(existsSync(out)).toBe(true)
   }, 30_000)
 })
