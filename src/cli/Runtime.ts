@@ -64,7 +64,10 @@ export const progressLayer = Layer.succeed(Progress, {
  * extensions' event listeners attached. Building it first finishes or rolls back any operation a crash
  * interrupted.
  */
-export const storeLayer = (invocation: Invocation, options: { readonly recover: boolean } = { recover: true }) => {
+export const storeLayer = (
+  invocation: Invocation,
+  options: { readonly recover?: boolean; readonly listeners?: boolean } = {}
+) => {
   const loader = Layer.unwrapEffect(
     Effect.map(HostConfig, ({ paths }) =>
       ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
@@ -73,9 +76,11 @@ export const storeLayer = (invocation: Invocation, options: { readonly recover: 
     Layer.provideMerge(Layer.mergeAll(OperationLocks.Default, Events.layer, Panel.layerEmbedded, loader))
   )
   const recovery = Layer.effectDiscard(
-    options.recover ? Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)) : Effect.void
+    options.recover !== false ? Effect.flatMap(Lifecycle, (operations) => operations.recover(cliActor)) : Effect.void
   )
-  return Layer.merge(recovery, Layer.effectDiscard(listenInThisProcess)).pipe(
+  // A server attaches listeners to its live generation instead (runtime/LiveState).
+  const listeners = Layer.effectDiscard(options.listeners !== false ? listenInThisProcess : Effect.void)
+  return Layer.merge(recovery, listeners).pipe(
     Layer.provideMerge(lifecycle),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(Database.layer),

@@ -7,6 +7,7 @@ import { LifecycleEvents } from "../lifecycle/Events.js"
 import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import type { HostEvent } from "../../sdk/src/server.js"
 import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
 
 // Backend parts outside HTTP (DESIGN.md §11): the console commands and health checks of booted
@@ -203,17 +204,33 @@ export const criticalFailures = (report: ReadonlyArray<ExtensionHealth>): Readon
  * Gives a framework event to every `HasEventListeners` listener of the booted extensions for its name.
  * A listener that throws is logged; it never undoes the operation that published the event.
  */
-export const dispatchEvent = (generation: Generation, event: LifecycleEvent) =>
+export const dispatchHostEvent = (generation: Generation, event: HostEvent) =>
   Effect.gen(function*() {
-    const hostEvent = toHostEvent(event)
     for (const extension of generation.extensions.values()) {
-      for (const listener of extension.listeners[event._tag] ?? []) {
-        yield* callExtensionCode(extension.id, `a listener for ${event._tag}`, () => listener(hostEvent), Duration.seconds(30)).pipe(
+      for (const listener of extension.listeners[event.name] ?? []) {
+        yield* callExtensionCode(extension.id, `a listener for ${event.name}`, () => listener(event), Duration.seconds(30)).pipe(
           Effect.catchAll((error) => Effect.logWarning(error.message))
         )
       }
     }
   })
+
+export const dispatchEvent = (generation: Generation, event: LifecycleEvent) => dispatchHostEvent(generation, toHostEvent(event))
+
+/** Panel events for the servers that appeared in or vanished from the panel between two readings. */
+export const serverEvents = (
+  before: ReadonlyArray<{ readonly uuid: string; readonly name: string }>,
+  after: ReadonlyArray<{ readonly uuid: string; readonly name: string }>
+): ReadonlyArray<HostEvent> => {
+  const old = new Set(before.map((server) => server.uuid))
+  const next = new Set(after.map((server) => server.uuid))
+  return [
+    ...after.filter((server) => !old.has(server.uuid))
+      .map((server): HostEvent => ({ name: "ServerCreated", server: { uuid: server.uuid, name: server.name } })),
+    ...before.filter((server) => !next.has(server.uuid))
+      .map((server): HostEvent => ({ name: "ServerDeleted", server: { uuid: server.uuid, name: server.name } }))
+  ]
+}
 
 /**
  * In a command-line process, listeners get the events of the operations it runs: the extensions are

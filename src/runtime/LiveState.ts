@@ -8,7 +8,8 @@ import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
 import { type QuarantineMap, readQuarantine, writeQuarantine } from "./Quarantine.js"
-import { buildGeneration, type Generation, toHostEvent } from "./Runtime.js"
+import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
+import { buildGeneration, type Generation } from "./Runtime.js"
 
 // The live runtime of a server (DESIGN.md §7, §11): the current generation, swapped for a new one when
 // the installed state changes — in this process (lifecycle events, at once) or in another (the CLI, a
@@ -93,6 +94,7 @@ const make = (options: LiveRuntimeOptions) =>
           installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")
         }`
         if (!force && current !== undefined && nextFingerprint === fingerprint) return current
+        const panelBefore = current === undefined ? undefined : panelState.directory.servers
         if (stamp !== panelStamp) {
           panelState = yield* panel.reload.pipe(
             Effect.catchAll((error) =>
@@ -129,6 +131,10 @@ const make = (options: LiveRuntimeOptions) =>
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${Date.now() - started} ms`
         )
         yield* persistQuarantine(generation)
+        // Servers that appeared in or vanished from config/panel.yaml since the last generation.
+        if (panelBefore !== undefined) {
+          for (const event of serverEvents(panelBefore, panelState.directory.servers)) yield* dispatchHostEvent(generation, event)
+        }
         return next
       })
 
@@ -147,14 +153,7 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.gen(function*() {
         const live = current
         if (live === undefined) return
-        const hostEvent = toHostEvent(event)
-        for (const extension of live.generation.extensions.values()) {
-          for (const listener of extension.listeners[event._tag] ?? []) {
-            yield* Effect.tryPromise(async () => await listener(hostEvent)).pipe(
-              Effect.catchAll((error) => Effect.logWarning(`a listener of ${extension.id} for ${event._tag} failed: ${String(error.cause)}`))
-            )
-          }
-        }
+        yield* dispatchEvent(live.generation, event)
       })
     const scope = yield* Effect.scope
     yield* events.subscribe((event) =>

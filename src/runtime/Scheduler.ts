@@ -1,5 +1,4 @@
 import { Duration, Effect } from "effect"
-import type { Actor } from "../domain/Installed.js"
 import { isDue, type ScheduledTask } from "../domain/Schedules.js"
 import { OperationLocks } from "../store/OperationLock.js"
 import { callExtensionCode, type ExtensionCommand, extensionCommands } from "./Backend.js"
@@ -26,7 +25,7 @@ const runTask = (
   extensionId: string,
   task: ScheduledTask,
   commands: ReadonlyMap<string, ExtensionCommand>,
-  actor: Actor
+  runner: string
 ) =>
   Effect.gen(function*() {
     const started = Date.now()
@@ -50,7 +49,7 @@ const runTask = (
       Effect.zipRight(
         locks.acquireNamed(`schedule ${extensionId} ${task.id}`, {
           operation: `schedule ${extensionId} ${task.id}`,
-          holder: actor.type,
+          holder: runner,
           timeout: Duration.zero
         }),
         run
@@ -65,11 +64,11 @@ const claimPrefix = "schedule minute "
  * Each minute is claimed once per database (a host/core row), so racing runners — servers, system cron —
  * run its tasks once; a task still running from an earlier minute is skipped when `without_overlapping`.
  */
-export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generation: Generation, now: Date, actor: Actor) {
+export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generation: Generation, now: Date, runner: string) {
     const minute = new Date(now)
     minute.setSeconds(0, 0)
     const locks = yield* OperationLocks
-    if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, actor.type, claimPrefix))) {
+    if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, runner, claimPrefix))) {
       yield* Effect.logInfo(`the tasks of ${minute.toISOString()} were started by another runner`)
       return []
     }
@@ -78,9 +77,23 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
     )
     if (due.length === 0) return []
     const commands = new Map((yield* extensionCommands(generation)).map((command) => [command.name, command]))
-    const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, actor))
+    const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, runner))
     for (const outcome of outcomes) {
       yield* outcome.status === "failed" ? Effect.logWarning(describeOutcome(outcome)) : Effect.logInfo(describeOutcome(outcome))
     }
     return outcomes
 })
+
+/** The server's runner: at the start of every minute, the due tasks of the current generation. */
+export const runEveryMinute = (current: () => Generation | undefined) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const now = Date.now()
+      yield* Effect.sleep(Duration.millis(60_000 - (now % 60_000) + 50))
+      const generation = current()
+      if (generation === undefined) continue
+      yield* runDueTasks(generation, new Date(), "server").pipe(
+        Effect.catchAll((error) => Effect.logWarning(`scheduled tasks could not run: ${error.message}`))
+      )
+    }
+  })

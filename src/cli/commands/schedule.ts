@@ -66,7 +66,7 @@ export const scheduleRunCommand = Command.make(
         const generation = yield* bootForCli
         // HOST_TEST_NOW (tests only) sets the clock, to run the tasks of a chosen minute.
         const now = invocation.env.HOST_TEST_NOW === undefined ? new Date() : new Date(invocation.env.HOST_TEST_NOW)
-        return yield* runDueTasks(generation, now, { type: "cli" })
+        return yield* runDueTasks(generation, now, "cli")
       }).pipe(Effect.provide(storeLayer(invocation)))
       if (json) yield* printJson(outcomes)
       else if (outcomes.length === 0) yield* Console.log("No tasks due.")

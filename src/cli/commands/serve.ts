@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { HostConfig } from "../../config/HostConfig.js"
 import { listen } from "../../http/Server.js"
 import * as LiveState from "../../runtime/LiveState.js"
+import { runEveryMinute } from "../../runtime/Scheduler.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
 
@@ -50,9 +51,12 @@ export const serveCommand = Command.make(
             fastPath: invocation.env.HOST_HTTP_FAST_PATH !== "0"
           })
           yield* Console.log(`Listening on ${address.url}`)
+          // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
+          const runtime = yield* LiveState.LiveRuntime
+          yield* Effect.forkScoped(runEveryMinute(() => runtime.current()?.generation))
           const signal = yield* untilSignal
           yield* Effect.logInfo(`${signal}: stopping`)
         })
-      ).pipe(Effect.provide(live.pipe(Layer.provideMerge(storeLayer(invocation)))))
+      ).pipe(Effect.provide(live.pipe(Layer.provideMerge(storeLayer(invocation, { listeners: false })))))
     })
 ).pipe(Command.withDescription("Serve the panel with its extensions (HTTP API, extension routes, live runtime)"))

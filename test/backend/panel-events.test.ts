@@ -1,0 +1,52 @@
+import { appendFileSync, existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { expect, it } from "vitest"
+import { install, startServer, writePanelConfig } from "../http/helpers.js"
+import { tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
+
+const waitFor = async (condition: () => boolean, what: string) => {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (condition()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+it("the server tells listeners when servers appear in or vanish from config/panel.yaml", async () => {
+  const root = tempDir("host-root-")
+  const src = tempDir("host-src-")
+  const out = join(src.path, "events.log")
+  writePanelConfig(root.path)
+  await install(root.path, writeExtension(src.path, {
+    id: "acme/watcher",
+    version: "1.0.0",
+    files: {
+      "src/WatcherExtension.ts": `import { HostExtension } from "@host/sdk/server"
+import { appendFileSync } from "node:fs"
+export class WatcherExtension extends HostExtension {
+  getEventListeners() {
+    return {
+      ServerCreated: [(event: { server: { uuid: string } }) => { appendFileSync(${JSON.stringify(out)}, \`created \${event.server.uuid}\\n\`) }],
+      ServerDeleted: [(event: { server: { uuid: string } }) => { appendFileSync(${JSON.stringify(out)}, \`deleted \${event.server.uuid}\\n\`) }]
+    }
+  }
+}
+`
+    }
+  }))
+  const server = await startServer(root.path)
+  try {
+    // Keep the mtime change visible to the poll even on coarse clocks.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    appendFileSync(join(root.path, "config", "panel.yaml"), "  - { uuid: srv-new, name: New server, owner: alice }\n")
+    await waitFor(() => existsSync(out) && readFileSync(out, "utf8").includes("created srv-new"), "ServerCreated")
+    writePanelConfig(root.path)
+    await waitFor(() => readFileSync(out, "utf8").includes("deleted srv-new"), "ServerDeleted")
+    expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\n")
+  } finally {
+    await server.stop()
+    root.cleanup()
+    src.cleanup()
+  }
+})
