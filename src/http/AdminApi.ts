@@ -1,13 +1,14 @@
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
-import { Duration, Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
-import { normalizeHealthStatus } from "../domain/Health.js"
 import type { Actor } from "../domain/Installed.js"
 import { decodeManifest } from "../domain/Manifest.js"
 import { effectiveSettings, validateSettingValues } from "../domain/Settings.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { SourceSpec } from "../lifecycle/Source.js"
+import { Reconciler } from "../reconcile/Reconciler.js"
+import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
@@ -228,30 +229,42 @@ export const activity = Effect.gen(function*() {
   return yield* ok(rows)
 })
 
-/** Runs the HasHealthChecks of every booted extension (5 s each; a throw is an `error`). */
+/** The health of every booted extension: declared checks joined with reported results (runtime/Backend). */
 export const health = Effect.gen(function*() {
   yield* adminActor
   const runtime = yield* LiveRuntime
   const live = runtime.current()
-  const results = yield* Effect.forEach([...(live?.generation.extensions.values() ?? [])], (extension) =>
-    Effect.gen(function*() {
-      const instance = extension.instance as { getHealthChecks?: () => unknown } | undefined
-      if (instance === undefined || typeof instance.getHealthChecks !== "function") return []
-      const reported = yield* Effect.tryPromise(async () => await instance.getHealthChecks!()).pipe(
-        Effect.timeout(Duration.seconds(5)),
-        Effect.either
-      )
-      if (Either.isLeft(reported)) {
-        return [{ extensionId: extension.id, id: "(all)", status: "error", message: String(reported.left.message ?? reported.left) }]
-      }
-      const list = Array.isArray(reported.right) ? reported.right as ReadonlyArray<Record<string, unknown>> : []
-      return list.map((entry) => ({
-        extensionId: extension.id,
-        id: String(entry.id ?? "?"),
-        status: normalizeHealthStatus(entry.status),
-        message: typeof entry.message === "string" ? entry.message : null,
-        details: entry.details ?? null
-      }))
-    }), { concurrency: 8 })
-  return yield* ok(results.flat())
+  const report = live === undefined ? [] : yield* runHealthChecks(live.generation)
+  return yield* ok({ extensions: report, critical_failures: criticalFailures(report) })
+})
+
+const ReconcileRequest = Schema.Struct({
+  dry_run: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  prune: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  allow_destroy: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+
+/**
+ * `POST /admin/host/api/reconcile` (for CI webhooks): plans the desired-state file of `config/host.yaml`
+ * and applies it (`{"dry_run": true}`: plan only). The body is the plan, with `apply` when applied;
+ * 200 when everything applied, 409 when another operation holds the lock, 422 when the plan cannot be
+ * made or the apply stopped (the body then says what was and was not applied).
+ */
+export const reconcile = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const text = yield* request.text
+  const options = yield* Schema.decodeUnknown(Schema.parseJson(ReconcileRequest))(text.trim() === "" ? "{}" : text).pipe(
+    Effect.mapError((error) => badRequest(`the body must be {dry_run?, prune?, allow_destroy?}: ${error.message.split("\n")[0]}`))
+  )
+  const { paths } = yield* HostConfig
+  const reconciler = yield* Reconciler
+  const planRequest = { file: paths.desiredState, prune: options.prune, allowDestroy: options.allow_destroy, env: process.env }
+  if (options.dry_run) return yield* ok(yield* reconciler.plan(planRequest))
+  const { plan, result } = yield* reconciler.reconcile(planRequest, { env: process.env })
+  yield* swap
+  return yield* ok(
+    { ...plan, apply: { applied: result.applied, failed: result.failed, not_applied: result.notApplied } },
+    result.failed === null ? 200 : 422
+  )
 })

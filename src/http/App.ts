@@ -5,7 +5,7 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./AdminApi.js"
 import { authenticate, header, requireUser } from "./Context.js"
-import { errorResponse, HttpFailure, notFound, withErrorBodies } from "./Errors.js"
+import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import * as Login from "./Login.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
@@ -45,12 +45,6 @@ const ready = Effect.gen(function*() {
   return yield* HttpServerResponse.json({ status: "ok", generation: live.generation.number })
 })
 
-const reconcileNotYet = Effect.gen(function*() {
-  const { auth } = yield* authenticate
-  yield* requireUser(auth)
-  return yield* new HttpFailure({ status: 501, code: "NotAvailableYet", detail: "reconcile over HTTP is not available yet" })
-})
-
 const authRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/host/ready", ready),
   HttpRouter.get("/auth/login", Login.loginPage),
@@ -78,7 +72,7 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
   HttpRouter.get("/admin/host/api/health", AdminApi.health),
-  HttpRouter.post("/admin/host/api/reconcile", reconcileNotYet)
+  HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile)
 )
 
 /** Extension routes of the three groups. */

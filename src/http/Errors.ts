@@ -61,6 +61,8 @@ const statusByTag: Readonly<Record<string, number>> = {
   ManifestInvalid: 422,
   OperationFailed: 422,
   LockHeld: 409,
+  PlanInvalid: 422,
+  DesiredStateInvalid: 422,
   NotAvailableYet: 501
 }
 

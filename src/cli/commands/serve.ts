@@ -4,7 +4,9 @@ import { join } from "node:path"
 import { HostConfig } from "../../config/HostConfig.js"
 import { listen } from "../../http/Server.js"
 import * as LiveState from "../../runtime/LiveState.js"
+import { Reconciler } from "../../reconcile/Reconciler.js"
 import { runEveryMinute } from "../../runtime/Scheduler.js"
+import { registryLayer } from "./registry.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
 
@@ -57,6 +59,12 @@ export const serveCommand = Command.make(
           const signal = yield* untilSignal
           yield* Effect.logInfo(`${signal}: stopping`)
         })
-      ).pipe(Effect.provide(live.pipe(Layer.provideMerge(storeLayer(invocation, { listeners: false })))))
+      ).pipe(
+        Effect.provide(
+          Layer.mergeAll(live, Reconciler.Default, registryLayer(invocation)).pipe(
+            Layer.provideMerge(storeLayer(invocation, { listeners: false }))
+          )
+        )
+      )
     })
 ).pipe(Command.withDescription("Serve the panel with its extensions (HTTP API, extension routes, live runtime)"))
