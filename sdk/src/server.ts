@@ -208,6 +208,8 @@ export interface RouteContext {
   /** The framework's SQL client (an @effect/sql SqlClient). */
   readonly sql: unknown
   readonly extension: { readonly id: string; readonly version: string; readonly basePath: string }
+  /** Renders a view (`namespace::view`, see HasBladeViews) to HTML; escaping is on. */
+  readonly view: (name: string, data?: object) => Promise<string>
 }
 
 /** A value (sent as JSON), a Response, a Promise of either, or an Effect. */

@@ -1,6 +1,8 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Schema } from "effect"
+import { renderView, type ViewNamespaces, viewNamespaces } from "../runtime/Views.js"
+import type { Generation } from "../runtime/Runtime.js"
+import { Data, Effect, Runtime, Schema } from "effect"
 import type { Middleware, RouteContext, RouteServer, RouteUser } from "../../sdk/src/server.js"
 import type { RouteGroup } from "../domain/Manifest.js"
 import { effectiveSettings } from "../domain/Settings.js"
@@ -11,6 +13,16 @@ import { SettingsRepo } from "../store/SettingsRepo.js"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header } from "./Context.js"
 import { forbidden, HttpFailure, notFound, unauthorized } from "./Errors.js"
+
+/** View namespaces are read once per runtime generation, on first use. */
+const namespacesByGeneration = new WeakMap<Generation, ViewNamespaces>()
+const namespacesOf = (generation: Generation) =>
+  Effect.suspend(() => {
+    const known = namespacesByGeneration.get(generation)
+    return known !== undefined
+      ? Effect.succeed(known)
+      : Effect.tap(viewNamespaces(generation), (namespaces) => Effect.sync(() => namespacesByGeneration.set(generation, namespaces)))
+  })
 
 // Extension routes (DESIGN.md §11, §12): `<group prefix>/<vendor>/<name>/<path>` looked up in the
 // current generation, then the group's default middleware (client-api: a user; admin: an admin; web:
@@ -153,6 +165,7 @@ export const extensionRoute = (group: RouteGroup) =>
 
     const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
     const sql = yield* SqlClient.SqlClient
+    const runtime = yield* Effect.runtime<never>()
     const query: Record<string, string> = {}
     for (const [key, value] of new URLSearchParams(request.url.split("?")[1] ?? "")) query[key] = value
     const context: RouteContext = {
@@ -164,7 +177,9 @@ export const extensionRoute = (group: RouteGroup) =>
       server,
       settings: effectiveSettings(extension.manifest.settings, stored),
       sql,
-      extension: { id, version: extension.manifest.version, basePath: extension.directory }
+      extension: { id, version: extension.manifest.version, basePath: extension.directory },
+      view: (name, data) =>
+        Runtime.runPromise(runtime)(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
     }
     return yield* callExtension(() => (route.handler as (context: RouteContext) => unknown)(context))
   })

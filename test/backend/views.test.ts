@@ -56,3 +56,43 @@ export class PagesExtension extends HostExtension {
     )
   })
 })
+
+describe("views from route handlers", () => {
+  it("a web route renders namespace::view through its context", async () => {
+    const { install, request, startServer, writePanelConfig } = await import("../http/helpers.js")
+    const root = tempDir("host-root-")
+    const src = tempDir("host-src-")
+    writePanelConfig(root.path)
+    const extension = writeExtension(src.path, {
+      id: "acme/pages",
+      version: "1.0.0",
+      files: {
+        "src/PagesExtension.ts": `import { HostExtension } from "@host/sdk/server"
+export class PagesExtension extends HostExtension {
+  getViewsPath() { return "resources/views" }
+  getViewNamespace() { return "pages" }
+}
+`,
+        "src/routes/web.ts": `import { defineRoutes } from "@host/sdk/server"
+export default defineRoutes((r) => {
+  r.get("/hello", async ({ query, view }) =>
+    new Response(await view("pages::hello", { name: query.name ?? "you" }), { headers: { "content-type": "text/html" } }))
+})
+`,
+        "resources/views/hello.eta": "<h1>Hello <%= it.name %></h1>"
+      }
+    })
+    await install(root.path, extension)
+    const server = await startServer(root.path)
+    try {
+      const page = await request(`${server.url}/host/acme/pages/hello?name=%3Cscript%3E`, { as: "alice" })
+      expect(page.status).toBe(200)
+      expect(page.headers.get("content-type")).toContain("text/html")
+      expect(page.text).toBe("<h1>Hello &lt;script&gt;</h1>")
+    } finally {
+      await server.stop()
+      root.cleanup()
+      src.cleanup()
+    }
+  })
+})
