@@ -1,5 +1,5 @@
 // `npm start`: the main job on the bundled demo panel (this checkout is its root): converge it to
-// desired-state/extensions.yaml with `host reconcile`, then show it.
+// desired-state/extensions.yaml with `host reconcile`, show it, then serve it (`host serve`, until Ctrl-C).
 import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -26,3 +26,6 @@ for (const step of [["reconcile"], ["list"], ["status"]]) {
   const code = host(...step)
   if (code !== 0) process.exit(code)
 }
+
+console.log("\nServing the demo panel. To sign in at /auth/login, issue a token: ./bin/host.js panel:token admin")
+process.exit(host("serve"))
