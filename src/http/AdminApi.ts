@@ -117,15 +117,15 @@ const receiveUpload = Effect.gen(function*() {
   else if (Array.isArray(signature) && signature[0] !== undefined && Multipart.isPersistedFile(signature[0])) {
     yield* fs.copyFile(signature[0].path, `${target}.sig`)
   }
-  return { folder, target }
+  return { folder, target, name }
 })
 
-const withUpload = <A, E, R>(use: (archive: string) => Effect.Effect<A, E, R>) =>
+const withUpload = <A, E, R>(use: (archive: SourceSpec) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     return yield* Effect.acquireUseRelease(
       receiveUpload,
-      ({ target }) => use(target),
+      ({ name, target }) => use(SourceSpec.Upload({ path: target, name })),
       ({ folder }) => fs.remove(folder, { recursive: true }).pipe(Effect.ignore)
     )
   }).pipe(Effect.scoped)
@@ -135,8 +135,8 @@ export const uploadInstall = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const request = yield* HttpServerRequest.HttpServerRequest
   const query = new URLSearchParams(request.url.split("?")[1] ?? "")
-  const result = yield* withUpload((archive) =>
-    lifecycle.add(SourceSpec.Archive({ path: archive }), {
+  const result = yield* withUpload((upload) =>
+    lifecycle.add(upload, {
       actor,
       force: flagFrom(query.get("force") ?? undefined) ?? false,
       disabled: flagFrom(query.get("disabled") ?? undefined) ?? false,
@@ -159,7 +159,7 @@ export const extensionOperation = Effect.gen(function*() {
   const operation = action as AdminOperation
   const timeout = 5
   const result = operation === "update"
-    ? yield* withUpload((archive) => lifecycle.update(id, SourceSpec.Archive({ path: archive }), { actor, lockTimeout: timeout }))
+    ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout }))
     : yield* Effect.flatMap(readFlags, (flags) =>
       operation === "remove"
         ? lifecycle.remove(id, { actor, force: flags.force ?? false, keepData: flags.keepData ?? false, lockTimeout: timeout })

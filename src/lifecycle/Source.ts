@@ -22,12 +22,15 @@ import { Progress } from "./Events.js"
 export type SourceSpec = Data.TaggedEnum<{
   Directory: { readonly path: string }
   Archive: { readonly path: string }
+  /** An archive uploaded through the admin API: read from `path`, recorded under its upload `name`. */
+  Upload: { readonly path: string; readonly name: string }
   /** `range`: an exact version or a range; undefined means the registry's latest_version. */
   Registry: { readonly id: string; readonly range: string | undefined }
 }>
 export const SourceSpec = Data.taggedEnum<SourceSpec>()
 
-export const describeSource = (spec: SourceSpec): string => (spec._tag === "Registry" ? formatReference(spec) : spec.path)
+export const describeSource = (spec: SourceSpec): string =>
+  spec._tag === "Registry" ? formatReference(spec) : spec._tag === "Upload" ? spec.name : spec.path
 
 export interface StagedExtension {
   readonly directory: string
@@ -52,19 +55,8 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
         origin: { type: "path", ref: path.resolve(folder) } as const,
         expected: undefined
       })),
-    Archive: ({ path: file }) =>
-      Effect.gen(function*() {
-        const absolute = path.resolve(file)
-        const bytes = yield* readArchiveFile(absolute, limits)
-        return {
-          bytes,
-          detachedSignature: yield* readDetachedSignature(absolute),
-          sha256: undefined,
-          label: path.basename(absolute),
-          origin: { type: "archive", ref: absolute } as const,
-          expected: undefined
-        }
-      }),
+    Archive: ({ path: file }) => readLocalArchive(path.resolve(file), path.basename(file), { type: "archive", ref: path.resolve(file) }),
+    Upload: ({ name, path: file }) => readLocalArchive(path.resolve(file), name, { type: "upload", ref: name }),
     Registry: (reference) => downloadFromRegistry(reference)
   })
   const { inspection, staged } = yield* verifyAndUnpack(bytes, {
@@ -95,6 +87,25 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     signature: { status: inspection.status, key: inspection.signature.key }
   } satisfies StagedExtension
 })
+
+/** A `.host` file on disk (and its detached `<file>.sig`), recorded as `origin`. */
+const readLocalArchive = (
+  file: string,
+  label: string,
+  origin: { readonly type: "archive" | "upload"; readonly ref: string }
+) =>
+  Effect.gen(function*() {
+    const { config } = yield* HostConfig
+    const bytes = yield* readArchiveFile(file, limitsFromConfig(config))
+    return {
+      bytes,
+      detachedSignature: yield* readDetachedSignature(file),
+      sha256: undefined,
+      label,
+      origin,
+      expected: undefined
+    }
+  })
 
 /** Resolves a registry reference and downloads its archive (size limit, sha256 against the index). */
 const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(reference: { readonly id: string; readonly range: string | undefined }) {

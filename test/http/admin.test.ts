@@ -68,7 +68,10 @@ describe("admin JSON API", () => {
     const list = await request(api("/extensions"), { as: "admin" })
     expect((list.json as { data: Array<{ id: string; signature: string }> }).data.find((e) => e.id === "acme/probe")?.signature).toBe("signed")
     const activity = inspectDatabase(root.path).activity.find((row) => row.extension_id === "acme/probe")!
-    expect(JSON.parse(activity.context)).toMatchObject({ actor: { type: "admin", user: "admin" } })
+    expect(JSON.parse(activity.context)).toMatchObject({
+      actor: { type: "admin", user: "admin" },
+      source: { type: "upload", ref: expect.stringMatching(/\.host$/) }
+    })
   })
 
   it("an upload without a file is a 400", async () => {
