@@ -1,7 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
+import { coreExtensionId } from "../domain/Installed.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
 import { LifecycleEvents } from "../lifecycle/Events.js"
 import { type LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
@@ -37,6 +39,9 @@ export interface LiveRuntimeOptions {
   readonly pollInterval?: Duration.DurationInput
 }
 
+/** The panel's servers as last seen (a host/core settings row), to tell created and deleted ones apart. */
+const knownServersKey = "panel_servers"
+
 const make = (options: LiveRuntimeOptions) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -46,7 +51,7 @@ const make = (options: LiveRuntimeOptions) =>
     const panel = yield* Panel
     const loader = yield* ModuleLoader
     const events = yield* LifecycleEvents
-    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | import("../store/SettingsRepo.js").SettingsRepo>()
+    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SettingsRepo>()
     const hostVersion = config.version ?? packagedVersion
     const moduleCache = new Map<string, LoadedModule>()
     const lock = yield* Effect.makeSemaphore(1)
@@ -86,6 +91,18 @@ const make = (options: LiveRuntimeOptions) =>
 
     let installedVersions = new Map<string, string>()
 
+    const KnownServers = Schema.Array(Schema.Struct({ uuid: Schema.String, name: Schema.String }))
+    const readKnownServers = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, knownServersKey)).pipe(
+      Effect.map((value) => Option.getOrUndefined(Option.flatMap(value, Schema.decodeUnknownOption(KnownServers)))),
+      Effect.orElseSucceed(() => undefined),
+      Effect.provide(context)
+    )
+    const writeKnownServers = (servers: ReadonlyArray<{ readonly uuid: string; readonly name: string }>) =>
+      Effect.flatMap(SettingsRepo, (settings) => settings.put(coreExtensionId, knownServersKey, servers)).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`could not record the panel's servers: ${error.message}`)),
+        Effect.provide(context)
+      )
+
     const rebuild = (force: boolean) =>
       Effect.gen(function*() {
         const installed = yield* extensionsRepo.list
@@ -94,7 +111,6 @@ const make = (options: LiveRuntimeOptions) =>
           installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")
         }`
         if (!force && current !== undefined && nextFingerprint === fingerprint) return current
-        const panelBefore = current === undefined ? undefined : panelState.directory.servers
         if (stamp !== panelStamp) {
           panelState = yield* panel.reload.pipe(
             Effect.catchAll((error) =>
@@ -131,10 +147,13 @@ const make = (options: LiveRuntimeOptions) =>
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${Date.now() - started} ms`
         )
         yield* persistQuarantine(generation)
-        // Servers that appeared in or vanished from config/panel.yaml since the last generation.
-        if (panelBefore !== undefined) {
-          for (const event of serverEvents(panelBefore, panelState.directory.servers)) yield* dispatchHostEvent(generation, event)
-        }
+        // Servers that appeared in or vanished from config/panel.yaml since it was last read — by this
+        // server or, at start, by an earlier one (the list is kept in a host/core settings row).
+        const servers = panelState.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
+        const known = yield* readKnownServers
+        const events = serverEvents(known ?? servers, servers)
+        if (known === undefined || events.length > 0) yield* writeKnownServers(servers)
+        for (const event of events) yield* dispatchHostEvent(generation, event)
         return next
       })
 

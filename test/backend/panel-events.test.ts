@@ -46,6 +46,15 @@ export class WatcherExtension extends HostExtension {
     expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\n")
   } finally {
     await server.stop()
+  }
+  // A change made while no server ran is noticed at the next start.
+  appendFileSync(join(root.path, "config", "panel.yaml"), "  - { uuid: srv-late, name: Late server, owner: alice }\n")
+  const restarted = await startServer(root.path)
+  try {
+    await waitFor(() => readFileSync(out, "utf8").includes("created srv-late"), "ServerCreated at start")
+    expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\ncreated srv-late\n")
+  } finally {
+    await restarted.stop()
     root.cleanup()
     src.cleanup()
   }
