@@ -1,16 +1,10 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
-import { runHost, tempDir } from "../support/cli.js"
+import { describe, expect, it } from "vitest"
+import { runHost, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 
-const cleanups: Array<() => void> = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
+const temp = tempDirsPerTest()
 
 const toolsSource = `import { HostExtension } from "@host/sdk/server"
 import { appendFileSync } from "node:fs"

@@ -2,17 +2,11 @@ import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import Database from "better-sqlite3"
 import { hostname } from "node:os"
-import { afterEach, describe, expect, it } from "vitest"
-import { fixture, runHost, tempDir } from "../support/cli.js"
+import { describe, expect, it } from "vitest"
+import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { inspectDatabase, writeExtension } from "../support/extensions.js"
 
-const cleanups: Array<() => void> = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
+const temp = tempDirsPerTest()
 const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
 
 /** An extension whose migration takes `ms`, so its install holds the lock that long. */

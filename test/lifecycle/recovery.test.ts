@@ -1,17 +1,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
-import { afterEach, describe, expect, it } from "vitest"
-import { fixture, runHost, tempDir } from "../support/cli.js"
+import { describe, expect, it } from "vitest"
+import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { inspectDatabase, sqlMigration, writeExtension } from "../support/extensions.js"
 
-const cleanups: Array<() => void> = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
+const temp = tempDirsPerTest()
 const host = (root: string, args: Array<string>, env: Record<string, string> = {}) => runHost([...args, "--root", root], { env })
 
 const files = (dir: string): Array<string> =>

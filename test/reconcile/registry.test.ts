@@ -1,17 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { entryFor, exportArchives, index, writeIndex } from "../registry/helpers.js"
-import { runHost, tempDir } from "../support/cli.js"
+import { runHost, tempDirsPerTest } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
 
-const cleanups: Array<() => void> = []
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
+const temp = tempDirsPerTest()
 
 describe("reconcile with registry sources", () => {
   it("installs the latest version in range, keeps it while in range, and moves when the range moves", async () => {

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { afterEach } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -38,4 +39,15 @@ export const runHost = (
 export const tempDir = (prefix = "host-test-"): { readonly path: string; readonly cleanup: () => void } => {
   const path = mkdtempSync(join(tmpdir(), prefix))
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** A `temp(prefix)` whose folders are removed after each test of the file that calls this. */
+export const tempDirsPerTest = (): ((prefix: string) => string) => {
+  const cleanups: Array<() => void> = []
+  afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()))
+  return (prefix) => {
+    const dir = tempDir(prefix)
+    cleanups.push(dir.cleanup)
+    return dir.path
+  }
 }
