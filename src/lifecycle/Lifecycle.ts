@@ -3,7 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Either, Option, Ref, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
+import { HostConfig } from "../config/HostConfig.js"
 import {
   ExtensionDisabled,
   ExtensionEnabled,
@@ -140,7 +140,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo
     const platform = yield* Effect.context<Internal>()
     const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
-    const hostVersion = config.version ?? packagedVersion
+    const hostVersion = config.version
 
     const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
     const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
@@ -284,146 +284,146 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           entry.step === "begin" || entry.step === "staged" ? restoreFiles(entry) : Effect.void).pipe(Effect.ignore)
 
         return yield* Effect.gen(function*() {
-        yield* step(`verifying and staging ${describeSource(spec)}`)
-        yield* journalStep("begin")
-        const staged: StagedExtension = yield* stageSource(spec, operationId, hostVersion)
-        const id = staged.manifest.id
-        const version = staged.manifest.version
-        const target = targetOf(id)
-        const hadPrevious = yield* exists(target)
-        yield* journalStep("staged", { extensionId: id, target, hadPrevious })
-        yield* crashPoint("staged")
+          yield* step(`verifying and staging ${describeSource(spec)}`)
+          yield* journalStep("begin")
+          const staged: StagedExtension = yield* stageSource(spec, operationId, hostVersion)
+          const id = staged.manifest.id
+          const version = staged.manifest.version
+          const target = targetOf(id)
+          const hadPrevious = yield* exists(target)
+          yield* journalStep("staged", { extensionId: id, target, hadPrevious })
+          yield* crashPoint("staged")
 
-        yield* step(`checking ${id} ${version}`)
-        if (options.expectedId !== undefined && options.expectedId !== id) {
-          return yield* new OperationRefused({
-            operation,
-            extensionId: options.expectedId,
-            reason: "id-mismatch",
-            detail: `${describeSource(spec)} holds ${id}, not ${options.expectedId}`
-          })
-        }
-        const existing = yield* extensions.find(id)
-        if (operation === "add" && Option.isSome(existing) && options.force !== true) {
-          return yield* new OperationRefused({
-            operation,
-            extensionId: id,
-            reason: "already-installed",
-            detail: `already installed (v${existing.value.version})`,
-            hint: `use host update ${id} --source ${describeSource(spec)} or host add --force`
-          })
-        }
-        if (operation === "update" && Option.isNone(existing)) {
-          return yield* new OperationRefused({
-            operation,
-            extensionId: id,
-            reason: "not-installed",
-            detail: "it is not installed",
-            hint: `use host add ${describeSource(spec)}`
-          })
-        }
-        const requirements = checkRequires(staged.manifest.document, {
-          host: hostVersion,
-          panel: panel.info.version,
-          php: panel.info.php,
-          node: process.versions.node
-        })
-        if (requirements.unmet.length > 0) {
-          return yield* new OperationRefused({ operation, extensionId: id, reason: "requirements", detail: requirements.unmet.join("; ") })
-        }
-        const enabled = Option.match(existing, {
-          onNone: () => options.disabled !== true,
-          onSome: (record) => (options.disabled === true ? false : record.enabled)
-        })
-        const installed = installedStates(yield* extensions.list)
-        if (enabled) {
-          const problems = dependencyProblems(staged.manifest.document, installed)
-          if (problems.length > 0) {
+          yield* step(`checking ${id} ${version}`)
+          if (options.expectedId !== undefined && options.expectedId !== id) {
+            return yield* new OperationRefused({
+              operation,
+              extensionId: options.expectedId,
+              reason: "id-mismatch",
+              detail: `${describeSource(spec)} holds ${id}, not ${options.expectedId}`
+            })
+          }
+          const existing = yield* extensions.find(id)
+          if (operation === "add" && Option.isSome(existing) && options.force !== true) {
             return yield* new OperationRefused({
               operation,
               extensionId: id,
-              reason: "dependencies",
-              detail: problems.join("; "),
-              hint: "install and enable its dependencies first, or add it with --disabled"
+              reason: "already-installed",
+              detail: `already installed (v${existing.value.version})`,
+              hint: `use host update ${id} --source ${describeSource(spec)} or host add --force`
             })
           }
-        }
-        const brokenDependents = dependentsOutOfRange(id, version, installed)
-        if (brokenDependents.length > 0 && options.force !== true) {
-          return yield* new OperationRefused({
-            operation,
-            extensionId: id,
-            reason: "dependents",
-            detail: `enabled extensions need another version of it: ${brokenDependents.join(", ")}`,
-            hint: "use --force to install it anyway"
+          if (operation === "update" && Option.isNone(existing)) {
+            return yield* new OperationRefused({
+              operation,
+              extensionId: id,
+              reason: "not-installed",
+              detail: "it is not installed",
+              hint: `use host add ${describeSource(spec)}`
+            })
+          }
+          const requirements = checkRequires(staged.manifest.document, {
+            host: hostVersion,
+            panel: panel.info.version,
+            php: panel.info.php,
+            node: process.versions.node
           })
-        }
-        const warnings = [
-          ...requirements.warnings,
-          ...(brokenDependents.length > 0 ? [`dependents that need another version: ${brokenDependents.join(", ")}`] : [])
-        ]
-        for (const warning of warnings) yield* Effect.logWarning(warning)
-
-        const fromVersion = Option.map(existing, (record) => record.version)
-        const isUpdate = Option.isSome(existing) && (operation === "update" || existing.value.version !== version)
-        const migrations = yield* sql.withTransaction(
-          Effect.gen(function*() {
-            yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
-            const ran = options.noMigrate === true
-              ? []
-              : yield* migrateUp(id, staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations))
-            yield* crashPoint("migrated")
-            yield* step("switching files")
-            yield* journalStep("switching")
-            if (hadPrevious) yield* fs.rename(target, (yield* Ref.get(journal)).backup)
-            yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-            yield* fs.rename(staged.directory, target)
-            yield* journalStep("switched")
-            yield* crashPoint("switched")
-            yield* step("recording")
-            yield* extensions.save({
-              extensionId: id,
-              name: staged.manifest.document.name,
-              version,
-              enabled,
-              manifest: staged.manifest.document,
-              source: staged.source,
-              signature: staged.signature
-            })
-            yield* activity.append({
-              extensionId: id,
-              action: isUpdate ? "updated" : "installed",
-              summary: isUpdate ? `Updated ${Option.getOrThrow(fromVersion)} → ${version}` : `Installed v${version}`,
-              context: activityContext(options, operationId, {
-                version,
-                source: staged.source,
-                migrations: ran,
-                ...(options.noMigrate === true ? { no_migrate: true } : {})
+          if (requirements.unmet.length > 0) {
+            return yield* new OperationRefused({ operation, extensionId: id, reason: "requirements", detail: requirements.unmet.join("; ") })
+          }
+          const enabled = Option.match(existing, {
+            onNone: () => options.disabled !== true,
+            onSome: (record) => (options.disabled === true ? false : record.enabled)
+          })
+          const installed = installedStates(yield* extensions.list)
+          if (enabled) {
+            const problems = dependencyProblems(staged.manifest.document, installed)
+            if (problems.length > 0) {
+              return yield* new OperationRefused({
+                operation,
+                extensionId: id,
+                reason: "dependencies",
+                detail: problems.join("; "),
+                hint: "install and enable its dependencies first, or add it with --disabled"
               })
+            }
+          }
+          const brokenDependents = dependentsOutOfRange(id, version, installed)
+          if (brokenDependents.length > 0 && options.force !== true) {
+            return yield* new OperationRefused({
+              operation,
+              extensionId: id,
+              reason: "dependents",
+              detail: `enabled extensions need another version of it: ${brokenDependents.join(", ")}`,
+              hint: "use --force to install it anyway"
             })
-            yield* crashPoint("recorded")
-            return ran
-          }).pipe(provideLoader)
-        ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
-        const done = yield* journalStep("committed")
-        yield* crashPoint("committed")
-        yield* step("cleaning up")
-        yield* finishFiles(done).pipe(Effect.ignore)
-        yield* publish(
-          isUpdate
-            ? new ExtensionUpdated({ extensionId: id, fromVersion: Option.getOrThrow(fromVersion), toVersion: version })
-            : new ExtensionInstalled({ extensionId: id, version })
-        )
-        return {
-          operation,
-          id,
-          action: isUpdate ? "updated" : "installed",
-          version,
-          fromVersion: Option.getOrNull(fromVersion),
-          enabled,
-          migrations,
-          warnings
-        } satisfies OperationResult
+          }
+          const warnings = [
+            ...requirements.warnings,
+            ...(brokenDependents.length > 0 ? [`dependents that need another version: ${brokenDependents.join(", ")}`] : [])
+          ]
+          for (const warning of warnings) yield* Effect.logWarning(warning)
+
+          const fromVersion = Option.map(existing, (record) => record.version)
+          const isUpdate = Option.isSome(existing) && (operation === "update" || existing.value.version !== version)
+          const migrations = yield* sql.withTransaction(
+            Effect.gen(function*() {
+              yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
+              const ran = options.noMigrate === true
+                ? []
+                : yield* migrateUp(id, staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations))
+              yield* crashPoint("migrated")
+              yield* step("switching files")
+              yield* journalStep("switching")
+              if (hadPrevious) yield* fs.rename(target, (yield* Ref.get(journal)).backup)
+              yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+              yield* fs.rename(staged.directory, target)
+              yield* journalStep("switched")
+              yield* crashPoint("switched")
+              yield* step("recording")
+              yield* extensions.save({
+                extensionId: id,
+                name: staged.manifest.document.name,
+                version,
+                enabled,
+                manifest: staged.manifest.document,
+                source: staged.source,
+                signature: staged.signature
+              })
+              yield* activity.append({
+                extensionId: id,
+                action: isUpdate ? "updated" : "installed",
+                summary: isUpdate ? `Updated ${Option.getOrThrow(fromVersion)} → ${version}` : `Installed v${version}`,
+                context: activityContext(options, operationId, {
+                  version,
+                  source: staged.source,
+                  migrations: ran,
+                  ...(options.noMigrate === true ? { no_migrate: true } : {})
+                })
+              })
+              yield* crashPoint("recorded")
+              return ran
+            }).pipe(provideLoader)
+          ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
+          const done = yield* journalStep("committed")
+          yield* crashPoint("committed")
+          yield* step("cleaning up")
+          yield* finishFiles(done).pipe(Effect.ignore)
+          yield* publish(
+            isUpdate
+              ? new ExtensionUpdated({ extensionId: id, fromVersion: Option.getOrThrow(fromVersion), toVersion: version })
+              : new ExtensionInstalled({ extensionId: id, version })
+          )
+          return {
+            operation,
+            id,
+            action: isUpdate ? "updated" : "installed",
+            version,
+            fromVersion: Option.getOrNull(fromVersion),
+            enabled,
+            migrations,
+            warnings
+          } satisfies OperationResult
         }).pipe(Effect.tapErrorCause(() => dropStaging))
       })
 

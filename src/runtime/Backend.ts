@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Duration, Effect, Schema } from "effect"
-import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
+import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { normalizeHealthStatus, type HealthStatus } from "../domain/Health.js"
 import { LifecycleEvents } from "../lifecycle/Events.js"
@@ -24,7 +24,7 @@ export const bootForCli = Effect.gen(function*() {
     number: 0,
     installed,
     extensionsPath: paths.extensions,
-    frameworkVersion: config.version ?? packagedVersion,
+    frameworkVersion: config.version,
     versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
     loader,
     moduleCache: new Map()

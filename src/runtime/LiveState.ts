@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
-import { frameworkVersion as packagedVersion, HostConfig } from "../config/HostConfig.js"
+import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { coreExtensionId } from "../domain/Installed.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
@@ -52,7 +52,7 @@ const make = (options: LiveRuntimeOptions) =>
     const loader = yield* ModuleLoader
     const events = yield* LifecycleEvents
     const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SettingsRepo>()
-    const hostVersion = config.version ?? packagedVersion
+    const hostVersion = config.version
     const moduleCache = new Map<string, LoadedModule>()
     const lock = yield* Effect.makeSemaphore(1)
     const panelFile = path.join(paths.root, "config", "panel.yaml")

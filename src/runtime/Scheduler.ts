@@ -65,23 +65,23 @@ const claimPrefix = "schedule minute "
  * run its tasks once; a task still running from an earlier minute is skipped when `without_overlapping`.
  */
 export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generation: Generation, now: Date, runner: string) {
-    const minute = new Date(now)
-    minute.setSeconds(0, 0)
-    const locks = yield* OperationLocks
-    if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, runner, claimPrefix))) {
-      yield* Effect.logInfo(`the tasks of ${minute.toISOString()} were started by another runner`)
-      return []
-    }
-    const due = [...generation.extensions.values()].flatMap((extension) =>
-      extension.manifest.schedules.filter((task) => isDue(task.cron, now)).map((task) => ({ extensionId: extension.id, task }))
-    )
-    if (due.length === 0) return []
-    const commands = new Map((yield* extensionCommands(generation)).map((command) => [command.name, command]))
-    const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, runner))
-    for (const outcome of outcomes) {
-      yield* outcome.status === "failed" ? Effect.logWarning(describeOutcome(outcome)) : Effect.logInfo(describeOutcome(outcome))
-    }
-    return outcomes
+  const minute = new Date(now)
+  minute.setSeconds(0, 0)
+  const locks = yield* OperationLocks
+  if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, runner, claimPrefix))) {
+    yield* Effect.logInfo(`the tasks of ${minute.toISOString()} were started by another runner`)
+    return []
+  }
+  const due = [...generation.extensions.values()].flatMap((extension) =>
+    extension.manifest.schedules.filter((task) => isDue(task.cron, now)).map((task) => ({ extensionId: extension.id, task }))
+  )
+  if (due.length === 0) return []
+  const commands = new Map((yield* extensionCommands(generation)).map((command) => [command.name, command]))
+  const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, runner))
+  for (const outcome of outcomes) {
+    yield* outcome.status === "failed" ? Effect.logWarning(describeOutcome(outcome)) : Effect.logInfo(describeOutcome(outcome))
+  }
+  return outcomes
 })
 
 /** The server's runner: at the start of every minute, the due tasks of the current generation. */

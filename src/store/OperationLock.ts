@@ -146,38 +146,38 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
 
     /** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
     const unlock = Effect.fn("OperationLocks.unlock")(function*(lockId: string, force: boolean) {
-        const row = yield* readRow(lockSettingKey)
-        const held = Option.flatMap(row, decodeLock)
-        if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
-          return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
-        }
-        if (!force && held.value.hostname === thisHost && processAlive(held.value.pid)) {
-          return yield* new LockHolderAlive({ lock: held.value })
-        }
-        yield* deleteIfUnchanged(row.value)
-        return held.value
-      })
+      const row = yield* readRow(lockSettingKey)
+      const held = Option.flatMap(row, decodeLock)
+      if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
+        return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
+      }
+      if (!force && held.value.hostname === thisHost && processAlive(held.value.pid)) {
+        return yield* new LockHolderAlive({ lock: held.value })
+      }
+      yield* deleteIfUnchanged(row.value)
+      return held.value
+    })
 
     /**
      * Claims `name` once for good (a row that stays): true for the one process that inserted it. Claims
      * under `prefix` other than `keep` are deleted (the scheduler claims each minute once).
      */
     const claimOnce = Effect.fn("OperationLocks.claimOnce")(function*(name: string, holder: string, prefix: string) {
-        const claimed = yield* insert(name, {
-          id: randomUUID(),
-          holder,
-          pid: process.pid,
-          hostname: thisHost,
-          operation: name,
-          acquired_at: new Date().toISOString()
-        })
-        if (claimed) {
-          yield* sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} LIKE ${`${prefix}%`} AND ${key} != ${name}`.pipe(
-            Effect.mapError(storeError(`clearing old claims ${prefix}`))
-          )
-        }
-        return claimed
+      const claimed = yield* insert(name, {
+        id: randomUUID(),
+        holder,
+        pid: process.pid,
+        hostname: thisHost,
+        operation: name,
+        acquired_at: new Date().toISOString()
       })
+      if (claimed) {
+        yield* sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} LIKE ${`${prefix}%`} AND ${key} != ${name}`.pipe(
+          Effect.mapError(storeError(`clearing old claims ${prefix}`))
+        )
+      }
+      return claimed
+    })
 
     return { current, acquire, acquireNamed, claimOnce, unlock } as const
   })
