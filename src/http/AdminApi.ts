@@ -7,6 +7,7 @@ import { decodeManifest } from "../domain/Manifest.js"
 import { effectiveSettings, validateSettingValues } from "../domain/Settings.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { SourceSpec } from "../lifecycle/Source.js"
+import { addServer, NewServer, removeServer } from "../panel/Servers.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
@@ -268,3 +269,27 @@ export const reconcile = Effect.gen(function*() {
     result.failed === null ? 200 : 422
   )
 })
+
+/** `POST /admin/host/api/servers` `{uuid, name, owner}`: adds a server to the embedded panel (ServerCreated follows). */
+export const createServer = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(Schema.parseJson(NewServer))).pipe(
+    Effect.mapError((error) => badRequest(`the body must be {uuid, name, owner}: ${error.message.split("\n")[0]}`))
+  )
+  const server = yield* addServer(body).pipe(Effect.mapError(conflict))
+  yield* swap
+  return yield* ok(server, 201)
+})
+
+/** `DELETE /admin/host/api/servers/{uuid}`: removes a server of the embedded panel (ServerDeleted follows). */
+export const deleteServer = Effect.gen(function*() {
+  yield* adminActor
+  const { uuid } = yield* HttpRouter.params
+  yield* removeServer(uuid ?? "").pipe(Effect.mapError((error) => error._tag === "PanelServerConflict" ? notFound(error.message) : error))
+  yield* swap
+  return yield* ok({ uuid })
+})
+
+const conflict = <E extends { readonly _tag: string; readonly message: string }>(error: E) =>
+  error._tag === "PanelServerConflict" ? new HttpFailure({ status: 409, code: "Conflict", detail: error.message }) : error

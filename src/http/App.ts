@@ -72,7 +72,9 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
   HttpRouter.get("/admin/host/api/health", AdminApi.health),
-  HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile)
+  HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile),
+  HttpRouter.post("/admin/host/api/servers", AdminApi.createServer),
+  HttpRouter.del("/admin/host/api/servers/:uuid", AdminApi.deleteServer)
 )
 
 /** Extension routes of the three groups. */

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect, it } from "vitest"
-import { install, startServer, writePanelConfig } from "../http/helpers.js"
+import { install, request, startServer, writePanelConfig } from "../http/helpers.js"
 import { tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 
@@ -47,12 +47,23 @@ export class WatcherExtension extends HostExtension {
   } finally {
     await server.stop()
   }
-  // A change made while no server ran is noticed at the next start.
+  // A change made while no server ran is noticed at the next start; the admin API adds and removes servers.
   appendFileSync(join(root.path, "config", "panel.yaml"), "  - { uuid: srv-late, name: Late server, owner: alice }\n")
   const restarted = await startServer(root.path)
   try {
     await waitFor(() => readFileSync(out, "utf8").includes("created srv-late"), "ServerCreated at start")
     expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\ncreated srv-late\n")
+    const api = `${restarted.url}/admin/host/api/servers`
+    const created = await request(api, { as: "admin", method: "POST", body: { uuid: "srv-api", name: "From the API", owner: "alice" } })
+    expect(created.status).toBe(201)
+    expect(readFileSync(out, "utf8")).toContain("created srv-api")
+    expect((await request(api, { as: "admin", method: "POST", body: { uuid: "srv-api", name: "Again", owner: "alice" } })).status).toBe(409)
+    expect((await request(api, { as: "admin", method: "POST", body: { uuid: "srv-x", name: "X", owner: "nobody" } })).status).toBe(409)
+    expect((await request(api, { as: "alice", method: "POST", body: { uuid: "srv-y", name: "Y", owner: "alice" } })).status).toBe(403)
+    expect((await request(`${api}/srv-api`, { as: "admin", method: "DELETE" })).status).toBe(200)
+    expect(readFileSync(out, "utf8")).toContain("deleted srv-api")
+    expect((await request(`${api}/srv-api`, { as: "admin", method: "DELETE" })).status).toBe(404)
+    expect(readFileSync(join(root.path, "config", "panel.yaml"), "utf8")).toContain("srv-late")
   } finally {
     await restarted.stop()
     root.cleanup()
