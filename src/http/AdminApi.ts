@@ -159,8 +159,19 @@ export const extensionOperation = Effect.gen(function*() {
   const lifecycle = yield* Lifecycle
   const operation = action as AdminOperation
   const timeout = 5
+  const request = yield* HttpServerRequest.HttpServerRequest
+  // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
+  const fromRegistry = Effect.gen(function*() {
+    const text = yield* request.text
+    const body = yield* Schema.decodeUnknown(Schema.parseJson(Schema.Struct({ version: Schema.optional(Schema.String) })))(
+      text.trim() === "" ? "{}" : text
+    ).pipe(Effect.mapError((error) => badRequest(`the body must be {version?}: ${error.message.split("\n")[0]}`)))
+    return yield* lifecycle.update(id, SourceSpec.Registry({ id, range: body.version }), { actor, lockTimeout: timeout })
+  })
   const result = operation === "update"
-    ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout }))
+    ? (header(request, "content-type") ?? "").startsWith("multipart/form-data")
+      ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout }))
+      : yield* fromRegistry
     : yield* Effect.flatMap(readFlags, (flags) =>
       operation === "remove"
         ? lifecycle.remove(id, { actor, force: flags.force ?? false, keepData: flags.keepData ?? false, lockTimeout: timeout })
