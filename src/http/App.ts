@@ -4,6 +4,7 @@ import { effectiveSettings } from "../domain/Settings.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./AdminApi.js"
+import { adminPage } from "./AdminPage.js"
 import { authenticate, header, requireUser } from "./Context.js"
 import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
@@ -65,6 +66,7 @@ const clientRoutes = HttpRouter.empty.pipe(
 )
 
 const adminRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
   HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
