@@ -142,10 +142,10 @@ export const adminPage = Effect.gen(function*() {
         source: `${extension.source.type} ${extension.source.ref}`
       }
     }),
-    activity: activity.map((row) => ({
-      ...row,
-      actor: JSON.stringify((row.context as { actor?: unknown }).actor ?? null)
-    })),
+    activity: activity.map((row) => {
+      const actor = (row.context as { actor?: { type?: unknown; user?: unknown } }).actor
+      return { ...row, actor: `${String(actor?.type ?? "?")}${actor?.user === undefined ? "" : ` (${String(actor.user)})`}` }
+    }),
     desiredState: paths.desiredState,
     plan: Either.match(plan, { onLeft: (error) => `The plan cannot be made: ${error.message}`, onRight: formatPlan }),
     planReady: Either.isRight(plan) && plan.right.actions.length > 0
