@@ -4,7 +4,8 @@ import { Eta } from "eta"
 import { formatPlan } from "../domain/Plan.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
-import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
+import { extensionView } from "../runtime/ExtensionView.js"
+import { readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { authenticate } from "./Context.js"
@@ -130,17 +131,8 @@ export const adminPage = Effect.gen(function*() {
     panelName: live.panelInfo.name,
     csrfToken: auth.session?.csrfToken ?? "",
     extensions: extensions.map((extension) => {
-      const reason = quarantineReason(quarantine, extension)
-      return {
-        id: extension.extensionId,
-        name: extension.name,
-        version: extension.version,
-        enabled: extension.enabled,
-        status: reason !== undefined ? "quarantined" : extension.enabled ? "enabled" : "disabled",
-        quarantine: reason,
-        signature: extension.signature.status,
-        source: `${extension.source.type} ${extension.source.ref}`
-      }
+      const view = extensionView(extension, quarantine)
+      return { ...view, source: `${view.source.type} ${view.source.ref}` }
     }),
     activity: activity.map((row) => {
       const actor = (row.context as { actor?: { type?: unknown; user?: unknown } }).actor

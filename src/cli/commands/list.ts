@@ -5,7 +5,7 @@ import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 import { readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionView, statusText } from "./ExtensionView.js"
+import { extensionView, statusText } from "../../runtime/ExtensionView.js"
 
 export const listCommand = Command.make(
   "list",

@@ -13,7 +13,7 @@ import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
 import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionView, statusText } from "./ExtensionView.js"
+import { extensionView, statusText } from "../../runtime/ExtensionView.js"
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {

@@ -1,8 +1,8 @@
-import type { InstalledExtension } from "../../domain/Installed.js"
-import { type QuarantineMap, quarantineReason } from "../../runtime/Quarantine.js"
+import type { InstalledExtension } from "../domain/Installed.js"
+import { type QuarantineMap, quarantineReason } from "./Quarantine.js"
 
 /**
- * One installed extension as `list --json` and `status --extensions` show it. An enabled extension that
+ * One installed extension as `list --json`, `status --extensions` and the admin page show it. An enabled extension that
  * the running server quarantined (recorded in host_settings) shows as `quarantined`, with the reason.
  */
 export const extensionView = (extension: InstalledExtension, quarantine: QuarantineMap = {}) => {
