@@ -75,6 +75,8 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
   HttpRouter.get("/admin/host/api/health", AdminApi.health),
   HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile),
+  // DESIGN.md §10 names the CI webhook POST /admin/host/reconcile; §12 lists it under the admin API.
+  HttpRouter.post("/admin/host/reconcile", AdminApi.reconcile),
   HttpRouter.post("/admin/host/api/servers", AdminApi.createServer),
   HttpRouter.del("/admin/host/api/servers/:uuid", AdminApi.deleteServer)
 )
