@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { fixture, runHost } from "../support/cli.js"
+import { afterEach } from "vitest"
+import { fixture, runHost, tempDir } from "../support/cli.js"
 
 // A registry built at run time: archives made by the real `host export` from fixtures/ (copied with
 // another version where a test needs several), a registry.json listing them, served as file:// and by a
@@ -170,4 +171,24 @@ export const chunked = (body: Uint8Array): Handler => (_request, response) => {
 export const writeConfig = (root: string, yaml: string): void => {
   mkdirSync(join(root, "config"), { recursive: true })
   writeFileSync(join(root, "config", "host.yaml"), yaml)
+}
+
+/** `temp(prefix)` and `serve(dir)` whose folders and servers are removed after each test of the calling file. */
+export const perTestRegistry = () => {
+  const cleanups: Array<() => void | Promise<void>> = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup()
+  })
+  return {
+    temp: (prefix: string) => {
+      const dir = tempDir(prefix)
+      cleanups.push(dir.cleanup)
+      return dir.path
+    },
+    serve: async (dir: string, routes: Readonly<Record<string, Handler>> = {}) => {
+      const served = await serveRegistry(dir, routes)
+      cleanups.push(served.close)
+      return served
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
 import {
@@ -11,7 +11,7 @@ import {
   exportArchives,
   index,
   jsonBody,
-  serveRegistry,
+  perTestRegistry,
   writeConfig,
   writeIndex
 } from "./helpers.js"
@@ -19,20 +19,7 @@ import {
 // Installing and updating from the registry: downloads checked by size, sha256, id and version, then the
 // archive's own checks and the lifecycle engine; pinning; update --check; update of all.
 
-const cleanups: Array<() => void | Promise<void>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
-const serve = async (dir: string, routes: Parameters<typeof serveRegistry>[1] = {}) => {
-  const served = await serveRegistry(dir, routes)
-  cleanups.push(served.close)
-  return served
-}
+const { serve, temp } = perTestRegistry()
 
 let shared: { readonly path: string; readonly cleanup: () => void }
 let archives: ReadonlyMap<string, BuiltArchive>

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runHost, tempDir } from "../support/cli.js"
 import {
   type BuiltArchive,
@@ -12,26 +12,14 @@ import {
   silent,
   status,
   writeConfig,
+  perTestRegistry,
   writeIndex
 } from "./helpers.js"
 
 // registry:sync, registry:status and the index: file:// and HTTP registries, cache and TTL, search,
 // and every way fetching the index fails.
 
-const cleanups: Array<() => void | Promise<void>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-const temp = (prefix: string) => {
-  const dir = tempDir(prefix)
-  cleanups.push(dir.cleanup)
-  return dir.path
-}
-const serve = async (dir: string, routes: Parameters<typeof serveRegistry>[1] = {}) => {
-  const served = await serveRegistry(dir, routes)
-  cleanups.push(served.close)
-  return served
-}
+const { serve, temp } = perTestRegistry()
 
 let shared: { readonly path: string; readonly cleanup: () => void }
 let archives: ReadonlyMap<string, BuiltArchive>
