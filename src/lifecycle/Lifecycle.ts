@@ -30,6 +30,7 @@ import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
+import { writeTransaction } from "../store/Transaction.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
 import {
@@ -366,7 +367,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
           const fromVersion = Option.map(existing, (record) => record.version)
           const isUpdate = Option.isSome(existing) && (operation === "update" || existing.value.version !== version)
-          const migrations = yield* sql.withTransaction(
+          const migrations = yield* writeTransaction(sql,
             Effect.gen(function*() {
               yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
               const ran = options.noMigrate === true
@@ -485,7 +486,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           }
           for (const warning of warnings) yield* Effect.logWarning(warning)
           yield* step(enable ? "enabling" : "disabling")
-          yield* sql.withTransaction(
+          yield* writeTransaction(sql,
             Effect.gen(function*() {
               yield* extensions.setEnabled(id, enable)
               yield* activity.append({
@@ -522,7 +523,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             onRight: Effect.succeed
           })
           yield* step(`writing ${Object.keys(accepted).length} setting(s)`)
-          yield* sql.withTransaction(
+          yield* writeTransaction(sql,
             Effect.forEach(Object.entries(accepted), ([key, value]) => settings.put(id, key, value), { discard: true })
           )
           return {
@@ -576,7 +577,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             onNone: () => "database/migrations",
             onSome: (document) => document.backend?.migrations ?? "database/migrations"
           })
-          const rolledBack = yield* sql.withTransaction(
+          const rolledBack = yield* writeTransaction(sql,
             Effect.gen(function*() {
               let reverted: ReadonlyArray<string> = []
               if (options.keepData !== true) {

@@ -3,6 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
 import { isUniqueViolation } from "./StoreError.js"
+import { writeTransaction } from "./Transaction.js"
 
 // The framework's own schema: exactly four tables, versioned in host_migrations under `host/core`.
 // Written once for every dialect; only the auto-increment key differs.
@@ -72,8 +73,8 @@ export const frameworkMigrations: ReadonlyArray<readonly [string, Migration]> = 
 
 /**
  * Brings the framework schema up to date. Safe to run twice and from two processes at once: every
- * statement is idempotent, and a migration recorded meanwhile by another process (unique violation on
- * its host_migrations row) rolls back this process's copy and counts as done.
+ * statement is idempotent, each migration runs under the write lock, and a migration recorded meanwhile
+ * by another process (unique violation on its host_migrations row) rolls back this copy and counts as done.
  */
 export const ensureSchema = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -84,7 +85,7 @@ export const ensureSchema = Effect.gen(function*() {
   )
   for (const [name, migrate] of frameworkMigrations) {
     if (applied.has(name)) continue
-    yield* sql.withTransaction(
+    yield* writeTransaction(sql,
       Effect.gen(function*() {
         yield* migrate(sql)
         const [row] = yield* sql<{ batch: number | null }>`

@@ -1,4 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
+import Database from "better-sqlite3"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
@@ -9,6 +10,7 @@ import { ExtensionsRepo } from "../../src/store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../../src/store/MigrationsRepo.js"
 import { ensureSchema } from "../../src/store/Schema.js"
 import { SettingsRepo } from "../../src/store/SettingsRepo.js"
+import { writeTransaction } from "../../src/store/Transaction.js"
 import { runHost, tempDir } from "../support/cli.js"
 
 const tablesOf = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -39,7 +41,7 @@ describe("framework schema", () => {
 
   it("is safe when several processes create it at once", async () => {
     const root = tempDir()
-    const runs = await Promise.all(Array.from({ length: 4 }, () => runHost(["list", "--json", "--root", root.path])))
+    const runs = await Promise.all(Array.from({ length: 6 }, () => runHost(["list", "--json", "--root", root.path])))
     for (const run of runs) {
       expect(run.stderr).toBe("")
       expect(run.code).toBe(0)
@@ -54,6 +56,51 @@ describe("framework schema", () => {
       }).pipe(Effect.provide(storeIn(join(root.path, "storage", "host", "host.db"))))
     )
     root.cleanup()
+  })
+})
+
+describe("write transactions", () => {
+  // Another process is played by a second raw connection with a short busy timeout.
+  const otherProcess = (file: string) => new Database(file, { timeout: 50 })
+
+  it.effect("hold the write lock from their first statement, so a stale read never fails the write", () => {
+    const dir = tempDir()
+    const file = join(dir.path, "host.db")
+    return Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const other = otherProcess(file)
+      const insertElsewhere = () => other.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('acme/x', 'k', '1', '', '')").run()
+      yield* writeTransaction(
+        sql,
+        Effect.gen(function*() {
+          yield* sql`SELECT COUNT(*) AS n FROM host_settings`
+          expect(insertElsewhere).toThrow(/database is locked/)
+          yield* sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/y', 'k', '1', '', '')`
+        })
+      )
+      insertElsewhere()
+      other.close()
+      const rows = yield* sql<{ extension_id: string }>`SELECT extension_id FROM host_settings ORDER BY extension_id`
+      expect(rows.map((row) => row.extension_id)).toEqual(["acme/x", "acme/y"])
+    }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
+  })
+
+  it.effect("a plain deferred transaction is what fails: the reason writeTransaction exists", () => {
+    const dir = tempDir()
+    const file = join(dir.path, "host.db")
+    return Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const other = otherProcess(file)
+      const error = yield* Effect.flip(sql.withTransaction(
+        Effect.gen(function*() {
+          yield* sql`SELECT COUNT(*) AS n FROM host_settings`
+          other.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('acme/x', 'k', '1', '', '')").run()
+          yield* sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/y', 'k', '1', '', '')`
+        })
+      ))
+      other.close()
+      expect(String(error.cause)).toMatch(/database is locked/)
+    }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
   })
 })
 
