@@ -637,8 +637,9 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const recover = (actor: Actor) =>
       Effect.scoped(
         Effect.gen(function*() {
-          const staleLock = Option.exists(yield* locks.current, isDeadHolder)
-          if (!(yield* hasJournal) && !staleLock) return []
+          const lock = yield* locks.current
+          if (Option.exists(lock, (held) => !isDeadHolder(held))) return []
+          if (!(yield* hasJournal) && Option.isNone(lock)) return []
           yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
           return yield* recoverHeld
         })

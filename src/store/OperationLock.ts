@@ -108,17 +108,21 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
         const started = Date.now()
         const deadline = started + Duration.toMillis(options.timeout)
         for (;;) {
-          const lock: OperationLock = {
-            id: randomUUID(),
-            holder: options.holder,
-            pid: process.pid,
-            hostname: thisHost,
-            operation: options.operation,
-            acquired_at: new Date().toISOString()
-          }
-          if (yield* insert(name, lock)) return [name, lock] as const
+          // Read before writing: while the holder runs a migration batch it also holds SQLite's write
+          // lock, and an INSERT would wait for that instead of reporting the holder at once.
           const row = yield* readRow(name)
-          if (Option.isNone(row)) continue
+          if (Option.isNone(row)) {
+            const lock: OperationLock = {
+              id: randomUUID(),
+              holder: options.holder,
+              pid: process.pid,
+              hostname: thisHost,
+              operation: options.operation,
+              acquired_at: new Date().toISOString()
+            }
+            if (yield* insert(name, lock)) return [name, lock] as const
+            continue
+          }
           const held = decodeLock(row.value)
           if (Option.isNone(held) || isDeadHolder(held.value)) {
             yield* Effect.logWarning(
