@@ -197,6 +197,16 @@ export interface RouteServer {
   readonly permissions: ReadonlyArray<string>
 }
 
+/**
+ * The framework's SQL client as extension code gets it (route handlers, migrations): an @effect/sql
+ * SqlClient whose statements are Effects and can also be awaited. `sql\`… ${value}\`` binds values as
+ * parameters; `sql.unsafe(text, params)` runs text as it is.
+ */
+export interface Sql {
+  <Row = Record<string, unknown>>(strings: TemplateStringsArray, ...values: ReadonlyArray<unknown>): PromiseLike<ReadonlyArray<Row>>
+  unsafe<Row = Record<string, unknown>>(sql: string, params?: ReadonlyArray<unknown>): PromiseLike<ReadonlyArray<Row>>
+}
+
 export interface RouteContext {
   readonly request: Request
   readonly params: Readonly<Record<string, string>>
@@ -205,8 +215,8 @@ export interface RouteContext {
   readonly user: RouteUser | undefined
   readonly server: RouteServer | undefined
   readonly settings: Readonly<Record<string, unknown>>
-  /** The framework's SQL client (an @effect/sql SqlClient). */
-  readonly sql: unknown
+  /** The framework's SQL client (see Sql). */
+  readonly sql: Sql
   readonly extension: { readonly id: string; readonly version: string; readonly basePath: string }
   /** Renders a view (`namespace::view`, see HasBladeViews) to HTML; escaping is on. */
   readonly view: (name: string, data?: object) => Promise<string>

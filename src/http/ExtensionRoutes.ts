@@ -9,6 +9,7 @@ import { effectiveSettings } from "../domain/Settings.js"
 import type { PanelUser } from "../panel/Panel.js"
 import { groupPrefixes, matchRoute } from "../runtime/Routes.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
+import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header } from "./Context.js"
@@ -164,8 +165,8 @@ export const extensionRoute = (group: RouteGroup) =>
     if (stopped !== undefined) return stopped
 
     const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
-    const sql = yield* SqlClient.SqlClient
     const runtime = yield* Effect.runtime<never>()
+    const sql = awaitableSql(yield* SqlClient.SqlClient, runtime)
     const query: Record<string, string> = {}
     for (const [key, value] of new URLSearchParams(request.url.split("?")[1] ?? "")) query[key] = value
     const context: RouteContext = {

@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Runtime, Schema } from "effect"
+import { Cause, Effect, Schema } from "effect"
+import { awaitableSql } from "../store/AwaitableSql.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 
@@ -66,13 +67,9 @@ const runModuleFunction = (
   Effect.gen(function*() {
     const fail = (detail: string) => new MigrationFailed({ extensionId, migration: migration.name, direction, detail })
     if (typeof fn !== "function") return yield* fail(`it exports no ${direction}() function`)
-    const sql = yield* SqlClient.SqlClient
-    // Promise-style migrations get `query`, which runs on this fiber's transaction.
-    const runtime = yield* Effect.runtime<never>()
-    const query = (strings: TemplateStringsArray, ...values: ReadonlyArray<unknown>) =>
-      Runtime.runPromise(runtime)(sql(strings, ...(values as Array<never>)))
+    const sql = awaitableSql(yield* SqlClient.SqlClient, yield* Effect.runtime<never>())
     const result: unknown = yield* Effect.try({
-      try: () => (fn as (sql: unknown, query: unknown) => unknown)(sql, query),
+      try: () => (fn as (sql: unknown) => unknown)(sql),
       catch: (error) => fail(error instanceof Error ? error.message : String(error))
     })
     if (Effect.isEffect(result)) {

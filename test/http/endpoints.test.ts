@@ -159,6 +159,12 @@ describe("extension handlers", () => {
     expect(response.text).toBe("plain text")
   })
 
+  it("may await their SQL statements (the full fixture counts rows of its own table)", async () => {
+    const answer = await request(`${server.url}/api/client/host/acme/full/stats`, { as: "admin" })
+    expect(answer.status).toBe(200)
+    expect(answer.json).toEqual({ visits: 0, user: "admin" })
+  })
+
   it("get params, query, body, user and all settings", async () => {
     const echo = await request(`${server.url}/api/client/host/acme/probe/echo?x=1`, { as: "dave", method: "POST", body: { a: [1, 2] } })
     expect(echo.json).toEqual({ body: { a: [1, 2] }, query: { x: "1" } })

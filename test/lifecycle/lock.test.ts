@@ -17,11 +17,11 @@ const slowExtension = (dir: string, id: string, ms: number) =>
     // Writes first, so the batch holds SQLite's write lock while it waits: other commands must still
     // see the operation lock at once instead of waiting for the database.
     migrations: {
-      "001_wait.js": `export const up = async (_sql, query) => {
-  await query\`CREATE TABLE ext_${id.replace("/", "_")} (id INTEGER)\`
+      "001_wait.js": `export const up = async (sql) => {
+  await sql\`CREATE TABLE ext_${id.replace("/", "_")} (id INTEGER)\`
   await new Promise((resolve) => setTimeout(resolve, ${ms}))
 }
-export const down = (_sql, query) => query\`DROP TABLE ext_${id.replace("/", "_")}\`
+export const down = (sql) => sql\`DROP TABLE ext_${id.replace("/", "_")}\`
 `
     }
   })

@@ -126,6 +126,19 @@ describe("add", () => {
       "failed while running migrations: migration 002_throws (up) of acme/broken failed: disk on fire; nothing was changed"
     ],
     [
+      "an async migration whose awaited statements ran before a later one threw",
+      (dir) =>
+        writeExtension(dir, {
+          id: "acme/broken",
+          version: "1.0.0",
+          migrations: {
+            "001_async.js": "export const up = async (sql) => {\n  await sql`CREATE TABLE ext_broken_a (id INTEGER)`\n  await sql.unsafe('CREATE TABLE ext_broken_b (id INTEGER)')\n}\nexport const down = () => {}\n",
+            "002_throws.js": `export const up = () => { throw new Error("disk on fire") }\nexport const down = () => {}\n`
+          }
+        }),
+      "migration 002_throws (up) of acme/broken failed: disk on fire; nothing was changed"
+    ],
+    [
       "a migration whose SQL fails",
       (dir) =>
         writeExtension(dir, {
@@ -311,9 +324,12 @@ describe("extension modules", () => {
           `import { defineRoutes } from "@host/sdk/server"`,
           `import { tableName } from "../../src/names.js"`,
           `const file = defineRoutes((r) => r.get("/x", () => 1))`,
-          `export const up = async (_sql: unknown, query: (s: TemplateStringsArray) => Promise<unknown>) => {`,
+          `export const up = async (sql: any) => {`,
           `  if (file.routes.length !== 1) throw new Error("sdk not resolved")`,
-          "  await query`CREATE TABLE ext_typed_items (id INTEGER)`",
+          "  await sql`CREATE TABLE ext_typed_items (id INTEGER)`",
+          "  await sql.unsafe('INSERT INTO ext_typed_items (id) VALUES (1)')",
+          "  const rows = await sql`SELECT id FROM ext_typed_items`",
+          `  if (rows.length !== 1) throw new Error("awaited statements did not run")`,
           `}`,
           "export const down = (sql: any) => sql`DROP TABLE ext_typed_items`",
           `void tableName`
