@@ -6,6 +6,7 @@ import type { Actor } from "../domain/Installed.js"
 import { decodeManifest } from "../domain/Manifest.js"
 import { effectiveSettings, validateSettingValues } from "../domain/Settings.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { addServer, NewServer, removeServer } from "../panel/Servers.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
@@ -178,6 +179,21 @@ export const extensionOperation = Effect.gen(function*() {
         : lifecycle[operation](id, { actor, force: flags.force ?? false, lockTimeout: timeout }))
   yield* swap
   return yield* ok(result)
+})
+
+/** `GET updates`: the extensions installed from the registry that it has a newer version of. */
+export const availableUpdates = Effect.gen(function*() {
+  yield* adminActor
+  const { updates } = yield* RegistryUpdates.checkUpdates(Option.none())
+  return yield* ok(updates)
+})
+
+/** `POST updates`: updates every extension installed from the registry; one failure does not stop the rest. */
+export const updateAll = Effect.gen(function*() {
+  const actor = yield* adminActor
+  const outcomes = yield* RegistryUpdates.updateAll({ actor, lockTimeout: 5 })
+  yield* swap
+  return yield* ok(outcomes.map(Either.merge))
 })
 
 /** The installed extension's normalized settings fields (from the manifest as installed). */

@@ -72,6 +72,8 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
   HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
+  HttpRouter.get("/admin/host/api/updates", AdminApi.availableUpdates),
+  HttpRouter.post("/admin/host/api/updates", AdminApi.updateAll),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
   HttpRouter.get("/admin/host/api/health", AdminApi.health),
   HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile),

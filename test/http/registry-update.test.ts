@@ -5,7 +5,7 @@ import { entryFor, exportArchives, index, writeIndex } from "../registry/helpers
 import { runHost, tempDir } from "../support/cli.js"
 import { request, startServer, writePanelConfig } from "./helpers.js"
 
-it("the admin API updates an extension from the registry (latest, or a given version)", async () => {
+it("the admin API updates an extension from the registry (latest, or a given version), and lists and applies all updates", async () => {
   const registry = tempDir("host-registry-")
   const root = tempDir("host-root-")
   const archives = await exportArchives(registry.path, [{ fixture: "hello-world" }, { fixture: "hello-world", version: "1.1.0" }])
@@ -23,6 +23,14 @@ it("the admin API updates an extension from the registry (latest, or a given ver
     const pinned = await request(update, { as: "admin", method: "POST", body: { version: "1.0.0" } })
     expect(pinned.json).toMatchObject({ data: { action: "updated", fromVersion: "1.1.0", version: "1.0.0" } })
     expect((await request(update, { as: "admin", method: "POST", body: { version: "^9" } })).status).not.toBe(200)
+
+    const updates = `${server.url}/admin/host/api/updates`
+    expect((await request(updates, { as: "alice" })).status).toBe(403)
+    expect((await request(updates, { as: "admin" })).json).toEqual({ data: [{ id: "acme/hello-world", current: "1.0.0", available: "1.1.0" }] })
+    const all = await request(updates, { as: "admin", method: "POST", body: {} })
+    expect(all.status, all.text).toBe(200)
+    expect(all.json).toMatchObject({ data: [{ id: "acme/hello-world", action: "updated", fromVersion: "1.0.0", version: "1.1.0" }] })
+    expect((await request(updates, { as: "admin" })).json).toEqual({ data: [] })
   } finally {
     await server.stop()
     root.cleanup()

@@ -1,13 +1,13 @@
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Effect, Either, Layer, Option, Schema } from "effect"
-import semver from "semver"
 import { HostConfig } from "../../config/HostConfig.js"
 import { ExtensionNotFound } from "../../domain/Errors.js"
 import { decodeManifest } from "../../domain/Manifest.js"
-import { looksLikeReference, parseReference, type RegistryReference } from "../../domain/Registry.js"
+import { looksLikeReference, parseReference } from "../../domain/Registry.js"
 import { Lifecycle, type OperationResult } from "../../lifecycle/Lifecycle.js"
 import { discoverMigrations } from "../../lifecycle/Migrations.js"
+import * as RegistryUpdates from "../../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
 import { Registry } from "../../registry/Registry.js"
 import { type RegistryIndexError, RegistryLookupFailed } from "../../registry/RegistryErrors.js"
@@ -133,52 +133,12 @@ class UpdateNeedsId extends Schema.TaggedError<UpdateNeedsId>()("UpdateNeedsId",
   }
 }
 
-interface UpdateTarget {
-  readonly reference: RegistryReference
-  readonly current: string
-}
-
-/** The named extension (which must be installed), or every extension installed from the registry. */
-const updateTargets = (argument: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
-    if (Option.isNone(argument)) {
-      return installed
-        .filter((record) => record.source.type === "registry")
-        .map((record): UpdateTarget => ({ reference: { id: record.extensionId, range: undefined }, current: record.version }))
-    }
-    const reference = yield* referenceFromArgument(argument.value)
-    const record = installed.find((candidate) => candidate.extensionId === reference.id)
-    if (record === undefined) return yield* new ExtensionNotFound({ id: reference.id })
-    return [{ reference, current: record.version }]
-  })
-
-/**
- * The version to update to, or undefined when there is nothing to do: the registry's latest when it is
- * newer, or the version an explicit `@version`/`@range` resolves to when it differs from the installed one.
- */
-const availableUpdate = (target: UpdateTarget) =>
-  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference)), (resolved) => {
-    const newer = semver.valid(target.current) === null || semver.gt(resolved.version, target.current)
-    const wanted = target.reference.range === undefined ? newer : resolved.version !== target.current
-    return wanted ? resolved.version : undefined
-  })
-
 /** `update --check`: `[{id, current, available}]` for the extensions with an update; exit 0 either way. */
 const checkUpdates = (argument: Option.Option<string>, asJson: boolean) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
-    const { targets, updates } = yield* Effect.gen(function*() {
-      const targets = yield* updateTargets(argument)
-      const updates = yield* Effect.forEach(targets, (target) =>
-        availableUpdate(target).pipe(
-          Effect.map((available) => available === undefined ? [] : [{ id: target.reference.id, current: target.current, available }]),
-          // Checking all: an extension the registry no longer lists is a warning, not a failure.
-          Effect.catchTag("RegistryLookupFailed", (error) =>
-            Option.isNone(argument) ? Effect.as(Effect.logWarning(error.message), []) : Effect.fail(error))
-        ))
-      return { targets, updates: updates.flat() }
-    }).pipe(Effect.provide(operationLayer(invocation)))
+    const reference = yield* optionalReference(argument)
+    const { targets, updates } = yield* RegistryUpdates.checkUpdates(reference).pipe(Effect.provide(operationLayer(invocation)))
     if (asJson) return yield* printJson(updates)
     if (updates.length === 0) {
       return yield* Console.log(
@@ -192,16 +152,11 @@ const checkUpdates = (argument: Option.Option<string>, asJson: boolean) =>
     yield* Console.log(formatTable(["ID", "Current", "Available"], updates.map((u) => [u.id, u.current, u.available])))
   })
 
-const upToDate = (target: UpdateTarget, enabled: boolean): OperationResult => ({
-  operation: "update",
-  id: target.reference.id,
-  action: "unchanged",
-  version: target.current,
-  fromVersion: null,
-  enabled,
-  migrations: [],
-  warnings: []
-})
+const optionalReference = (argument: Option.Option<string>) =>
+  Option.match(argument, {
+    onNone: () => Effect.succeedNone,
+    onSome: (text) => Effect.map(referenceFromArgument(text), Option.some)
+  })
 
 /** `update [id]` from the registry; without an id every registry extension, one failure not stopping the rest. */
 const updateFromRegistry = (
@@ -210,36 +165,16 @@ const updateFromRegistry = (
 ) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
-    const updateOne = (target: UpdateTarget) =>
-      Effect.gen(function*() {
-        const version = yield* availableUpdate(target)
-        if (version === undefined) {
-          const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(target.reference.id))
-          return upToDate(target, Option.match(record, { onNone: () => false, onSome: (r) => r.enabled }))
-        }
-        const lifecycle = yield* Lifecycle
-        return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), {
-          actor,
-          force: options.force,
-          noMigrate: options.noMigrate,
-          lockTimeout: options.lockTimeout
-        })
-      })
+    const operation = { actor, force: options.force, noMigrate: options.noMigrate, lockTimeout: options.lockTimeout }
     const describe = (result: OperationResult) =>
       result.action === "unchanged" ? `${result.id} is up to date (v${result.version}).` : describeResult(result)
-    const outcomes = yield* Effect.gen(function*() {
-      const targets = yield* updateTargets(argument)
-      if (Option.isSome(argument)) return [Either.right(yield* updateOne(targets[0]!))]
-      return yield* Effect.forEach(targets, (target) =>
-        updateOne(target).pipe(
-          Effect.tapError((error) =>
-            Effect.sync(() =>
-              process.stderr.write(`error: ${error.message.startsWith("update ") ? error.message : `update: ${target.reference.id}: ${error.message}`}\n`)
-            )
-          ),
-          Effect.either,
-          Effect.map(Either.mapLeft((error) => ({ id: target.reference.id, action: "failed" as const, error: error.message })))
-        ))
+    const reportFailure = (id: string, error: { readonly message: string }) =>
+      Effect.sync(() => process.stderr.write(`error: ${error.message.startsWith("update ") ? error.message : `update: ${id}: ${error.message}`}\n`))
+    const outcomes: ReadonlyArray<RegistryUpdates.UpdateOutcome> = yield* Effect.gen(function*() {
+      const reference = yield* optionalReference(argument)
+      if (Option.isNone(reference)) return yield* RegistryUpdates.updateAll(operation, reportFailure)
+      const [target] = yield* RegistryUpdates.updateTargets(reference)
+      return [Either.right(yield* RegistryUpdates.updateTarget(target!, operation))]
     }).pipe(Effect.provide(operationLayer(invocation)))
     const failed = outcomes.filter(Either.isLeft).length
     if (options.json) {

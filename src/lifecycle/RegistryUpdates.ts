@@ -1,0 +1,105 @@
+import { Effect, Either, Option } from "effect"
+import semver from "semver"
+import { ExtensionNotFound } from "../domain/Errors.js"
+import type { RegistryReference } from "../domain/Registry.js"
+import { Registry } from "../registry/Registry.js"
+import type { RegistryLookupFailed } from "../registry/RegistryErrors.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { type AddOptions, Lifecycle, type OperationResult } from "./Lifecycle.js"
+import { SourceSpec } from "./Source.js"
+
+// Updates from the registry (`host update [id] [--check]`, the admin API): which extensions, which
+// version, and updating them all with one failure not stopping the rest.
+
+export interface UpdateTarget {
+  readonly reference: RegistryReference
+  readonly current: string
+}
+
+export interface AvailableUpdate {
+  readonly id: string
+  readonly current: string
+  readonly available: string
+}
+
+/** How updating one of several extensions ended: its result, or why it failed. */
+export type UpdateOutcome = Either.Either<OperationResult, { readonly id: string; readonly action: "failed"; readonly error: string }>
+
+/** The named extension (which must be installed), or every extension installed from the registry. */
+export const updateTargets = (reference: Option.Option<RegistryReference>) =>
+  Effect.gen(function*() {
+    const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+    if (Option.isNone(reference)) {
+      return installed
+        .filter((record) => record.source.type === "registry")
+        .map((record): UpdateTarget => ({ reference: { id: record.extensionId, range: undefined }, current: record.version }))
+    }
+    const record = installed.find((candidate) => candidate.extensionId === reference.value.id)
+    if (record === undefined) return yield* new ExtensionNotFound({ id: reference.value.id })
+    return [{ reference: reference.value, current: record.version }]
+  })
+
+/**
+ * The version to update to, or undefined when there is nothing to do: the registry's latest when it is
+ * newer, or the version an explicit `@version`/`@range` resolves to when it differs from the installed one.
+ */
+export const availableUpdate = (target: UpdateTarget) =>
+  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference)), (resolved) => {
+    const newer = semver.valid(target.current) === null || semver.gt(resolved.version, target.current)
+    const wanted = target.reference.range === undefined ? newer : resolved.version !== target.current
+    return wanted ? resolved.version : undefined
+  })
+
+/**
+ * The targets and those with an update. Checking all, an extension the registry no longer lists is a
+ * warning, not a failure.
+ */
+export const checkUpdates = (reference: Option.Option<RegistryReference>) =>
+  Effect.gen(function*() {
+    const targets = yield* updateTargets(reference)
+    const updates = yield* Effect.forEach(targets, (target) =>
+      availableUpdate(target).pipe(
+        Effect.map((available): ReadonlyArray<AvailableUpdate> =>
+          available === undefined ? [] : [{ id: target.reference.id, current: target.current, available }]
+        ),
+        Effect.catchTag("RegistryLookupFailed", (error: RegistryLookupFailed) =>
+          Option.isNone(reference) ? Effect.as(Effect.logWarning(error.message), []) : Effect.fail(error))
+      ))
+    return { targets, updates: updates.flat() }
+  })
+
+const upToDate = (target: UpdateTarget, enabled: boolean): OperationResult => ({
+  operation: "update",
+  id: target.reference.id,
+  action: "unchanged",
+  version: target.current,
+  fromVersion: null,
+  enabled,
+  migrations: [],
+  warnings: []
+})
+
+/** Updates one target to what the registry offers now, or reports it unchanged. */
+export const updateTarget = (target: UpdateTarget, options: Omit<AddOptions, "expectedId" | "disabled">) =>
+  Effect.gen(function*() {
+    const version = yield* availableUpdate(target)
+    if (version === undefined) {
+      const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(target.reference.id))
+      return upToDate(target, Option.match(record, { onNone: () => false, onSome: (found) => found.enabled }))
+    }
+    const lifecycle = yield* Lifecycle
+    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), options)
+  })
+
+/** Updates every extension installed from the registry, each on its own: one failure does not stop the rest. */
+export const updateAll = (
+  options: Omit<AddOptions, "expectedId" | "disabled">,
+  onFailure: (id: string, error: { readonly message: string }) => Effect.Effect<void> = () => Effect.void
+) =>
+  Effect.flatMap(updateTargets(Option.none()), (targets) =>
+    Effect.forEach(targets, (target): Effect.Effect<UpdateOutcome, never, Lifecycle | Registry | ExtensionsRepo> =>
+      updateTarget(target, options).pipe(
+        Effect.tapError((error) => onFailure(target.reference.id, error)),
+        Effect.either,
+        Effect.map(Either.mapLeft((error) => ({ id: target.reference.id, action: "failed" as const, error: error.message })))
+      )))
