@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import type { Actor } from "../domain/Installed.js"
 import { decodeManifest } from "../domain/Manifest.js"
-import { effectiveSettings, validateSettingValues } from "../domain/Settings.js"
+import { effectiveSettings } from "../domain/Settings.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
@@ -219,7 +219,7 @@ const SettingsBody = Schema.Union(
 )
 
 export const writeSettings = Effect.gen(function*() {
-  yield* adminActor
+  const actor = yield* adminActor
   const id = yield* extensionIdParam
   const fields = yield* installedFields(id)
   const body = yield* HttpServerRequest.schemaBodyJson(SettingsBody).pipe(
@@ -228,21 +228,19 @@ export const writeSettings = Effect.gen(function*() {
   const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
     ? body.values as Record<string, unknown>
     : body as Record<string, unknown>
-  const checked = validateSettingValues(fields, values)
-  if (Either.isLeft(checked)) {
-    return yield* new HttpFailure({
-      status: 422,
-      code: "SettingsInvalid",
-      detail: checked.left.map((problem) => `${problem.path}: ${problem.message}`).join("; "),
-      problems: checked.left
-    })
-  }
-  const settings = yield* SettingsRepo
-  for (const [key, value] of Object.entries(values)) {
-    if (value === null || value === undefined) yield* settings.remove(id, key)
-  }
-  for (const [key, value] of Object.entries(checked.right)) yield* settings.put(id, key, value)
-  const stored = yield* settings.getAll(id)
+  yield* Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.configure(id, values, { actor, lockTimeout: 5 })).pipe(
+    Effect.catchIf(
+      (error) => error._tag === "OperationRefused" && error.reason === "settings",
+      (error) =>
+        new HttpFailure({
+          status: 422,
+          code: "SettingsInvalid",
+          detail: error.message,
+          problems: "problems" in error ? error.problems ?? [] : []
+        })
+    )
+  )
+  const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
   return yield* ok({ fields, values: effectiveSettings(fields, stored) })
 })
 

@@ -32,7 +32,9 @@ export class OperationRefused extends Schema.TaggedError<OperationRefused>()("Op
     "settings"
   ),
   detail: Schema.String,
-  hint: Schema.optional(Schema.String)
+  hint: Schema.optional(Schema.String),
+  /** One entry per problem, when the refusal is about input (settings). */
+  problems: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
 }) {
   override get message() {
     return `${this.operation} ${this.extensionId} refused: ${this.detail}${this.hint === undefined ? "" : `\nhint: ${this.hint}`}`

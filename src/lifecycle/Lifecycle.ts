@@ -518,13 +518,20 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 operation: "configure",
                 extensionId: id,
                 reason: "settings",
-                detail: problems.map((problem) => `${problem.path}: ${problem.message}`).join("; ")
+                detail: problems.map((problem) => `${problem.path}: ${problem.message}`).join("; "),
+                problems
               })),
             onRight: Effect.succeed
           })
-          yield* step(`writing ${Object.keys(accepted).length} setting(s)`)
-          yield* writeTransaction(sql,
-            Effect.forEach(Object.entries(accepted), ([key, value]) => settings.put(id, key, value), { discard: true })
+          // null (or undefined) clears a stored value, so the field reads as its default again.
+          const cleared = Object.keys(values).filter((key) => values[key] === null || values[key] === undefined)
+          yield* step(`writing ${Object.keys(accepted).length} setting(s)${cleared.length > 0 ? `, clearing ${cleared.length}` : ""}`)
+          yield* writeTransaction(
+            sql,
+            Effect.zipRight(
+              Effect.forEach(cleared, (key) => settings.remove(id, key), { discard: true }),
+              Effect.forEach(Object.entries(accepted), ([key, value]) => settings.put(id, key, value), { discard: true })
+            )
           )
           return {
             operation: "configure",

@@ -1,5 +1,8 @@
 import * as ed from "@noble/ed25519"
+import Database from "better-sqlite3"
 import { readFileSync } from "node:fs"
+import { hostname } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inspectDatabase } from "../support/extensions.js"
 import { fixture, runHost, tempDir } from "../support/cli.js"
@@ -92,6 +95,24 @@ describe("admin JSON API", () => {
     const served = await request(`${server.url}/api/client/host/extensions/acme/probe/settings`, { as: "dave" })
     expect(served.json).toEqual({ data: { greeting: "hey" } })
     expect((await request(api("/extensions/acme/nope/settings"), { as: "admin" })).status).toBe(404)
+    const cleared = await request(api("/extensions/acme/probe/settings"), { as: "admin", method: "PUT", body: { greeting: null } })
+    expect(cleared.json).toMatchObject({ data: { values: { greeting: "hello" } } })
+  })
+
+  it("writes settings under the operation lock, like every other change", async () => {
+    const db = new Database(join(root.path, "storage", "host", "host.db"))
+    const lock = { id: "held-by-test", holder: "cli", pid: process.pid, hostname: hostname(), operation: "add acme/x", acquired_at: new Date().toISOString() }
+    db.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('host/core', 'lock', ?, '', '')").run(JSON.stringify(lock))
+    try {
+      const refused = await request(api("/extensions/acme/probe/settings"), { as: "admin", method: "PUT", body: { greeting: "locked out" } })
+      expect(refused.status).toBe(409)
+      expect(refused.json).toMatchObject({ errors: [{ code: "LockHeld" }] })
+    } finally {
+      db.prepare("DELETE FROM host_settings WHERE extension_id = 'host/core' AND key = 'lock'").run()
+      db.close()
+    }
+    const read = await request(api("/extensions/acme/probe/settings"), { as: "admin" })
+    expect(read.json).toMatchObject({ data: { values: { greeting: "hello" } } })
   })
 
   it("disables, enables and removes through the lifecycle", async () => {
