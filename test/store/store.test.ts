@@ -60,48 +60,57 @@ describe("framework schema", () => {
 })
 
 describe("write transactions", () => {
-  // Another process is played by a second raw connection with a short busy timeout.
-  const otherProcess = (file: string) => new Database(file, { timeout: 50 })
-
-  it.effect("hold the write lock from their first statement, so a stale read never fails the write", () => {
+  /**
+   * Runs `body` on a fresh store with another process played by a second raw connection (short busy
+   * timeout) whose `insert` writes one settings row.
+   */
+  const withOtherProcess = <A, E>(
+    body: (sql: SqlClient.SqlClient, other: { readonly insert: () => void }) => Effect.Effect<A, E>
+  ) => {
     const dir = tempDir()
     const file = join(dir.path, "host.db")
     return Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const other = otherProcess(file)
-      const insertElsewhere = () => other.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('acme/x', 'k', '1', '', '')").run()
-      yield* writeTransaction(
-        sql,
-        Effect.gen(function*() {
-          yield* sql`SELECT COUNT(*) AS n FROM host_settings`
-          expect(insertElsewhere).toThrow(/database is locked/)
-          yield* sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/y', 'k', '1', '', '')`
-        })
-      )
-      insertElsewhere()
-      other.close()
-      const rows = yield* sql<{ extension_id: string }>`SELECT extension_id FROM host_settings ORDER BY extension_id`
-      expect(rows.map((row) => row.extension_id)).toEqual(["acme/x", "acme/y"])
+      const connection = new Database(file, { timeout: 50 })
+      const insert = () => {
+        connection.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('acme/x', 'k', '1', '', '')").run()
+      }
+      return yield* Effect.ensuring(body(sql, { insert }), Effect.sync(() => connection.close()))
     }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
-  })
+  }
+  const insertHere = (sql: SqlClient.SqlClient) =>
+    sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/y', 'k', '1', '', '')`
 
-  it.effect("a plain deferred transaction is what fails: the reason writeTransaction exists", () => {
-    const dir = tempDir()
-    const file = join(dir.path, "host.db")
-    return Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const other = otherProcess(file)
-      const error = yield* Effect.flip(sql.withTransaction(
-        Effect.gen(function*() {
-          yield* sql`SELECT COUNT(*) AS n FROM host_settings`
-          other.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('acme/x', 'k', '1', '', '')").run()
-          yield* sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/y', 'k', '1', '', '')`
-        })
-      ))
-      other.close()
-      expect(String(error.cause)).toMatch(/database is locked/)
-    }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
-  })
+  it.effect("hold the write lock from their first statement, so a stale read never fails the write", () =>
+    withOtherProcess((sql, other) =>
+      Effect.gen(function*() {
+        yield* writeTransaction(
+          sql,
+          Effect.gen(function*() {
+            yield* sql`SELECT COUNT(*) AS n FROM host_settings`
+            expect(other.insert).toThrow(/database is locked/)
+            yield* insertHere(sql)
+          })
+        )
+        other.insert()
+        const rows = yield* sql<{ extension_id: string }>`SELECT extension_id FROM host_settings ORDER BY extension_id`
+        expect(rows.map((row) => row.extension_id)).toEqual(["acme/x", "acme/y"])
+      })
+    ))
+
+  it.effect("a plain deferred transaction is what fails: the reason writeTransaction exists", () =>
+    withOtherProcess((sql, other) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(sql.withTransaction(
+          Effect.gen(function*() {
+            yield* sql`SELECT COUNT(*) AS n FROM host_settings`
+            other.insert()
+            yield* insertHere(sql)
+          })
+        ))
+        expect(String(error.cause)).toMatch(/database is locked/)
+      })
+    ))
 })
 
 describe("repositories", () => {
