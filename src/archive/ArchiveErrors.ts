@@ -1,93 +1,91 @@
 import type { PlatformError } from "@effect/platform/Error"
-import { Schema } from "effect"
-import { SignatureStatus } from "../domain/Installed.js"
+import { Data } from "effect"
+import type { SignatureStatus } from "../domain/Installed.js"
 
 // Errors of archive/: every refusal names the check that failed (a stable `reason` code for
 // programs, one clear sentence in `message` for people).
 
 /** Why an archive was refused; one code per check (docs/archives.md lists them). */
-export const RefusalReason = Schema.Literal(
+export type RefusalReason =
   // size and shape of the whole archive
-  "archive-too-large",
-  "unpacked-too-large",
-  "too-many-files",
-  "compression-bomb",
-  "truncated",
-  "corrupt",
-  "not-an-archive",
+  | "archive-too-large"
+  | "unpacked-too-large"
+  | "too-many-files"
+  | "compression-bomb"
+  | "truncated"
+  | "corrupt"
+  | "not-an-archive"
   // entries
-  "absolute-path",
-  "parent-segment",
-  "invalid-path",
-  "symlink",
-  "hardlink",
-  "special-file",
-  "unsupported-entry",
-  "duplicate-entry",
-  "path-conflict",
+  | "absolute-path"
+  | "parent-segment"
+  | "invalid-path"
+  | "symlink"
+  | "hardlink"
+  | "special-file"
+  | "unsupported-entry"
+  | "duplicate-entry"
+  | "path-conflict"
   // package files
-  "checksums-missing",
-  "checksums-malformed",
-  "manifest-missing",
+  | "checksums-missing"
+  | "checksums-malformed"
+  | "manifest-missing"
   // integrity against checksums.json
-  "unlisted-file",
-  "missing-file",
-  "checksum-mismatch"
-)
-export type RefusalReason = typeof RefusalReason.Type
+  | "unlisted-file"
+  | "missing-file"
+  | "checksum-mismatch"
 
 /** The archive (or the tree being packed) fails a safety or integrity check; nothing was written. */
-export class ArchiveRefused extends Schema.TaggedError<ArchiveRefused>()("ArchiveRefused", {
+export class ArchiveRefused extends Data.TaggedError("ArchiveRefused")<{
   /** What was checked: a file name, an upload name, or the folder being packed. */
-  source: Schema.String,
-  reason: RefusalReason,
+  readonly source: string
+  readonly reason: RefusalReason
   /** The entry concerned, when there is one. */
-  entry: Schema.optional(Schema.String),
+  readonly entry?: string
   /** Lower-case clause saying what is wrong, e.g. `entry "../x" has a ".." segment`. */
-  detail: Schema.String
-}) {
+  readonly detail: string
+}> {
   override get message() {
     return `${this.source} is refused (${this.reason}): ${this.detail}`
   }
 }
 
 /** A key given as text (config, environment, option) is not a valid Ed25519 key. */
-export class KeyInvalid extends Schema.TaggedError<KeyInvalid>()("KeyInvalid", {
+export class KeyInvalid extends Data.TaggedError("KeyInvalid")<{
   /** Where the key came from: `HOST_SECRET_KEY`, `--secret-key`, `public_key`, ... */
-  source: Schema.String,
-  detail: Schema.String
-}) {
+  readonly source: string
+  readonly detail: string
+}> {
   override get message() {
     return `${this.source} is not a valid Ed25519 key: ${this.detail}`
   }
 }
 
 /** `--sign` was asked for but no secret key was given. */
-export class SecretKeyMissing extends Schema.TaggedError<SecretKeyMissing>()("SecretKeyMissing", {
-  hint: Schema.String
-}) {
+export class SecretKeyMissing extends Data.TaggedError("SecretKeyMissing")<{
+  readonly hint: string
+}> {
   override get message() {
     return `signing needs a secret key: ${this.hint}`
   }
 }
 
 /** The signature status does not satisfy the trust policy (DESIGN.md §8). */
-export class SignatureRefused extends Schema.TaggedError<SignatureRefused>()("SignatureRefused", {
-  source: Schema.String,
-  status: SignatureStatus,
-  detail: Schema.String
-}) {
+export class SignatureRefused extends Data.TaggedError("SignatureRefused")<{
+  readonly source: string
+  readonly status: SignatureStatus
+  readonly detail: string
+}> {
   override get message() {
     return `${this.source} is refused (signature ${this.status}): ${this.detail}`
   }
 }
 
 /** Reading or writing a file failed. */
-export class ArchiveIOError extends Schema.TaggedError<ArchiveIOError>()("ArchiveIOError", {
-  operation: Schema.Literal("read", "write", "create", "rename", "remove"),
-  path: Schema.String,
-  detail: Schema.String
-}) {
+export class ArchiveIOError extends Data.TaggedError("ArchiveIOError")<{
+  readonly operation: "read" | "write" | "create" | "rename" | "remove"
+  readonly path: string
+  readonly detail: string
+}> {
   override get message() {
     return `cannot ${this.operation} ${this.path}: ${this.detail}`
   }

@@ -1,14 +1,13 @@
-import { Schema } from "effect"
+import { Data } from "effect"
+import type { Problem } from "./Problems.js"
 
 // Errors a caller can act on, shared across boxes. Each carries what the CLI and HTTP layers need to
 // render one clear line; `problems` lists every finding when there are several.
 
-const ProblemSchema = Schema.Struct({ path: Schema.String, message: Schema.String })
-
-export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("ManifestInvalid", {
-  source: Schema.String,
-  problems: Schema.Array(ProblemSchema)
-}) {
+export class ManifestInvalid extends Data.TaggedError("ManifestInvalid")<{
+  readonly source: string
+  readonly problems: ReadonlyArray<Problem>
+}> {
   override get message() {
     const first = this.problems[0]
     const more = this.problems.length > 1 ? ` (and ${this.problems.length - 1} more)` : ""
@@ -16,35 +15,35 @@ export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("Mani
   }
 }
 
-export class ConfigInvalid extends Schema.TaggedError<ConfigInvalid>()("ConfigInvalid", {
-  source: Schema.String,
-  problems: Schema.Array(ProblemSchema)
-}) {
+export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{
+  readonly source: string
+  readonly problems: ReadonlyArray<Problem>
+}> {
   override get message() {
     return `${this.source}: ${this.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`
   }
 }
 
-export class DesiredStateInvalid extends Schema.TaggedError<DesiredStateInvalid>()("DesiredStateInvalid", {
-  source: Schema.String,
-  problems: Schema.Array(ProblemSchema)
-}) {
+export class DesiredStateInvalid extends Data.TaggedError("DesiredStateInvalid")<{
+  readonly source: string
+  readonly problems: ReadonlyArray<Problem>
+}> {
   override get message() {
     return `${this.source}: ${this.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`
   }
 }
 
-export class ExtensionNotFound extends Schema.TaggedError<ExtensionNotFound>()("ExtensionNotFound", {
-  id: Schema.String
-}) {
+export class ExtensionNotFound extends Data.TaggedError("ExtensionNotFound")<{
+  readonly id: string
+}> {
   override get message() {
     return `extension ${this.id} is not installed`
   }
 }
 
-export class NotAvailableYet extends Schema.TaggedError<NotAvailableYet>()("NotAvailableYet", {
-  command: Schema.String
-}) {
+export class NotAvailableYet extends Data.TaggedError("NotAvailableYet")<{
+  readonly command: string
+}> {
   override get message() {
     return `${this.command} is not available yet`
   }

@@ -141,6 +141,8 @@ export interface ActualExtension {
   /** sha256 of the installed checksums.json, comparable with a candidate's `digest`. */
   readonly digest: string | null
   readonly protected: boolean
+  /** Settings whose stored value came from `${ENV}`: plans never show it. */
+  readonly sensitiveKeys: ReadonlyArray<string>
 }
 
 /** What a desired source provides right now. */
@@ -173,32 +175,54 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
+/** `message` with a substituted `${ENV}` value put back as its template, so no problem quotes a secret. */
+const withoutSecret = (message: string, value: unknown, template: unknown): string => {
+  const quoted = message.split(JSON.stringify(value)).join(JSON.stringify(template))
+  const raw = String(value)
+  return raw.length >= 4 ? quoted.split(raw).join(String(template)) : quoted
+}
+
 const settingChanges = (
   entry: Extract<DesiredExtension, { _tag: "Present" }>,
   fields: ReadonlyArray<SettingField>,
   stored: Readonly<Record<string, unknown>>,
+  sensitiveKeys: ReadonlyArray<string>,
   env: PlanOptions["env"],
   problems: Array<Problem>
 ): ReadonlyArray<SettingChange> => {
   if (entry.settings === undefined) return []
+  const templates = entry.settings
   const path = `extensions.${entry.id}.settings`
-  const substituted = substituteEnv(entry.settings, env)
+  const substituted = substituteEnv(templates, env)
   if (Either.isLeft(substituted)) {
     problems.push(problem(path, substituted.left))
     return []
   }
-  const validated = validateSettingValues(fields, substituted.right as Record<string, unknown>, path)
+  const values = substituted.right as Record<string, unknown>
+  const validated = validateSettingValues(fields, values, path)
   if (Either.isLeft(validated)) {
-    problems.push(...validated.left)
+    for (const found of validated.left) {
+      const key = found.path.slice(path.length + 1)
+      problems.push(
+        envReferences(templates[key]).length > 0 ? { ...found, message: withoutSecret(found.message, values[key], templates[key]) } : found
+      )
+    }
     return []
   }
   const byKey = new Map(fields.map((field) => [field.key, field]))
   return Object.entries(validated.right)
     .filter(([key, value]) => !sameValue(stored[key], value))
     .map(([key]) => {
-      const template = entry.settings![key]
+      const template = templates[key]
       const sensitive = envReferences(template).length > 0 || byKey.get(key)?.input === "password"
-      return { key, from: sensitive ? (key in stored ? "(sensitive)" : null) : stored[key] ?? null, to: sensitive ? template : validated.right[key], sensitive }
+      // A stored value that came from ${ENV} stays hidden even when the new one is a plain literal.
+      const hideStored = sensitive || sensitiveKeys.includes(key)
+      return {
+        key,
+        from: hideStored ? (key in stored ? "(sensitive)" : null) : stored[key] ?? null,
+        to: sensitive ? template : validated.right[key],
+        sensitive
+      }
     })
 }
 
@@ -267,7 +291,7 @@ export const planActions = (
         source: candidate.source,
         enabled: entry.enabled
       })
-      const changes = settingChanges(entry, fields, {}, options.env, problems)
+      const changes = settingChanges(entry, fields, {}, [], options.env, problems)
       if (changes.length > 0) push(configureAction(entry.id, changes))
       continue
     }
@@ -298,7 +322,7 @@ export const planActions = (
       })
     }
     const updating = versionDiffers || contentDiffers
-    const changes = settingChanges(entry, updating ? fields : installed.fields, installed.settings, options.env, problems)
+    const changes = settingChanges(entry, updating ? fields : installed.fields, installed.settings, installed.sensitiveKeys, options.env, problems)
     if (changes.length > 0) push(configureAction(entry.id, changes))
     if (entry.enabled && !installed.enabled) {
       push({

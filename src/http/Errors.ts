@@ -1,17 +1,17 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Schema } from "effect"
+import { Cause, Data, Effect } from "effect"
 
 // Every error answer of the server has one shape (DESIGN.md §12):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
 // Known failures keep their tag as the code; anything unexpected is a 500 that says nothing internal.
 
-export class HttpFailure extends Schema.TaggedError<HttpFailure>()("HttpFailure", {
-  status: Schema.Number,
-  code: Schema.String,
-  detail: Schema.String,
+export class HttpFailure extends Data.TaggedError("HttpFailure")<{
+  readonly status: number
+  readonly code: string
+  readonly detail: string
   /** Extra fields per problem (validation errors name the setting). */
-  problems: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
-}) {
+  readonly problems?: ReadonlyArray<{ readonly path: string; readonly message: string }>
+}> {
   override get message() {
     return this.detail
   }

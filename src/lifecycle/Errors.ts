@@ -1,41 +1,32 @@
-import { Schema } from "effect"
+import { Data } from "effect"
 
 // Failures of lifecycle operations. Every one leaves the panel as it was, and says so.
 
-export const OperationName = Schema.Literal("add", "update", "remove", "enable", "disable", "configure")
-export type OperationName = typeof OperationName.Type
+export type OperationName = "add" | "update" | "remove" | "enable" | "disable" | "configure"
 
 /** An operation stopped at `step`; `reason` is the tag of the underlying failure. */
-export class OperationFailed extends Schema.TaggedError<OperationFailed>()("OperationFailed", {
-  operation: OperationName,
-  extensionId: Schema.String,
-  step: Schema.String,
-  reason: Schema.String,
-  detail: Schema.String
-}) {
+export class OperationFailed extends Data.TaggedError("OperationFailed")<{
+  readonly operation: OperationName
+  readonly extensionId: string
+  readonly step: string
+  readonly reason: string
+  readonly detail: string
+}> {
   override get message() {
     return `${this.operation} ${this.extensionId} failed while ${this.step}: ${this.detail}; nothing was changed`
   }
 }
 
 /** A precondition does not hold (already installed, unmet requirement, dependency, dependents …). */
-export class OperationRefused extends Schema.TaggedError<OperationRefused>()("OperationRefused", {
-  operation: OperationName,
-  extensionId: Schema.String,
-  reason: Schema.Literal(
-    "already-installed",
-    "not-installed",
-    "id-mismatch",
-    "requirements",
-    "dependencies",
-    "dependents",
-    "settings"
-  ),
-  detail: Schema.String,
-  hint: Schema.optional(Schema.String),
+export class OperationRefused extends Data.TaggedError("OperationRefused")<{
+  readonly operation: OperationName
+  readonly extensionId: string
+  readonly reason: "already-installed" | "not-installed" | "id-mismatch" | "requirements" | "dependencies" | "dependents" | "settings"
+  readonly detail: string
+  readonly hint?: string
   /** One entry per problem, when the refusal is about input (settings). */
-  problems: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })))
-}) {
+  readonly problems?: ReadonlyArray<{ readonly path: string; readonly message: string }>
+}> {
   override get message() {
     return `${this.operation} ${this.extensionId} refused: ${this.detail}${this.hint === undefined ? "" : `\nhint: ${this.hint}`}`
   }

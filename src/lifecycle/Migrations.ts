@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Schema } from "effect"
+import { Cause, Data, Effect } from "effect"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { ModuleLoader } from "./ModuleLoader.js"
@@ -9,12 +9,12 @@ import { ModuleLoader } from "./ModuleLoader.js"
 // modules export `up(sql)`/`down(sql)` returning an Effect or a Promise, `.sql` files hold `-- up` and
 // `-- down` sections. The caller runs a batch inside its transaction.
 
-export class MigrationFailed extends Schema.TaggedError<MigrationFailed>()("MigrationFailed", {
-  extensionId: Schema.String,
-  migration: Schema.String,
-  direction: Schema.Literal("up", "down"),
-  detail: Schema.String
-}) {
+export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{
+  readonly extensionId: string
+  readonly migration: string
+  readonly direction: "up" | "down"
+  readonly detail: string
+}> {
   override get message() {
     return `migration ${this.migration} (${this.direction}) of ${this.extensionId} failed: ${this.detail}`
   }

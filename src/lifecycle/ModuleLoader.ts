@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { pathToFileURL } from "node:url"
 
@@ -8,10 +8,10 @@ import { pathToFileURL } from "node:url"
 // copy, so an installed extension needs no node_modules of its own for them. The compiled module is
 // kept under storage/host/modules/<sha256>.mjs and imported from there.
 
-export class ModuleLoadError extends Schema.TaggedError<ModuleLoadError>()("ModuleLoadError", {
-  file: Schema.String,
-  detail: Schema.String
-}) {
+export class ModuleLoadError extends Data.TaggedError("ModuleLoadError")<{
+  readonly file: string
+  readonly detail: string
+}> {
   override get message() {
     return `cannot load ${this.file}: ${this.detail}`
   }

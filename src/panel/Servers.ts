@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { isMap, isSeq, parseDocument } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
@@ -9,9 +9,9 @@ import { readPanelFile } from "./Panel.js"
 // Servers of the embedded panel, added or removed through the admin API: written to config/panel.yaml
 // (comments and layout kept, atomically). The running server then announces ServerCreated / ServerDeleted.
 
-export class PanelServerConflict extends Schema.TaggedError<PanelServerConflict>()("PanelServerConflict", {
-  detail: Schema.String
-}) {
+export class PanelServerConflict extends Data.TaggedError("PanelServerConflict")<{
+  readonly detail: string
+}> {
   override get message() {
     return this.detail
   }

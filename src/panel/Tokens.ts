@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Data, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { isMap, isSeq, parseDocument } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
@@ -10,10 +10,10 @@ import { hashToken, readPanelFile } from "./Panel.js"
 // `host panel:token <username>`: a new random API token for a panel user. Only its sha256 is written
 // to config/panel.yaml (comments and layout kept); the token itself is shown once.
 
-export class PanelUserNotFound extends Schema.TaggedError<PanelUserNotFound>()("PanelUserNotFound", {
-  username: Schema.String,
-  known: Schema.Array(Schema.String)
-}) {
+export class PanelUserNotFound extends Data.TaggedError("PanelUserNotFound")<{
+  readonly username: string
+  readonly known: ReadonlyArray<string>
+}> {
   override get message() {
     return `no panel user "${this.username}" in config/panel.yaml (users: ${this.known.join(", ") || "none"})`
   }

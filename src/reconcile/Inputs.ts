@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
 import semver from "semver"
 import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
@@ -62,6 +62,14 @@ const ProtectedIds = Schema.Array(Schema.String)
 export const readProtected = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, protectedSettingKey)).pipe(
   Effect.map((value) => new Set(Option.getOrElse(Option.flatMap(value, Schema.decodeUnknownOption(ProtectedIds)), () => [])))
 )
+
+/** Per extension, the settings whose stored value came from `${ENV}` (a `host/core` settings row). */
+export const sensitiveSettingKey = "sensitive_settings"
+
+const SensitiveKeys = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+
+export const decodeSensitiveKeys = (value: unknown): Readonly<Record<string, ReadonlyArray<string>>> =>
+  Option.getOrElse(Schema.decodeUnknownOption(SensitiveKeys)(value), () => ({}))
 
 const migrationNames = (files: ReadonlyArray<string>, folder: string | undefined) =>
   folder === undefined
@@ -131,6 +139,7 @@ const IntegrityChecksums = Schema.parseJson(Schema.Record({ key: Schema.String, 
 const readInstalled = (
   record: InstalledExtension,
   settings: Readonly<Record<string, unknown>>,
+  sensitiveKeys: ReadonlyArray<string>,
   protectedIds: ReadonlySet<string>,
   detail: Detail
 ) =>
@@ -175,7 +184,8 @@ const readInstalled = (
         { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
       integrity,
       digest: recorded === undefined ? null : sha256Hex(recorded),
-      protected: protectedIds.has(record.extensionId)
+      protected: protectedIds.has(record.extensionId),
+      sensitiveKeys
     } satisfies ActualExtension
   })
 
@@ -188,18 +198,20 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
     .filter((record) => only === undefined || only.has(record.extensionId))
   const protectedIds = yield* readProtected
   const settings = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
+  const sensitive = decodeSensitiveKeys(settings.get(coreExtensionId)?.[sensitiveSettingKey])
   const extensions = yield* Effect.forEach(
     records,
-    (record) => readInstalled(record, settings.get(record.extensionId) ?? {}, protectedIds, detail),
+    (record) =>
+      readInstalled(record, settings.get(record.extensionId) ?? {}, sensitive[record.extensionId] ?? [], protectedIds, detail),
     { concurrency: 8 }
   )
   return new Map(extensions.map((extension) => [extension.id, extension]))
 })
 
-export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("SourceUnavailable", {
-  id: Schema.String,
-  detail: Schema.String
-}) {
+export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{
+  readonly id: string
+  readonly detail: string
+}> {
   override get message() {
     return `the source of ${this.id} cannot be used: ${this.detail}`
   }

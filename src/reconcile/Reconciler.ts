@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Either, Schema } from "effect"
+import { Data, Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import type { DesiredExtension, DesiredState } from "../domain/DesiredState.js"
@@ -23,6 +23,7 @@ import { SourceSpec } from "../lifecycle/Source.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import {
+  decodeSensitiveKeys,
   protectedSettingKey,
   readActual,
   type Detail,
@@ -30,34 +31,35 @@ import {
   readDesiredFile,
   readPathCandidate,
   readRegistryCandidate,
+  sensitiveSettingKey,
   SourceUnavailable
 } from "./Inputs.js"
 
 // desired state → plan → apply (DESIGN.md §10). Planning is read-only; applying holds the operation
 // lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
 
-export class PlanInvalid extends Schema.TaggedError<PlanInvalid>()("PlanInvalid", {
-  file: Schema.String,
-  problems: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
-}) {
+export class PlanInvalid extends Data.TaggedError("PlanInvalid")<{
+  readonly file: string
+  readonly problems: ReadonlyArray<{ readonly path: string; readonly message: string }>
+}> {
   override get message() {
     return `the desired state in ${this.file} cannot be planned: ${this.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`
   }
 }
 
-export class StalePlan extends Schema.TaggedError<StalePlan>()("StalePlan", {
-  planId: Schema.String,
-  changes: Schema.Array(Schema.String)
-}) {
+export class StalePlan extends Data.TaggedError("StalePlan")<{
+  readonly planId: string
+  readonly changes: ReadonlyArray<string>
+}> {
   override get message() {
     return `plan ${this.planId} is stale, the panel changed since it was made: ${this.changes.join("; ")}; make a new plan`
   }
 }
 
-export class PlanFileInvalid extends Schema.TaggedError<PlanFileInvalid>()("PlanFileInvalid", {
-  file: Schema.String,
-  detail: Schema.String
-}) {
+export class PlanFileInvalid extends Data.TaggedError("PlanFileInvalid")<{
+  readonly file: string
+  readonly detail: string
+}> {
   override get message() {
     return `${this.file} is not a plan file: ${this.detail}`
   }
@@ -204,7 +206,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
               case "configure":
                 return Either.match(configuredValues(action, env), {
                   onLeft: (message) => Effect.fail({ message }),
-                  onRight: (values) => lifecycle.configure(action.id, values, options)
+                  onRight: (values) =>
+                    // Marked before the write and unmarked after it: a crash in between over-hides, never leaks.
+                    Effect.zipRight(
+                      rememberSensitive(action, "mark"),
+                      Effect.zipLeft(lifecycle.configure(action.id, values, options), rememberSensitive(action, "settle"))
+                    )
                 })
               case "remove":
                 return lifecycle.remove(action.id, options)
@@ -221,6 +228,21 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           applied.push(action)
         }
         return { applied, failed: null, notApplied: [] } satisfies ApplyResult
+      })
+
+    /** Keeps the `${ENV}`-sourced keys of a configure action in the sensitive_settings row. */
+    const rememberSensitive = (action: PlanAction, phase: "mark" | "settle") =>
+      Effect.gen(function*() {
+        const stored = decodeSensitiveKeys(Option.getOrUndefined(yield* settings.get(coreExtensionId, sensitiveSettingKey)))
+        const changes = action.settings ?? []
+        const secret = changes.filter((change) => change.sensitive).map((change) => change.key)
+        const plain = new Set(changes.filter((change) => !change.sensitive).map((change) => change.key))
+        const before = stored[action.id] ?? []
+        const after = phase === "mark"
+          ? [...new Set([...before, ...secret])]
+          : [...new Set([...before.filter((key) => !plain.has(key)), ...secret])]
+        if (after.length === before.length && after.every((key) => before.includes(key))) return
+        yield* settings.put(coreExtensionId, sensitiveSettingKey, { ...stored, [action.id]: after.sort() })
       })
 
     const rememberProtected = (state: DesiredState) =>

@@ -1,32 +1,31 @@
-import { Schema } from "effect"
+import { Data } from "effect"
+import type { Problem } from "../domain/Problems.js"
 
 // Errors of registry/: each message is one sentence naming the URL (or file) and the check that failed.
 
-const ProblemSchema = Schema.Struct({ path: Schema.String, message: Schema.String })
-
 /** `registry_url` is empty. */
-export class RegistryNotConfigured extends Schema.TaggedError<RegistryNotConfigured>()("RegistryNotConfigured", {}) {
+export class RegistryNotConfigured extends Data.TaggedError("RegistryNotConfigured")<{}> {
   override get message() {
     return "no registry is configured: set registry_url in config/host.yaml or the HOST_REGISTRY_URL environment variable"
   }
 }
 
 /** Fetching a URL (the index, an archive, a signature) failed. */
-export class RegistryFetchFailed extends Schema.TaggedError<RegistryFetchFailed>()("RegistryFetchFailed", {
-  url: Schema.String,
-  reason: Schema.Literal("not-found", "http-status", "unreachable", "timeout", "too-large", "invalid-url"),
-  detail: Schema.String
-}) {
+export class RegistryFetchFailed extends Data.TaggedError("RegistryFetchFailed")<{
+  readonly url: string
+  readonly reason: "not-found" | "http-status" | "unreachable" | "timeout" | "too-large" | "invalid-url"
+  readonly detail: string
+}> {
   override get message() {
     return `cannot fetch ${this.url}: ${this.detail}`
   }
 }
 
 /** registry.json is not JSON, or not a registry index. */
-export class RegistryIndexInvalid extends Schema.TaggedError<RegistryIndexInvalid>()("RegistryIndexInvalid", {
-  url: Schema.String,
-  problems: Schema.Array(ProblemSchema)
-}) {
+export class RegistryIndexInvalid extends Data.TaggedError("RegistryIndexInvalid")<{
+  readonly url: string
+  readonly problems: ReadonlyArray<Problem>
+}> {
   override get message() {
     const first = this.problems[0]
     const more = this.problems.length > 1 ? ` (and ${this.problems.length - 1} more)` : ""
@@ -35,43 +34,43 @@ export class RegistryIndexInvalid extends Schema.TaggedError<RegistryIndexInvali
 }
 
 /** A reference does not parse, names an extension the registry lacks, or no version matches. */
-export class RegistryLookupFailed extends Schema.TaggedError<RegistryLookupFailed>()("RegistryLookupFailed", {
-  reference: Schema.String,
-  reason: Schema.Literal("invalid-reference", "unknown-extension", "no-matching-version", "bad-url"),
-  detail: Schema.String
-}) {
+export class RegistryLookupFailed extends Data.TaggedError("RegistryLookupFailed")<{
+  readonly reference: string
+  readonly reason: "invalid-reference" | "unknown-extension" | "no-matching-version" | "bad-url"
+  readonly detail: string
+}> {
   override get message() {
     return `${this.reference}: ${this.detail}`
   }
 }
 
 /** A download's sha256 differs from the one the index lists. */
-export class ChecksumMismatch extends Schema.TaggedError<ChecksumMismatch>()("ChecksumMismatch", {
-  url: Schema.String,
-  expected: Schema.String,
-  actual: Schema.String
-}) {
+export class ChecksumMismatch extends Data.TaggedError("ChecksumMismatch")<{
+  readonly url: string
+  readonly expected: string
+  readonly actual: string
+}> {
   override get message() {
     return `${this.url} is refused (sha256-mismatch): the registry lists sha256 ${this.expected}, the download has ${this.actual}`
   }
 }
 
 /** The archive downloaded for a resolved reference holds another extension or version. */
-export class RegistryArchiveMismatch extends Schema.TaggedError<RegistryArchiveMismatch>()("RegistryArchiveMismatch", {
-  url: Schema.String,
-  expected: Schema.String,
-  actual: Schema.String
-}) {
+export class RegistryArchiveMismatch extends Data.TaggedError("RegistryArchiveMismatch")<{
+  readonly url: string
+  readonly expected: string
+  readonly actual: string
+}> {
   override get message() {
     return `${this.url} is refused (${this.expected.split("@")[0] === this.actual.split("@")[0] ? "version" : "id"}-mismatch): the registry resolved ${this.expected}, the archive holds ${this.actual}`
   }
 }
 
 /** The cache file could not be written. */
-export class RegistryCacheError extends Schema.TaggedError<RegistryCacheError>()("RegistryCacheError", {
-  path: Schema.String,
-  detail: Schema.String
-}) {
+export class RegistryCacheError extends Data.TaggedError("RegistryCacheError")<{
+  readonly path: string
+  readonly detail: string
+}> {
   override get message() {
     return `cannot write the registry cache ${this.path}: ${this.detail}`
   }
@@ -80,9 +79,9 @@ export class RegistryCacheError extends Schema.TaggedError<RegistryCacheError>()
 export type RegistryIndexError = RegistryNotConfigured | RegistryFetchFailed | RegistryIndexInvalid
 
 /** A registry source was given to code that runs without the Registry service. */
-export class RegistryServiceMissing extends Schema.TaggedError<RegistryServiceMissing>()("RegistryServiceMissing", {
-  reference: Schema.String
-}) {
+export class RegistryServiceMissing extends Data.TaggedError("RegistryServiceMissing")<{
+  readonly reference: string
+}> {
   override get message() {
     return `${this.reference} is a registry source, but this command runs without the registry`
   }

@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Duration, Effect, Schema } from "effect"
+import { Data, Duration, Effect, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { normalizeHealthStatus, type HealthStatus } from "../domain/Health.js"
@@ -31,11 +31,11 @@ export const bootForCli = Effect.gen(function*() {
   })
 }).pipe(Effect.withSpan("Backend.bootForCli"))
 
-export class ExtensionCodeFailed extends Schema.TaggedError<ExtensionCodeFailed>()("ExtensionCodeFailed", {
-  extensionId: Schema.String,
-  what: Schema.String,
-  detail: Schema.String
-}) {
+export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")<{
+  readonly extensionId: string
+  readonly what: string
+  readonly detail: string
+}> {
   override get message() {
     return `${this.what} of ${this.extensionId} failed: ${this.detail}`
   }

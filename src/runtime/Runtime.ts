@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Duration, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, Schema } from "effect"
 import { posix } from "node:path"
 import { pathToFileURL } from "node:url"
 import {
@@ -73,7 +73,9 @@ export interface BuildOptions {
   readonly bootTimeout?: Duration.DurationInput
 }
 
-class Quarantine extends Schema.TaggedError<Quarantine>()("Quarantine", { reason: Schema.String }) {}
+class Quarantine extends Data.TaggedError("Quarantine")<{
+  readonly reason: string
+}> {}
 
 const describe = (error: unknown): string => {
   if (error instanceof Error) return error.message

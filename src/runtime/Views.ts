@@ -1,12 +1,15 @@
 import { Eta } from "eta"
-import { Effect, Schema } from "effect"
+import { Data, Effect } from "effect"
 import { isAbsolute, join, relative } from "node:path"
 import type { Generation } from "./Runtime.js"
 
 // View namespaces (`HasBladeViews`): an extension names a folder of Eta templates and a namespace, and
 // renders `<namespace>::<view>` (auto-escaping on; `<%~ %>` writes raw HTML on purpose).
 
-export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", { view: Schema.String, detail: Schema.String }) {
+export class ViewError extends Data.TaggedError("ViewError")<{
+  readonly view: string
+  readonly detail: string
+}> {
   override get message() {
     return `view ${this.view}: ${this.detail}`
   }

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
@@ -11,10 +11,10 @@ import { isUniqueViolation, storeError } from "./StoreError.js"
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
 // own row. A holder on this host whose process is gone is dead and its lock is taken over.
 
-export class LockHeld extends Schema.TaggedError<LockHeld>()("LockHeld", {
-  lock: OperationLock,
-  waitedSeconds: Schema.Number
-}) {
+export class LockHeld extends Data.TaggedError("LockHeld")<{
+  readonly lock: OperationLock
+  readonly waitedSeconds: number
+}> {
   override get message() {
     const lock = this.lock
     return `another operation holds the lock: ${lock.operation} by ${lock.holder} (pid ${lock.pid} on ${lock.hostname}, since ${lock.acquired_at})` +
@@ -22,10 +22,10 @@ export class LockHeld extends Schema.TaggedError<LockHeld>()("LockHeld", {
   }
 }
 
-export class LockNotFound extends Schema.TaggedError<LockNotFound>()("LockNotFound", {
-  lockId: Schema.String,
-  current: Schema.NullOr(OperationLock)
-}) {
+export class LockNotFound extends Data.TaggedError("LockNotFound")<{
+  readonly lockId: string
+  readonly current: OperationLock | null
+}> {
   override get message() {
     return this.current === null
       ? `no operation lock is held (nothing to unlock for ${this.lockId})`
@@ -33,9 +33,9 @@ export class LockNotFound extends Schema.TaggedError<LockNotFound>()("LockNotFou
   }
 }
 
-export class LockHolderAlive extends Schema.TaggedError<LockHolderAlive>()("LockHolderAlive", {
-  lock: OperationLock
-}) {
+export class LockHolderAlive extends Data.TaggedError("LockHolderAlive")<{
+  readonly lock: OperationLock
+}> {
   override get message() {
     return `the holder of lock ${this.lock.id} (pid ${this.lock.pid}, ${this.lock.operation}) is still running on this host; use --force to clear it anyway`
   }

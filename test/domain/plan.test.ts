@@ -19,7 +19,8 @@ import { normalizeSettings } from "../../src/domain/Settings.js"
 const fields = normalizeSettings({
   api_key: { type: "string", input: "password" },
   limit: { type: "number", default: 5 },
-  region: { options: ["eu", "us"] }
+  region: { options: ["eu", "us"] },
+  webhook: { type: "string", input: "url" }
 }).fields
 
 const caps = (overrides: Partial<Capabilities> = {}): Capabilities => ({ ...noCapabilities, ...overrides })
@@ -46,6 +47,7 @@ const installed = (id: string, version: string, overrides: Partial<ActualExtensi
   integrity: "intact",
   digest: `digest-${id}-${version}`,
   protected: false,
+  sensitiveKeys: [],
   ...overrides
 })
 
@@ -148,6 +150,27 @@ describe("planActions", () => {
     ])
     expect(JSON.stringify(result)).not.toContain("s3cret")
     expect(JSON.stringify(result)).not.toContain("old-secret")
+  })
+
+  it("keeps a stored ${ENV} value hidden when the desired value becomes a literal", () => {
+    const result = Either.getOrThrow(plan(
+      [present("acme/a", { settings: { region: "us" } })],
+      [installed("acme/a", "1.0.0", { settings: { region: "sk-live-SUPERSECRET" }, sensitiveKeys: ["region"] })],
+      [candidate("acme/a", "1.0.0")]
+    ))
+    expect(result.actions[0]!.settings).toEqual([{ key: "region", from: "(sensitive)", to: "us", sensitive: false }])
+    expect(JSON.stringify(result)).not.toContain("SUPERSECRET")
+  })
+
+  it("never quotes a substituted ${ENV} value in a validation problem", () => {
+    const problems = Either.getOrThrow(Either.flip(plan(
+      [present("acme/a", { settings: { webhook: "${WEBHOOK}" } })],
+      [],
+      [candidate("acme/a", "1.0.0")],
+      { env: { WEBHOOK: "hunter2-token-abc" } }
+    )))
+    expect(problems).toEqual([{ path: "extensions.acme/a.settings.webhook", message: expect.stringContaining("${WEBHOOK}") }])
+    expect(JSON.stringify(problems)).not.toContain("hunter2")
   })
 
   it.each<[string, ReadonlyArray<DesiredExtension>, ReadonlyArray<ActualExtension>, ReadonlyArray<Candidate>, Partial<PlanOptions>, string, string]>([

@@ -67,6 +67,26 @@ describe("host reconcile", () => {
     expect(inspectDatabase(root).activity).toHaveLength(db.activity.length)
   })
 
+  it("a setting once taken from ${ENV} stays hidden in plans after it becomes a literal", async () => {
+    const { file, root } = panel(demo("      support_email: \"${SUPPORT_EMAIL}\"\n"))
+    const secretEnv = { ...env, SUPPORT_EMAIL: "ops-private@example.com" }
+    expect((await host(root, ["reconcile"], secretEnv)).code).toBe(0)
+    writeDesired(file, demo("      support_email: help@example.com\n"))
+    const planFile = join(root, "rotate.json")
+    const planned = await host(root, ["reconcile", "--out", planFile, "--json"], secretEnv)
+    expect(planned.code).toBe(0)
+    expect(planned.stdout).not.toContain("ops-private")
+    expect(readFileSync(planFile, "utf8")).not.toContain("ops-private")
+    expect(JSON.parse(planned.stdout).actions[0].settings).toEqual([
+      { key: "support_email", from: "(sensitive)", to: "help@example.com", sensitive: false }
+    ])
+    // Once the literal is applied, it is shown like any other value.
+    expect((await host(root, ["reconcile", "--plan", planFile], secretEnv)).code).toBe(0)
+    writeDesired(file, demo("      support_email: desk@example.com\n"))
+    const next = JSON.parse((await host(root, ["reconcile", "--dry-run", "--json"], secretEnv)).stdout)
+    expect(next.actions[0].settings).toEqual([{ key: "support_email", from: "help@example.com", to: "desk@example.com", sensitive: false }])
+  })
+
   it("--json prints exactly the plan object, without secrets", async () => {
     const { root } = panel(demo())
     const run = await host(root, ["reconcile", "--dry-run", "--json"], env)

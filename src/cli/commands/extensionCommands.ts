@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Schema } from "effect"
+import { Console, Data, Duration, Effect } from "effect"
 import { bootForCli, callExtensionCode, extensionCommands } from "../../runtime/Backend.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
@@ -8,7 +8,9 @@ import { storeLayer } from "../Runtime.js"
 // Console commands of extensions (`HasCommands`): `host commands` lists them, `host <name> …` runs one.
 // Extension code is loaded only for a name that is not a built-in, so built-ins stay fast.
 
-export class UnknownCommand extends Schema.TaggedError<UnknownCommand>()("UnknownCommand", { name: Schema.String }) {
+export class UnknownCommand extends Data.TaggedError("UnknownCommand")<{
+  readonly name: string
+}> {
   override get message() {
     return `${this.name} is neither a built-in command nor one of an enabled extension (see host --help and host commands)`
   }

@@ -1,6 +1,6 @@
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
-import { Console, Effect, Either, Layer, Option, Schema } from "effect"
+import { Console, Data, Effect, Either, Layer, Option } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { ExtensionNotFound } from "../../domain/Errors.js"
 import { decodeManifest } from "../../domain/Manifest.js"
@@ -95,7 +95,9 @@ const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFaile
       SourceSpec.Registry({ id: resolved.id, range: resolved.version }))
     : Effect.succeed(spec)
 
-class SourceNotFound extends Schema.TaggedError<SourceNotFound>()("SourceNotFound", { source: Schema.String }) {
+class SourceNotFound extends Data.TaggedError("SourceNotFound")<{
+  readonly source: string
+}> {
   override get message() {
     return `${this.source} is neither an extension folder nor a .host file`
   }
@@ -127,7 +129,7 @@ export const addCommand = Command.make(
           })), options.json))
 ).pipe(Command.withDescription("Install an extension from a folder, a .host file or the registry (enabled unless --disabled)"))
 
-class UpdateNeedsId extends Schema.TaggedError<UpdateNeedsId>()("UpdateNeedsId", {}) {
+class UpdateNeedsId extends Data.TaggedError("UpdateNeedsId")<{}> {
   override get message() {
     return "--source needs the id of the extension to update (host update <vendor/name> --source <file|dir>)"
   }

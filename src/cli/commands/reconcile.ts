@@ -102,9 +102,11 @@ export const reconcileCommand = Command.make(
         Effect.catchAll((error) => Console.error(`error: reconcile: ${error.message}`)),
         Effect.zipRight(Console.error(`watching ${file} for changes (Ctrl-C to stop)`))
       )
-      yield* runLogged
-      yield* fs.watch(path.dirname(file)).pipe(
-        Stream.filter((event) => path.resolve(path.dirname(file), event.path) === file || event.path === file),
+      // The watcher starts with the first run (merged), so a change made while it runs is not missed.
+      const changes = fs.watch(path.dirname(file)).pipe(
+        Stream.filter((event) => path.resolve(path.dirname(file), event.path) === file || event.path === file)
+      )
+      yield* Stream.merge(Stream.make("start"), changes).pipe(
         Stream.debounce(Duration.millis(300)),
         Stream.runForEach(() => runLogged)
       )
