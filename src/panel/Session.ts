@@ -78,8 +78,14 @@ export const loadSessionKey = Effect.gen(function*() {
   const { paths } = yield* HostConfig
   const file = path.join(paths.storage, "session.key")
   const fail = (message: string) => new ConfigInvalid({ source: "storage/host/session.key", problems: [problem("(file)", message)] })
+  // Anything but 32 bytes of hex is refused: a shorter key (an empty file, base64 text) would make
+  // sessions forgeable.
+  const decodeKey = (text: string) =>
+    /^[0-9a-f]{64}$/.test(text.trim())
+      ? Effect.succeed(Buffer.from(text.trim(), "hex"))
+      : Effect.fail(fail("must hold 64 hexadecimal characters (32 random bytes); delete it to have a new key made (every session then ends)"))
   const existing = yield* fs.readFileString(file).pipe(Effect.option)
-  if (existing._tag === "Some" && /^[0-9a-f]{64}$/.test(existing.value.trim())) return Buffer.from(existing.value.trim(), "hex")
+  if (existing._tag === "Some") return yield* decodeKey(existing.value)
   yield* fs.makeDirectory(paths.storage, { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
   const key = randomBytes(32)
   const temporary = `${file}.${process.pid}.tmp`
@@ -88,6 +94,5 @@ export const loadSessionKey = Effect.gen(function*() {
   const landed = yield* fs.link(temporary, file).pipe(Effect.either)
   yield* fs.remove(temporary).pipe(Effect.ignore)
   if (Either.isRight(landed)) return key
-  const winner = yield* fs.readFileString(file).pipe(Effect.mapError((error) => fail(error.message)))
-  return Buffer.from(winner.trim(), "hex")
+  return yield* Effect.flatMap(fs.readFileString(file).pipe(Effect.mapError((error) => fail(error.message))), decodeKey)
 })

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fixture, tempDir } from "../support/cli.js"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fixture, runHost, tempDir } from "../support/cli.js"
 import { install, type PanelUserName, request, type RunningServer, startServer, tokens, writePanelConfig } from "./helpers.js"
 
 // Who may call what: anonymous, a user, a subuser with and without the permission, the server owner
@@ -149,6 +151,23 @@ describe("session login and CSRF", () => {
     const forged = Buffer.from(JSON.stringify({ u: 1, c: "x", e: Date.now() + 60_000 })).toString("base64url")
     for (const cookie of [`host_session=${forged}.${signature}`, `host_session=${data}.AAAA`, "host_session=garbage"]) {
       expect((await request(`${server.url}/api/client/host/slots`, { headers: { cookie } })).status).toBe(401)
+    }
+  })
+
+  it("a session key file that is not 32 bytes of hex stops the server instead of signing with a short key", async () => {
+    const other = tempDir("host-authz-key-")
+    try {
+      writePanelConfig(other.path)
+      mkdirSync(join(other.path, "storage", "host"), { recursive: true })
+      for (const content of ["", "q3Zk8Yb1c2VjcmV0LWJ1dC1iYXNlNjQ=\n"]) {
+        writeFileSync(join(other.path, "storage", "host", "session.key"), content)
+        const run = await runHost(["--root", other.path, "serve", "--port", "0"])
+        expect(run.code).toBe(1)
+        expect(run.stderr).toContain("storage/host/session.key")
+        expect(run.stderr).toContain("64 hexadecimal characters")
+      }
+    } finally {
+      other.cleanup()
     }
   })
 })
