@@ -49,10 +49,10 @@ export const resolveAuth = (
   directory: PanelDirectory,
   sessions: Sessions
 ): RequestAuth => {
-  if (authorization !== undefined && authorization !== "") {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-    if (match === null) return invalid
-    const user = userByToken(directory, match[1]!)
+  // Other schemes (Basic from a proxy in front of the panel) are not ours: the cookie still counts.
+  const bearer = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  if (bearer !== null) {
+    const user = userByToken(directory, bearer[1]!)
     return user === undefined ? invalid : { user, via: "token", session: undefined, invalidToken: false }
   }
   const cookie = cookieValue(cookieHeader, sessionCookieName)
@@ -60,7 +60,9 @@ export const resolveAuth = (
   const session = sessions.verify(cookie)
   if (session === undefined) return anonymous
   const user = directory.userById(session.userId)
-  return user === undefined ? anonymous : { user, via: "session", session, invalidToken: false }
+  return user === undefined || user.credentialStamp !== session.credentialStamp
+    ? anonymous
+    : { user, via: "session", session, invalidToken: false }
 }
 
 export const unsafeMethods: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])

@@ -46,9 +46,16 @@ button{padding:.6rem;border:0;border-radius:6px;background:#3b82f6;color:#fff;fo
 const renderLogin = (data: { panelName: string; error: string | undefined; username: string; redirect: string }, status = 200) =>
   HttpServerResponse.text(eta.renderString(loginTemplate, data), { status, contentType: "text/html; charset=utf-8" })
 
-/** Only same-site paths: `/x`, never `//host` or absolute URLs. */
-const safeRedirect = (value: string | undefined) =>
-  value !== undefined && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\") ? value : "/"
+/**
+ * Only same-site paths: `/x`, never `//host`, absolute URLs, backslashes or control characters (browsers
+ * drop tabs and newlines, so `/\t/evil.example` would leave the site).
+ */
+const safeRedirect = (value: string | undefined): string => {
+  if (value === undefined || !value.startsWith("/") || /[\u0000-\u001f\u007f\\]/.test(value)) return "/"
+  const base = "http://panel.invalid"
+  const url = new URL(value, base)
+  return url.origin === base ? `${url.pathname}${url.search}${url.hash}` : "/"
+}
 
 const LoginForm = Schema.Struct({
   username: Schema.String,
@@ -80,7 +87,7 @@ export const login = Effect.gen(function*() {
       401
     )
   }
-  const { cookie, session } = sessions.issue(user.id)
+  const { cookie, session } = sessions.issue(user)
   const secure = (header(request, "x-forwarded-proto") ?? "") === "https"
   const response = json
     ? yield* HttpServerResponse.json({

@@ -67,6 +67,8 @@ export interface PanelUser {
   readonly admin: boolean
   /** Granted on every server the user can see (ours; `*` = all). */
   readonly permissions: ReadonlyArray<string>
+  /** Changes whenever the user's credentials change; sessions issued under another stamp end. */
+  readonly credentialStamp: string
 }
 
 export interface PanelServer {
@@ -112,7 +114,8 @@ export const makeDirectory = (file: PanelFile): PanelDirectory => {
     username: user.username,
     email: user.email,
     admin: user.admin,
-    permissions: user.permissions
+    permissions: user.permissions,
+    credentialStamp: createHash("sha256").update(user.token_sha256 ?? "").digest("hex").slice(0, 16)
   }))
   const byId = new Map(users.map((user) => [user.id, user]))
   const byName = new Map(users.map((user) => [user.username, user]))

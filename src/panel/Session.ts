@@ -7,26 +7,28 @@ import { problem } from "../domain/Problems.js"
 
 // Session cookies of the embedded panel: `<base64url(JSON payload)>.<base64url(HMAC-SHA256)>`, signed
 // with a key generated once under storage/host/session.key (mode 0600). The payload carries the user id,
-// the session's CSRF token and the expiry; nothing is stored server-side, so replicas sharing the root
-// share sessions.
+// the user's credential stamp (a new API token ends the sessions made before it), the session's CSRF
+// token and the expiry; nothing is stored server-side, so replicas sharing the root share sessions.
 
 export const sessionCookieName = "host_session"
 export const sessionLifetimeSeconds = 60 * 60 * 12
 
 const SessionPayload = Schema.Struct({
   u: Schema.Int,
+  s: Schema.String,
   c: Schema.String,
   e: Schema.Number
 })
 
 export interface Session {
   readonly userId: number
+  readonly credentialStamp: string
   readonly csrfToken: string
   readonly expiresAt: number
 }
 
 export interface Sessions {
-  readonly issue: (userId: number) => { readonly cookie: string; readonly session: Session }
+  readonly issue: (user: { readonly id: number; readonly credentialStamp: string }) => { readonly cookie: string; readonly session: Session }
   /** The session of a cookie value, or undefined when it is forged, malformed or expired. */
   readonly verify: (cookie: string) => Session | undefined
 }
@@ -38,13 +40,14 @@ export const makeSessions = (key: Uint8Array, now: () => number = Date.now): Ses
   // Verified cookies, so a busy client costs one map lookup per request (bounded).
   const cache = new Map<string, Session>()
   return {
-    issue: (userId) => {
+    issue: (user) => {
       const session: Session = {
-        userId,
+        userId: user.id,
+        credentialStamp: user.credentialStamp,
         csrfToken: randomBytes(18).toString("base64url"),
         expiresAt: now() + sessionLifetimeSeconds * 1000
       }
-      const data = Buffer.from(JSON.stringify({ u: session.userId, c: session.csrfToken, e: session.expiresAt }))
+      const data = Buffer.from(JSON.stringify({ u: session.userId, s: session.credentialStamp, c: session.csrfToken, e: session.expiresAt }))
         .toString("base64url")
       return { cookie: `${data}.${sign(data)}`, session }
     },
@@ -63,7 +66,12 @@ export const makeSessions = (key: Uint8Array, now: () => number = Date.now): Ses
       if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined
       const payload = decodePayload(Buffer.from(data, "base64url").toString("utf8"))
       if (Either.isLeft(payload) || payload.right.e <= now()) return undefined
-      const session: Session = { userId: payload.right.u, csrfToken: payload.right.c, expiresAt: payload.right.e }
+      const session: Session = {
+        userId: payload.right.u,
+        credentialStamp: payload.right.s,
+        csrfToken: payload.right.c,
+        expiresAt: payload.right.e
+      }
       if (cache.size > 10_000) cache.clear()
       cache.set(cookie, session)
       return session

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fixture, runHost, tempDir } from "../support/cli.js"
-import { install, type PanelUserName, request, type RunningServer, startServer, tokens, writePanelConfig } from "./helpers.js"
+import { install, type PanelUserName, request, type RunningServer, startServer, tokens, waitFor, writePanelConfig } from "./helpers.js"
 
 // Who may call what: anonymous, a user, a subuser with and without the permission, the server owner
 // and an admin, against routes of the three groups with and without a declared permission; `{server}`
@@ -109,6 +109,31 @@ describe("session login and CSRF", () => {
     expect(cookie).toMatch(/SameSite=Lax/i)
   })
 
+  it("redirects only to paths of this site", async () => {
+    for (const [redirect, location] of [
+      ["/servers?page=2", "/servers?page=2"],
+      ["//evil.example", "/"],
+      ["/\\evil.example", "/"],
+      ["/\t/evil.example", "/"],
+      ["https://evil.example/", "/"]
+    ] as const) {
+      const form = await fetch(`${server.url}/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `username=bob&password=${tokens.bob}&redirect=${encodeURIComponent(redirect)}`,
+        redirect: "manual"
+      })
+      expect(form.headers.get("location"), redirect).toBe(location)
+    }
+  })
+
+  it("a session still works behind a proxy that sends its own Authorization scheme", async () => {
+    const bob = await login("bob")
+    const answer = await request(`${server.url}/auth/session`, { headers: { cookie: bob.cookie, authorization: "Basic b3BzOnB3" } })
+    expect(answer.status).toBe(200)
+    expect(answer.json).toMatchObject({ data: { user: { username: "bob" } } })
+  })
+
   it("a session authenticates all three groups; unsafe methods need its CSRF token", async () => {
     const admin = await login("admin")
     expect(admin.status).toBe(200)
@@ -152,6 +177,14 @@ describe("session login and CSRF", () => {
     for (const cookie of [`host_session=${forged}.${signature}`, `host_session=${data}.AAAA`, "host_session=garbage"]) {
       expect((await request(`${server.url}/api/client/host/slots`, { headers: { cookie } })).status).toBe(401)
     }
+  })
+
+  // Last: it gives carol a new token.
+  it("a new API token ends the sessions made with the old one", async () => {
+    const carol = await login("carol")
+    expect((await request(`${server.url}/auth/session`, { headers: { cookie: carol.cookie } })).status).toBe(200)
+    expect((await runHost(["--root", root.path, "panel:token", "carol"])).code).toBe(0)
+    await waitFor(async () => (await request(`${server.url}/auth/session`, { headers: { cookie: carol.cookie } })).status === 401, 5_000)
   })
 
   it("a session key file that is not 32 bytes of hex stops the server instead of signing with a short key", async () => {

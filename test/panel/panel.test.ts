@@ -56,7 +56,7 @@ describe("sessions", () => {
   it("verifies what it issued, refuses tampering, another key and expiry", () => {
     let now = 1_000_000
     const sessions = makeSessions(Buffer.alloc(32, 7), () => now)
-    const { cookie, session } = sessions.issue(42)
+    const { cookie, session } = sessions.issue({ id: 42, credentialStamp: "stamp-1" })
     expect(sessions.verify(cookie)).toEqual(session)
     expect(sessions.verify(`${cookie}x`)).toBeUndefined()
     expect(makeSessions(Buffer.alloc(32, 8), () => now).verify(cookie)).toBeUndefined()
