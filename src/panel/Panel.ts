@@ -1,10 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Schema } from "effect"
-import { createHash } from "node:crypto"
-import { parse as parseYaml } from "yaml"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { createHash, randomUUID } from "node:crypto"
+import { type Document, parse as parseYaml, parseDocument } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem, problemsFromParseError } from "../domain/Problems.js"
+import { OperationLocks } from "../store/OperationLock.js"
 
 // The panel Host is installed into (DESIGN.md §13): its name and versions (for `requires.panel`/`php`),
 // its users with their hashed API tokens, its servers with owners and subusers, and the permission
@@ -198,6 +199,35 @@ export const readPanelFile = Effect.gen(function*() {
     Effect.mapError((error) => new ConfigInvalid({ source, problems: problemsFromParseError(error) }))
   )
 })
+
+/**
+ * Edits config/panel.yaml (comments and layout kept): read, `edit`, then written atomically — all under
+ * the `panel-file` lock, so the admin API and `host panel:token` in other processes never overwrite each
+ * other's change. `edit` sees the file as it is once the lock is held.
+ */
+export const editPanelFile = <A, E, R>(
+  edit: (document: Document, panel: PanelFile) => Effect.Effect<A, E, R>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { paths } = yield* HostConfig
+    const locks = yield* OperationLocks
+    yield* locks.acquireNamed("panel-file", { operation: `edit ${source}`, holder: "panel", timeout: Duration.seconds(10) })
+    const file = path.join(paths.root, "config", "panel.yaml")
+    const fail = (message: string) => new ConfigInvalid({ source, problems: [problem("(file)", message)] })
+    const panel = yield* readPanelFile
+    const text = (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))
+      ? yield* fs.readFileString(file).pipe(Effect.mapError((error) => fail(error.message)))
+      : ""
+    const document = parseDocument(text)
+    const result = yield* edit(document, panel)
+    const temporary = `${file}.${randomUUID()}.tmp`
+    yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
+    yield* fs.writeFileString(temporary, document.toString()).pipe(Effect.mapError((error) => fail(error.message)))
+    yield* fs.rename(temporary, file).pipe(Effect.mapError((error) => fail(error.message)))
+    return result
+  }))
 
 const infoOf = (file: PanelFile): PanelInfo => ({
   name: file.panel?.name ?? fallbackInfo.name,

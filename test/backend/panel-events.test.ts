@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect, it } from "vitest"
 import { install, request, startServer, writePanelConfig } from "../http/helpers.js"
-import { tempDir } from "../support/cli.js"
+import { runHost, tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 
 const waitFor = async (condition: () => boolean, what: string) => {
@@ -64,6 +64,15 @@ export class WatcherExtension extends HostExtension {
     expect(readFileSync(out, "utf8")).toContain("deleted srv-api")
     expect((await request(`${api}/srv-api`, { as: "admin", method: "DELETE" })).status).toBe(404)
     expect(readFileSync(join(root.path, "config", "panel.yaml"), "utf8")).toContain("srv-late")
+    // Concurrent edits of panel.yaml (here with a token issued by the CLI at the same time) all land.
+    const burst = await Promise.all([
+      ...Array.from({ length: 8 }, (_, index) =>
+        request(api, { as: "admin", method: "POST", body: { uuid: `srv-burst-${index}`, name: `Burst ${index}`, owner: "alice" } })),
+      runHost(["--root", root.path, "panel:token", "bob"])
+    ])
+    expect(burst.map((answer) => "status" in answer ? answer.status : answer.code)).toEqual([201, 201, 201, 201, 201, 201, 201, 201, 0])
+    const panelFile = readFileSync(join(root.path, "config", "panel.yaml"), "utf8")
+    for (let index = 0; index < 8; index++) expect(panelFile).toContain(`srv-burst-${index}`)
   } finally {
     await restarted.stop()
     root.cleanup()
