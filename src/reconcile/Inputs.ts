@@ -313,7 +313,8 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
   installed: ActualExtension | undefined,
   detail: Detail
 ) {
-  if (detail === "light" && installed !== undefined && (range === undefined || semver.satisfies(installed.version, range))) {
+  const keepsInstalled = installed !== undefined && (range === undefined || semver.satisfies(installed.version, range))
+  if (detail === "light" && keepsInstalled) {
     return {
       id,
       version: installed.version,
@@ -327,7 +328,9 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
   const registry = yield* Effect.serviceOption(Registry)
   if (Option.isNone(registry)) return yield* new SourceUnavailable({ id, detail: "no registry is available to this command" })
   const { config } = yield* HostConfig
-  const resolved = yield* registry.value.resolve({ id, range })
+  // While the installed version satisfies the range it stays: a repair or a settings change reads that
+  // version, not a newer one in the range.
+  const resolved = yield* registry.value.resolve({ id, range: keepsInstalled ? installed.version : range })
   const downloaded = yield* registry.value.download(resolved)
   const inspection = yield* inspectArchive(downloaded.bytes, {
     source: resolved.archiveName,

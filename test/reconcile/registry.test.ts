@@ -8,7 +8,7 @@ import { inspectDatabase } from "../support/extensions.js"
 const temp = tempDirsPerTest()
 
 describe("reconcile with registry sources", () => {
-  it("installs the latest version in range, keeps it while in range, and moves when the range moves", async () => {
+  it("installs the latest version in range, keeps it while in range (also for a disable or a repair), and moves when the range moves", async () => {
     const registryDir = temp("host-registry-")
     const archives = await exportArchives(registryDir, [{ fixture: "hello-world" }, { fixture: "hello-world", version: "1.1.0" }])
     const url = writeIndex(registryDir, index([entryFor(archives, "acme/hello-world")]))
@@ -34,6 +34,15 @@ describe("reconcile with registry sources", () => {
     expect(saved.stdout).toContain("~ update acme/hello-world 1.1.0 → 1.0.0: installed 1.1.0 does not satisfy ~1.0.0")
     expect((await host("reconcile", "--plan", planFile)).code).toBe(0)
     expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 1 }])
+
+    // In range, the installed 1.0.0 stays: a settings change or a repair does not move it to 1.1.0.
+    writeFileSync(join(root, "desired-state", "extensions.yaml"), `host: "1.0"\nextensions:\n  acme/hello-world:\n    version: "^1.0"\n    enabled: false\n`)
+    const toggled = JSON.parse((await host("reconcile", "--json")).stdout)
+    expect(toggled.actions.map((action: { type: string }) => action.type)).toEqual(["disable"])
+    writeFileSync(join(root, "host", "extensions", "acme", "hello-world", "extension.yaml"), "tampered: true\n")
+    const repaired = JSON.parse((await host("reconcile", "--json")).stdout)
+    expect(repaired.actions).toMatchObject([{ type: "repair", from: "1.0.0", to: "1.0.0", source: { version: "1.0.0" } }])
+    expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 0 }])
 
     desired("^3.0")
     const none = await host("reconcile", "--dry-run")
