@@ -247,6 +247,8 @@ export const planActions = (
     perExtension.set(action.id, list)
   }
   const listed = new Set(desired.extensions.map((entry) => entry.id))
+  // What the panel holds once the plan is applied, to check every dependency against the end state.
+  const final = new Map<string, { readonly version: string; readonly enabled: boolean; readonly dependencies: Readonly<Record<string, string>> }>()
 
   for (const entry of desired.extensions) {
     const installed = actual.get(entry.id)
@@ -293,6 +295,7 @@ export const planActions = (
       })
       const changes = settingChanges(entry, fields, {}, [], options.env, problems)
       if (changes.length > 0) push(configureAction(entry.id, changes))
+      final.set(entry.id, { version: candidate.version, enabled: entry.enabled, dependencies: candidate.dependencies })
       continue
     }
     const inRange = entry.version === undefined || semver.satisfies(installed.version, entry.version, { includePrerelease: true })
@@ -322,6 +325,11 @@ export const planActions = (
       })
     }
     const updating = versionDiffers || contentDiffers
+    final.set(entry.id, {
+      version: updating ? candidate.version : installed.version,
+      enabled: entry.enabled,
+      dependencies: updating ? candidate.dependencies : installed.dependencies
+    })
     const changes = settingChanges(entry, updating ? fields : installed.fields, installed.settings, installed.sensitiveKeys, options.env, problems)
     if (changes.length > 0) push(configureAction(entry.id, changes))
     if (entry.enabled && !installed.enabled) {
@@ -346,6 +354,7 @@ export const planActions = (
     if (listed.has(id)) continue
     if (!options.prune) {
       warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
+      final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
       continue
     }
     if (installed.protected && !options.allowDestroy) {
@@ -360,6 +369,21 @@ export const planActions = (
       reason: "not in the desired state (prune)",
       capabilities: diffCapabilities(installed.capabilities, noCapabilities)
     })
+  }
+
+  for (const [id, state] of final) {
+    if (!state.enabled) continue
+    for (const [dependency, range] of Object.entries(state.dependencies)) {
+      const provided = final.get(dependency)
+      const why = provided === undefined
+        ? "which the desired state does not keep installed"
+        : !provided.enabled
+        ? "which the desired state leaves disabled"
+        : semver.satisfies(provided.version, range, { includePrerelease: true })
+        ? undefined
+        : `which would be at ${provided.version}`
+      if (why !== undefined) problems.push(problem(`extensions.${id}`, `${id} depends on ${dependency} ${range}, ${why}`))
+    }
   }
 
   // Dependencies first for what is added; dependents first for what is taken away.

@@ -188,13 +188,15 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
       Effect.gen(function*() {
         const applied: Array<PlanAction> = []
         const context = { plan: thePlan.id }
+        // The planner checked every dependency against the end state, so a step may pass through a state
+        // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
         for (const [index, action] of thePlan.actions.entries()) {
-          const options = { actor, context }
+          const options = { actor, context, force: true }
           const run: Effect.Effect<unknown, { readonly message: string }> = (() => {
             switch (action.type) {
               case "install":
                 return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
-                  lifecycle.add(spec, { ...options, expectedId: action.id, disabled: action.enabled === false }))
+                  lifecycle.add(spec, { actor, context, expectedId: action.id, disabled: action.enabled === false }))
               case "update":
               case "repair":
                 return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>

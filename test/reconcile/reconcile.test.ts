@@ -175,6 +175,37 @@ describe("host reconcile", () => {
     expect(inspectDatabase(root).extensions).toEqual([])
   })
 
+  it("converges when dependencies change with their dependents, and refuses an end state that breaks one", async () => {
+    const src = temp("host-src-")
+    const base = (version: string) => writeExtension(src, { id: "acme/base", version })
+    const app = (version: string, dependencies?: Record<string, string>) =>
+      writeExtension(src, { id: "acme/app", version, ...(dependencies === undefined ? {} : { dependencies }) })
+    const both = (baseSource: string | null, appSource: string) =>
+      `host: "1.0"\nextensions:\n  acme/base: ${baseSource === null ? "absent" : `{ source: { path: ${baseSource} } }`}\n  acme/app:\n    source: { path: ${appSource} }\n`
+    const { file, root } = panel(both(base("1.0.0"), app("1.0.0", { "acme/base": "^1" })))
+    expect((await host(root, ["reconcile"])).code).toBe(0)
+
+    // Both sides of a major bump at once: base 2 breaks app 1, app 3 needs base 2.
+    writeDesired(file, both(base("2.0.0"), app("3.0.0", { "acme/base": "^2" })))
+    const bumped = await host(root, ["reconcile"])
+    expect(bumped.stderr).not.toContain("error")
+    expect(bumped.code).toBe(0)
+    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "3.0.0"], ["acme/base", "2.0.0"]])
+    expect((await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"])).code).toBe(0)
+
+    // app stops needing base, and base goes.
+    writeDesired(file, both(null, app("4.0.0")))
+    expect((await host(root, ["reconcile"])).code).toBe(0)
+    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
+
+    // An end state where an enabled extension lacks its dependency fails the plan, before anything runs.
+    writeDesired(file, both(null, app("5.0.0", { "acme/base": "^2" })))
+    const broken = await host(root, ["reconcile"])
+    expect(broken.code).toBe(1)
+    expect(broken.stderr).toContain("acme/app depends on acme/base ^2, which the desired state does not keep installed")
+    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
+  })
+
   it("stops at a failing action, reports what was and was not applied, and converges once fixed", async () => {
     const src = temp("host-src-")
     const broken = writeExtension(src, {
