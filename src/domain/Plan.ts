@@ -121,6 +121,8 @@ export const Plan = Schema.Struct({
   actions: Schema.Array(PlanAction),
   summary: PlanSummary,
   warnings: Schema.Array(Schema.String),
+  /** The ids the desired state marks `protect: true`, remembered when the plan is applied in full. */
+  protected: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   basis: PlanBasis
 })
 export type Plan = typeof Plan.Type

@@ -172,6 +172,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           actions,
           summary: summarize(actions),
           warnings,
+          protected: protectedIds(state),
           basis
         } satisfies Plan
       })
@@ -247,12 +248,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         yield* settings.put(coreExtensionId, sensitiveSettingKey, { ...stored, [action.id]: after.sort() })
       })
 
-    const rememberProtected = (state: DesiredState) =>
-      settings.put(
-        coreExtensionId,
-        protectedSettingKey,
-        state.extensions.filter((entry) => entry._tag === "Present" && entry.protect).map((entry) => entry.id)
-      )
+    const rememberProtected = (ids: ReadonlyArray<string>) => settings.put(coreExtensionId, protectedSettingKey, ids)
 
     /** Plans and applies the desired-state file in one run under the lock. */
     const reconcile = (request: PlanRequest, options: ApplyOptions) =>
@@ -264,7 +260,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
           if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
           const result = yield* execute(thePlan, options.env)
-          if (result.failed === null) yield* rememberProtected(desired.state)
+          if (result.failed === null) yield* rememberProtected(thePlan.protected)
           return { plan: thePlan, result }
         })
       ).pipe(Effect.withSpan("Reconciler.reconcile"), Effect.provide(platform))
@@ -305,13 +301,18 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             return yield* new StalePlan({ planId: thePlan.id, changes: changes.length > 0 ? changes : ["the fingerprint differs"] })
           }
           if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
-          return yield* execute(thePlan, options.env)
+          const result = yield* execute(thePlan, options.env)
+          if (result.failed === null) yield* rememberProtected(thePlan.protected)
+          return result
         })
       ).pipe(Effect.withSpan("Reconciler.applyPlan"), Effect.provide(platform))
 
     return { plan, reconcile, applyPlan } as const
   })
 }) {}
+
+const protectedIds = (state: DesiredState): ReadonlyArray<string> =>
+  state.extensions.filter((entry) => entry._tag === "Present" && entry.protect).map((entry) => entry.id)
 
 /** Writes a plan file (`--out`). */
 export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan, file: string) {

@@ -92,7 +92,7 @@ describe("host reconcile", () => {
     const run = await host(root, ["reconcile", "--dry-run", "--json"], env)
     expect(run.code).toBe(0)
     const plan = JSON.parse(run.stdout)
-    expect(Object.keys(plan)).toEqual(["format", "id", "created_at", "fingerprint", "actions", "summary", "warnings", "basis"])
+    expect(Object.keys(plan)).toEqual(["format", "id", "created_at", "fingerprint", "actions", "summary", "warnings", "protected", "basis"])
     expect(plan.format).toBe(1)
     expect(plan.summary).toEqual({ install: 2, update: 0, enable: 0, disable: 0, configure: 1, repair: 0, remove: 0 })
     expect(plan.actions[1]).toMatchObject({
@@ -156,8 +156,12 @@ describe("host reconcile", () => {
     expect(JSON.parse((await host(root, ["status", "--json"])).stdout).drift.modified).toEqual([])
 
     writeDesired(file, demo().replace("refreshRate: 15", "refreshRate: 15\n    enabled: false\n    protect: true"))
-    const disable = await host(root, ["reconcile"], env)
+    // Through a saved plan: protection is remembered when the plan file is applied, too.
+    const planFile = join(root, "protect.json")
+    const disable = await host(root, ["reconcile", "--out", planFile], env)
     expect(disable.stdout).toContain("~ disable acme/full: enabled, desired disabled")
+    expect(JSON.parse(readFileSync(planFile, "utf8")).protected).toEqual(["acme/full"])
+    expect((await host(root, ["reconcile", "--plan", planFile], env)).code).toBe(0)
     expect(inspectDatabase(root).extensions.find((e) => e.extension_id === "acme/full")?.enabled).toBe(0)
 
     writeDesired(file, `host: "1.0"\nextensions:\n  acme/hello-world:\n    source: { path: ${fixture("extensions", "hello-world")} }\n`)
