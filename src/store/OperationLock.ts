@@ -43,6 +43,22 @@ export class LockHolderAlive extends Data.TaggedError("LockHolderAlive")<{
 
 const thisHost = hostname()
 
+/** The fields of /proc/<pid>/stat after the command name, or undefined where there is no /proc. */
+const procStat = (pid: number): ReadonlyArray<string> | undefined => {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+/** When `pid` started (clock ticks after boot), or undefined where /proc cannot tell. */
+export const processStarted = (pid: number): string | undefined => procStat(pid)?.[19]
+
+const thisProcessStarted = processStarted(process.pid)
+const startedField = thisProcessStarted === undefined ? {} : { process_started: thisProcessStarted }
+
 /**
  * Whether `pid` runs on this machine (EPERM means it exists but is not ours). A zombie — dead, not yet
  * reaped, common in containers whose init does not reap — counts as gone.
@@ -53,17 +69,24 @@ export const processAlive = (pid: number): boolean => {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM"
   }
-  try {
-    const state = /^\d+ \(.*\) (\S)/s.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1]
-    return state !== "Z" && state !== "X"
-  } catch {
-    return true
-  }
+  const state = procStat(pid)?.[0]
+  return state !== "Z" && state !== "X"
 }
 
-/** A lock whose holder ran on this host and is gone. Holders elsewhere cannot be checked and count as alive. */
-export const isDeadHolder = (lock: OperationLock): boolean =>
-  lock.hostname === thisHost && lock.pid !== process.pid && !processAlive(lock.pid)
+/**
+ * Whether the process that took `lock` still runs: on this host, its pid is alive and, when the lock
+ * recorded it, started at the same time (else the pid was reused). Holders on other hosts cannot be
+ * checked and count as alive.
+ */
+export const holderAlive = (lock: OperationLock): boolean => {
+  if (lock.hostname !== thisHost) return true
+  if (lock.pid === process.pid) return lock.process_started === undefined || lock.process_started === thisProcessStarted
+  if (!processAlive(lock.pid)) return false
+  return lock.process_started === undefined || lock.process_started === processStarted(lock.pid)
+}
+
+/** A lock whose holder ran on this host and is gone. */
+export const isDeadHolder = (lock: OperationLock): boolean => !holderAlive(lock)
 
 const decodeLock = Schema.decodeUnknownOption(Schema.parseJson(OperationLock))
 
@@ -117,6 +140,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
               holder: options.holder,
               pid: process.pid,
               hostname: thisHost,
+              ...startedField,
               operation: options.operation,
               acquired_at: new Date().toISOString()
             }
@@ -155,7 +179,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
         return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
       }
-      if (!force && held.value.hostname === thisHost && processAlive(held.value.pid)) {
+      if (!force && held.value.hostname === thisHost && holderAlive(held.value)) {
         return yield* new LockHolderAlive({ lock: held.value })
       }
       yield* deleteIfUnchanged(row.value)
@@ -172,6 +196,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
         holder,
         pid: process.pid,
         hostname: thisHost,
+        ...startedField,
         operation: name,
         acquired_at: new Date().toISOString()
       })

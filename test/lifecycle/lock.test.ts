@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
@@ -84,6 +85,28 @@ describe("operation lock", () => {
     const run = await host(root, "add", fixture("extensions", "hello-world"))
     expect(run.code).toBe(0)
     expect(run.stderr).toContain("taking over the lock of add acme/x")
+  })
+
+  it("a holder whose pid now belongs to another process (a restarted container) is gone", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    // This test's own pid is alive, but it started at another time than the lock says.
+    writeLock(root, {
+      id: "reused-1",
+      holder: "cli",
+      pid: process.pid,
+      hostname: hostname(),
+      operation: "update acme/x",
+      acquired_at: "2026-01-01T00:00:00Z",
+      process_started: "1"
+    })
+    const status = await host(root, "status", "--json")
+    expect(JSON.parse(status.stdout).lock).toBeNull()
+    expect(status.stderr).toContain("taking over the lock of update acme/x")
+    // With its real start time it is a live holder.
+    const started = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!
+    writeLock(root, { id: "live-2", holder: "cli", pid: process.pid, hostname: hostname(), operation: "update acme/y", acquired_at: "2026-01-01T00:00:00Z", process_started: started })
+    expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toMatchObject({ id: "live-2" })
   })
 
   it("a dead holder's lock is cleared by the next command, even a read-only one", async () => {
