@@ -1,4 +1,4 @@
-import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
+import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
@@ -105,7 +105,13 @@ const receiveUpload = Effect.gen(function*() {
   if (!(header(request, "content-type") ?? "").includes("multipart/form-data")) {
     return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
   }
-  const form = yield* request.multipart
+  // Uploads may be as large as an archive may be; every other body keeps the server's small default.
+  const { config } = yield* HostConfig
+  const limit = Option.some(FileSystem.Size(config.limits.archive_bytes))
+  const form = yield* request.multipart.pipe(
+    Multipart.withLimits({ maxFileSize: limit, maxTotalSize: Option.some(FileSystem.Size(config.limits.archive_bytes + 1024 * 1024)) }),
+    HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(config.limits.archive_bytes + 1024 * 1024)))
+  )
   const archive = form.archive
   const file = Array.isArray(archive) ? archive[0] : undefined
   if (file === undefined || !Multipart.isPersistedFile(file)) return yield* badRequest("the field \"archive\" must be a .host file")

@@ -74,10 +74,10 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Arra
 const toWebRequest = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array<ArrayBuffer>): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
-  const host = header(request, "host") ?? "127.0.0.1"
   const init: RequestInit = { method: request.method, headers }
   if (bytes.byteLength > 0 && request.method !== "GET" && request.method !== "HEAD") init.body = bytes
-  return new Request(`http://${host}${request.originalUrl}`, init)
+  const url = `http://${header(request, "host") ?? "127.0.0.1"}${request.originalUrl}`
+  return new Request(URL.canParse(url) ? url : `http://127.0.0.1${request.originalUrl}`, init)
 }
 
 /** What a handler (or middleware) returned, as a response: JSON value, Response, HttpServerResponse, Promise or Effect. */
@@ -134,15 +134,14 @@ export const extensionRoute = (group: RouteGroup) =>
       if (auth.user === undefined) return yield* unauthorized()
       if (!auth.user.admin) return yield* forbidden("this needs a panel administrator")
     }
-    const bytes = new Uint8Array(yield* request.arrayBuffer)
+    const bytes = request.method === "GET" || request.method === "HEAD" ? new Uint8Array(0) : new Uint8Array(yield* request.arrayBuffer)
     const body = yield* readBody(request, bytes)
-    if (group !== "api-client") {
-      const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
-        ? body._token
-        : undefined
-      if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken)) {
-        return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
-      }
+    // Every group: a session cookie is an ambient credential wherever it is accepted.
+    const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
+      ? body._token
+      : undefined
+    if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken)) {
+      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
     }
 
     // {server} access, then the PermissionBroker.

@@ -80,7 +80,7 @@ export const listen = (options: ListenOptions) =>
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
-        Option.some(FileSystem.Size(options.maxBodyBytes ?? 64 * 1024 * 1024))
+        Option.some(FileSystem.Size(options.maxBodyBytes ?? 1024 * 1024))
       ),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )

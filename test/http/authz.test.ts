@@ -109,6 +109,16 @@ describe("session login and CSRF", () => {
     expect(cookie).toMatch(/SameSite=Lax/i)
   })
 
+  it("unsafe api-client requests made with the session cookie need its CSRF token too (a Bearer token does not)", async () => {
+    const bob = await login("bob")
+    const echo = `${server.url}/api/client/host/acme/probe/echo`
+    const noToken = await request(echo, { method: "POST", headers: { cookie: bob.cookie }, body: { x: 1 } })
+    expect(noToken.status).toBe(403)
+    expect(noToken.json).toMatchObject({ errors: [{ code: "CsrfTokenMismatch" }] })
+    expect((await request(echo, { method: "POST", headers: { cookie: bob.cookie, "x-csrf-token": bob.csrf! }, body: { x: 1 } })).status).toBe(200)
+    expect((await request(echo, { method: "POST", as: "bob", body: { x: 1 } })).status).toBe(200)
+  })
+
   it("redirects only to paths of this site", async () => {
     for (const [redirect, location] of [
       ["/servers?page=2", "/servers?page=2"],

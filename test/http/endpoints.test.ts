@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { slotIds } from "../../src/domain/Slots.js"
 import { fixture, tempDir } from "../support/cli.js"
@@ -186,6 +187,24 @@ describe("extension handlers", () => {
     const blocked = await request(`${server.url}/api/client/host/acme/probe/open?blocked=1`, { as: "dave" })
     expect(blocked.status).toBe(418)
     expect(blocked.text).toBe("blocked by middleware")
+  })
+
+  it("bodies over 1 MiB are refused (uploads have their own limit), GET bodies are never read, a bad Host is no 500", async () => {
+    const big = "x".repeat(1024 * 1024 + 100)
+    const refused = await fetch(`${server.url}/host/acme/probe/submit`, { method: "POST", body: big, headers: { "content-type": "text/plain" } })
+      .then((answer) => answer.status, () => "connection closed")
+    expect(refused === "connection closed" || (typeof refused === "number" && refused >= 400 && refused < 500)).toBe(true)
+    expect((await request(`${server.url}/host/acme/probe/open`)).status).toBe(200)
+    const badHost = await new Promise<number>((resolve, reject) => {
+      const url = new URL(server.url)
+      const call = httpRequest({ host: url.hostname, port: url.port, path: "/host/acme/probe/open", headers: { host: "a b" } }, (answer) => {
+        answer.resume()
+        resolve(answer.statusCode ?? 0)
+      })
+      call.on("error", reject)
+      call.end()
+    })
+    expect(badHost).toBe(200)
   })
 
   it("unknown routes, methods and extensions are JSON errors", async () => {
