@@ -26,7 +26,7 @@ import {
   type TarEntryToWrite,
   type TarReadFailure
 } from "./Tar.js"
-import { Checksums, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
+import { Checksums, isExcluded, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
 
 // `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -267,6 +267,9 @@ export const canonicalEntryPath = (raw: string): Either.Either<string, Refusal> 
   if (segments.some((segment) => Buffer.byteLength(segment) > 255) || Buffer.byteLength(path) > 1024) {
     return refuse("invalid-path", "is too long")
   }
+  // Packing leaves these out at any depth, so no package holds them (and integrity checks skip them).
+  const excluded = segments.find(isExcluded)
+  if (excluded !== undefined) return refuse("invalid-path", `is inside ${JSON.stringify(excluded)}, which packages never contain`)
   return Either.right(path)
 }
 
@@ -303,6 +306,7 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
   const directories = new Set<string>()
   const seen = new Map<string, string>()
   let unpackedBytes = 0
+  let listedFiles = 0
   let directoryEntries = 0
   for (const entry of raw) {
     const typeRefusal = entryTypeRefusal(entry)
@@ -329,10 +333,13 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
       })
     }
     seen.set(folded, path.right)
-    if (files.length + 1 > limits.files) {
-      return Either.left({ reason: "too-many-files", detail: `it has more than ${limits.files} files` })
+    // checksums.json and signature.json count for neither limit, as when packing.
+    if (!packageMetaFiles.has(path.right)) {
+      if (++listedFiles > limits.files) {
+        return Either.left({ reason: "too-many-files", detail: `it has more than ${limits.files} files` })
+      }
+      unpackedBytes += entry.size
     }
-    unpackedBytes += entry.size
     if (unpackedBytes > limits.unpackedBytes) {
       return Either.left({
         reason: "unpacked-too-large",
@@ -356,6 +363,10 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
       }
       directories.add(parent)
     }
+  }
+  // Folders implied by file paths are created on unpack too: `a/b/c/…/f` makes one per segment.
+  if (directories.size > limits.files) {
+    return Either.left({ reason: "too-many-files", detail: `it has more than ${limits.files} folders` })
   }
   for (const directory of directories) {
     if (fileSet.has(directory)) {

@@ -56,6 +56,30 @@ export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, Pl
     catch: systemError("readDirectory", root)
   })
 
+/**
+ * The checksums an installed tree has now, for comparing with its checksums.json: every entry counts (no
+ * exclusions, unlike packing), and a symbolic link or special file stands as `(symlink)` / `(special
+ * file)` without being followed or read, so anything planted beside the package shows as a change.
+ */
+export const hashInstalledTree = (root: string): Effect.Effect<Record<string, string>, PlatformError> =>
+  Effect.try({
+    try: () => {
+      const hashes: Record<string, string> = {}
+      const walk = (relative: string) => {
+        for (const entry of readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true })) {
+          const child = relative === "" ? entry.name : `${relative}/${entry.name}`
+          if (entry.isDirectory()) walk(child)
+          else if (relative === "" && packageMetaFiles.has(entry.name)) continue
+          else if (entry.isFile()) hashes[child] = sha256Hex(readFileSync(join(root, child)))
+          else hashes[child] = entry.isSymbolicLink() ? "(symlink)" : "(special file)"
+        }
+      }
+      walk("")
+      return Object.fromEntries(Object.keys(hashes).sort().map((file) => [file, hashes[file]!]))
+    },
+    catch: systemError("readDirectory", root)
+  })
+
 /** A file's text, or undefined when there is no such file (read synchronously: see listFiles). */
 export const readTextIfExists = (file: string): Effect.Effect<string | undefined, PlatformError> =>
   Effect.try({
@@ -100,15 +124,14 @@ export const checkTree = (root: string): Effect.Effect<TreeIntegrity, never, Fil
     const checksums = yield* fs.readFileString(checksumsFile).pipe(
       Effect.flatMap((text) => Schema.decodeUnknown(Schema.parseJson(Checksums))(text))
     )
-    const files = yield* listFiles(root)
-    const actual = yield* hashFiles(root, files.filter((file) => file in checksums))
+    const actual = yield* hashInstalledTree(root)
     const problems: Array<string> = []
     for (const [file, expected] of Object.entries(checksums)) {
       if (actual[file] === undefined) problems.push(`${file}: missing`)
       else if (actual[file] !== expected) problems.push(`${file}: content differs from checksums.json`)
     }
-    for (const file of files) {
-      if (!(file in checksums) && !packageMetaFiles.has(file)) problems.push(`${file}: not listed in checksums.json`)
+    for (const file of Object.keys(actual)) {
+      if (!(file in checksums)) problems.push(`${file}: not listed in checksums.json`)
     }
     return problems.length === 0
       ? { _tag: "Intact", files: Object.keys(checksums).length } as const

@@ -5,7 +5,7 @@ import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { hashFiles, listFiles, packageMetaFiles, readTextIfExists, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, readTextIfExists, sha256Hex } from "../archive/Tree.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
@@ -152,25 +152,21 @@ const readInstalled = (
     // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
     const recorded = yield* readTextIfExists(path.join(root, "checksums.json"))
     const present = recorded !== undefined || (yield* Effect.map(Effect.either(listFiles(root)), (listing) => listing._tag === "Right"))
-    // The light reading only hashes the files: a changed manifest shows as a changed file.
-    const tree: Option.Option<Pick<TreeReading, "checksums"> & Partial<Pick<TreeReading, "capabilities">>> = !present
-      ? Option.none()
-      : detail === "full"
-      ? yield* Effect.option(readTree(root, record.extensionId))
-      : yield* Effect.option(
-        Effect.flatMap(listFiles(root), (files) =>
-          Effect.map(hashFiles(root, files.filter((file) => !packageMetaFiles.has(file))), (checksums) => ({ checksums })))
-      )
+    // Integrity compares every entry of the tree (hashInstalledTree); the full reading adds capabilities.
+    const hashes = present ? yield* Effect.option(hashInstalledTree(root)) : Option.none()
+    const capabilities = present && detail === "full"
+      ? Option.map(yield* Effect.option(readTree(root, record.extensionId)), (reading) => reading.capabilities)
+      : Option.none()
     const integrity: Integrity = !present
       ? "missing"
       : recorded === undefined
       ? "unverifiable"
-      : Option.match(tree, {
+      : Option.match(hashes, {
         onNone: () => "modified",
-        onSome: (reading) =>
+        onSome: (actual) =>
           Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded), {
             onNone: () => "modified",
-            onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(reading.checksums) ? "intact" : "modified")
+            onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(actual) ? "intact" : "modified")
           })
       })
     return {
@@ -180,7 +176,7 @@ const readInstalled = (
       dependencies: decoded.document?.dependencies ?? {},
       settings,
       fields: manifest?.settings ?? [],
-      capabilities: Option.getOrUndefined(tree)?.capabilities ??
+      capabilities: Option.getOrUndefined(capabilities) ??
         { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
       integrity,
       digest: recorded === undefined ? null : sha256Hex(recorded),

@@ -187,6 +187,25 @@ const cases: ReadonlyArray<Case> = [
     bytes: () => tgz({ "a.js": "a", "b.js": "b", "c.js": "c" })
   },
   {
+    name: "more folders (implied by deep file paths) than the file-count limit",
+    reason: "too-many-files",
+    says: "more than 3 folders",
+    limits: { ...defaultLimits, files: 3 },
+    bytes: () => tgz({ "a/b/c/d/e.js": "e" })
+  },
+  {
+    name: "a file inside a folder packing excludes (node_modules)",
+    reason: "invalid-path",
+    says: `entry "node_modules/x/index.js" is inside "node_modules", which packages never contain`,
+    bytes: () => tgz({ "node_modules/x/index.js": "x" })
+  },
+  {
+    name: "a file inside vendor/",
+    reason: "invalid-path",
+    says: `is inside "vendor"`,
+    bytes: () => tgz({ "vendor/autoload.php": "<?php" })
+  },
+  {
     name: "a compression ratio that signals a bomb",
     reason: "compression-bomb",
     says: "which signals a decompression bomb",
@@ -323,6 +342,22 @@ describe("malicious and broken archives", () => {
       expect(tooMany._tag === "ArchiveRefused" && tooMany.reason).toBe("too-many-files")
       const tooBig = yield* packTree(root, { limits: { ...defaultLimits, unpackedBytes: 1000 } }).pipe(Effect.flip)
       expect(tooBig._tag === "ArchiveRefused" && tooBig.reason).toBe("unpacked-too-large")
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("limits count what packing counts", () => {
+  it.effect("checksums.json and signature.json count for neither the file nor the size limit", () =>
+    Effect.gen(function*() {
+      const sandbox = freshDir("host-limits-")
+      const limits = { ...defaultLimits, files: 3 }
+      const result = yield* verifyAndUnpack(tgz({ "a.js": "a", "b.js": "b" }), {
+        source: "exact.host",
+        limits,
+        keyring: emptyKeyring,
+        requireSignatures: false,
+        into: join(sandbox, "staging")
+      })
+      expect(result).toBeDefined()
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
@@ -7,6 +7,16 @@ import { inspectDatabase, sqlMigration, writeExtension } from "../support/extens
 const temp = tempDirsPerTest()
 
 const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
+
+/** A desired-state file holding the two fixtures this folder installs, as they are installed. */
+const writeDesiredBoth = (root: string) => {
+  const file = join(root, "both.yaml")
+  writeFileSync(
+    file,
+    `host: "1.0"\nextensions:\n  acme/hello-world: { source: { path: ${fixture("extensions", "hello-world")} } }\n  acme/full: { source: { path: ${fixture("extensions", "full")} } }\n`
+  )
+  return file
+}
 
 /** Everything an operation may touch, to compare before and after a failure. */
 const snapshot = (root: string) => {
@@ -66,6 +76,15 @@ describe("add", () => {
     expect(status.drift).toEqual({ checked: 2, modified: [], missing: [], unverifiable: [] })
     expect(snapshot(root).staging).toEqual([])
     expect(snapshot(root).journal).toEqual([])
+
+    // Anything planted beside the package is drift, even where packing looks away (node_modules, links).
+    mkdirSync(join(installed, "node_modules", "x"), { recursive: true })
+    writeFileSync(join(installed, "node_modules", "x", "index.js"), "module.exports = 1\n")
+    symlinkSync("/etc/passwd", join(installed, "resources", "link.js"))
+    const drifted = JSON.parse((await host(root, "status", "--json")).stdout)
+    expect(drifted.drift.modified).toEqual(["acme/full"])
+    const plan = JSON.parse((await host(root, "reconcile", "--dry-run", "--json", "--file", writeDesiredBoth(root))).stdout)
+    expect(plan.actions).toMatchObject([{ type: "repair", id: "acme/full" }])
   })
 
   it("installs a .host archive made by host export", async () => {
