@@ -64,6 +64,7 @@ describe("host reconcile", () => {
     expect(again.stdout).toBe("No changes. Panel matches desired state.\n")
     const rerun = await host(root, ["reconcile"], env)
     expect(rerun.code).toBe(0)
+    expect(rerun.stdout).toBe("No changes. Panel matches desired state.\n")
     expect(inspectDatabase(root).activity).toHaveLength(db.activity.length)
   })
 
@@ -133,6 +134,11 @@ describe("host reconcile", () => {
     expect(inspectDatabase(root).extensions).toEqual([])
 
     expect((await host(root, ["add", fixture("extensions", "hello-world")])).code).toBe(0)
+    for (const extra of ["--dry-run", "--watch"]) {
+      const mixed = await host(root, ["reconcile", "--plan", planFile, extra], env)
+      expect(mixed.code).toBe(2)
+      expect(mixed.stderr).toContain("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
+    }
     const stale = await host(root, ["reconcile", "--plan", planFile], env)
     expect(stale.code).toBe(1)
     expect(stale.stderr).toContain("is stale, the panel changed since it was made: installed acme/hello-world: now 1.0.0, enabled")
@@ -230,6 +236,7 @@ extensions:
     const run = await host(root, ["reconcile"])
     expect(run.code).toBe(1)
     expect(run.stdout).toContain("Apply stopped: install acme/middle failed: add acme/middle failed while running migrations")
+    expect(run.stderr).toContain("error: reconcile: install acme/middle failed: add acme/middle failed while running migrations")
     expect(run.stdout).toContain("Applied (1):\n  + install acme/hello-world 1.0.0: not installed")
     expect(run.stdout).toContain("Not applied (2):\n  + install acme/middle 1.0.0: not installed\n  + install acme/zeta 1.0.0: not installed")
     expect(inspectDatabase(root).extensions.map((e) => e.extension_id)).toEqual(["acme/hello-world"])

@@ -69,9 +69,21 @@ export const reconcileCommand = Command.make(
         ...(options.json ? {} : { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) })
       }
       const reconciler = yield* Reconciler
+      // The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too.
       const printResult = (plan: Plan, result: ApplyResult) =>
-        options.json ? printJson({ ...plan, apply: applyJson(result) }) : Console.log(describeApply(result).replace(/^\n/, ""))
+        Effect.zipRight(
+          options.json
+            ? printJson({ ...plan, apply: applyJson(result) })
+            : describeApply(result) === "" ? Effect.void : Console.log(describeApply(result).replace(/^\n/, "")),
+          result.failed === null
+            ? Effect.void
+            : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error}`)
+        )
 
+      if (Option.isSome(options.plan) && (options.dryRun || Option.isSome(options.out) || options.watch)) {
+        yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
+        return yield* exitWith(2)
+      }
       if (Option.isSome(options.plan)) {
         const saved = yield* loadPlan(path.resolve(options.plan.value))
         const result = yield* reconciler.applyPlan(saved, applyOptions)
