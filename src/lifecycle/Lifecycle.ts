@@ -310,7 +310,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               operation,
               extensionId: id,
               reason: "already-installed",
-              detail: `already installed (v${existing.value.version})`,
+              detail: `already installed (v${existing.value.version}); use host update or --force`,
               hint: `use host update ${id} --source ${describeSource(spec)} or host add --force`
             })
           }

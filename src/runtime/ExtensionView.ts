@@ -19,6 +19,9 @@ export const extensionView = (extension: InstalledExtension, quarantine: Quarant
   }
 }
 
-/** The Status column: `quarantined: <reason>` when quarantined. */
-export const statusText = (view: ReturnType<typeof extensionView>): string =>
-  view.quarantine !== undefined ? `quarantined: ${view.quarantine}` : view.status
+/** The table's rows (Status is one word, so the column parses) and, under it, why each is quarantined. */
+export const extensionTable = (views: ReadonlyArray<ReturnType<typeof extensionView>>) => ({
+  header: ["ID", "Name", "Version", "Status", "Signature"],
+  rows: views.map((view) => [view.id, view.name, view.version, view.status, view.signature]),
+  notes: views.flatMap((view) => view.quarantine === undefined ? [] : [`${view.id} is quarantined: ${view.quarantine}`])
+})

@@ -112,7 +112,7 @@ describe("add", () => {
     const before = snapshot(root)
     const again = await host(root, "add", fixture("extensions", "hello-world"))
     expect(again.code).toBe(1)
-    expect(again.stderr).toContain("error: add acme/hello-world refused: already installed (v1.0.0)")
+    expect(again.stderr).toContain("error: add acme/hello-world refused: already installed (v1.0.0); use host update or --force")
     expect(again.stderr).toContain("hint: use host update acme/hello-world")
     expect(snapshot(root)).toEqual(before)
     const forced = await host(root, "add", fixture("extensions", "hello-world"), "--force")

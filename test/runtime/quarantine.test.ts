@@ -56,7 +56,8 @@ describe("quarantine", () => {
     expect(byId["acme/probe"]!.quarantine).toBeUndefined()
 
     const table = await runHost(["--root", root.path, "list"])
-    expect(table.stdout).toMatch(/acme\/boot-throws .*quarantined: boot\(\) failed: cannot reach the upstream service/)
+    expect(table.stdout).toMatch(/^acme\/boot-throws +Boot Throws +\S+ +quarantined +\S+$/m)
+    expect(table.stdout).toContain("acme/boot-throws is quarantined: boot() failed: cannot reach the upstream service")
     const status = await runHost(["--root", root.path, "status"])
     expect(status.stdout).toContain("3 quarantined")
 

@@ -5,7 +5,7 @@ import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 import { readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionView, statusText } from "../../runtime/ExtensionView.js"
+import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 
 export const listCommand = Command.make(
   "list",
@@ -25,9 +25,8 @@ export const listCommand = Command.make(
         .map((extension) => extensionView(extension, quarantine))
       if (json) return yield* printJson(shown)
       if (shown.length === 0) return yield* Console.log("No extensions installed.")
-      yield* Console.log(formatTable(
-        ["ID", "Name", "Version", "Status", "Signature"],
-        shown.map((view) => [view.id, view.name, view.version, statusText(view), view.signature])
-      ))
+      const table = extensionTable(shown)
+      yield* Console.log(formatTable(table.header, table.rows))
+      if (table.notes.length > 0) yield* Console.log(`\n${table.notes.join("\n")}`)
     })
 ).pipe(Command.withDescription("List installed extensions"))

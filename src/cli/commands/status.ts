@@ -13,7 +13,7 @@ import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
 import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionView, statusText } from "../../runtime/ExtensionView.js"
+import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {
@@ -108,10 +108,9 @@ export const statusCommand = Command.make(
         ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
       ]))
       if (report.installed !== undefined && report.installed.length > 0) {
-        yield* Console.log(`\n${formatTable(
-          ["ID", "Name", "Version", "Status", "Signature"],
-          report.installed.map((view) => [view.id, view.name, view.version, statusText(view), view.signature])
-        )}`)
+        const table = extensionTable(report.installed)
+        yield* Console.log(`\n${formatTable(table.header, table.rows)}`)
+        if (table.notes.length > 0) yield* Console.log(`\n${table.notes.join("\n")}`)
       }
       if (report.health !== undefined) {
         const rows = report.health.flatMap((extension) =>
