@@ -25,3 +25,23 @@ export type LifecycleEvent =
   | ExtensionEnabled
   | ExtensionDisabled
   | ExtensionRemoved
+
+/** Every event a listener can hear: the lifecycle events and the panel's. */
+export const eventNames: ReadonlyArray<string> = [
+  "ExtensionInstalled",
+  "ExtensionUpdated",
+  "ExtensionEnabled",
+  "ExtensionDisabled",
+  "ExtensionRemoved",
+  "ServerCreated",
+  "ServerDeleted"
+]
+
+/**
+ * The event a `getEventListeners()` key names: the bare name, or SPEC's class name in the `Host\Events`
+ * namespace (`Host\Events\ExtensionInstalled`, also written with `/` or `.`); undefined for no known event.
+ */
+export const eventNameOf = (key: string): string | undefined => {
+  const name = key.replace(/^\\?Host[\\/.]Events[\\/.]/, "")
+  return eventNames.includes(name) ? name : undefined
+}

@@ -12,7 +12,7 @@ import {
   type Middleware
 } from "../../sdk/src/server.js"
 import { listFiles } from "../archive/Tree.js"
-import type { LifecycleEvent } from "../domain/Events.js"
+import { eventNameOf, eventNames, type LifecycleEvent } from "../domain/Events.js"
 import type { InstalledExtension } from "../domain/Installed.js"
 import {
   decodeManifest,
@@ -284,11 +284,17 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
           Effect.map((value) => functionLists<Middleware>(value))
         )
         : {}
-      const listeners = hasEventListeners(instance)
+      const declaredListeners = hasEventListeners(instance)
         ? yield* callExtension("getEventListeners()", () => instance.getEventListeners(), timeout).pipe(
           Effect.map((value) => functionLists<ExtensionEventListener>(value))
         )
         : {}
+      const listeners: Record<string, ReadonlyArray<ExtensionEventListener>> = {}
+      for (const [key, handlers] of Object.entries(declaredListeners)) {
+        const name = eventNameOf(key)
+        if (name === undefined) warnings.push(`${id}: getEventListeners() names ${JSON.stringify(key)}, which is no event (known: ${eventNames.join(", ")})`)
+        else listeners[name] = [...(listeners[name] ?? []), ...handlers]
+      }
       let backendSlots: Record<string, Record<string, unknown>> = {}
       if (hasFrontendSlots(instance)) {
         warnings.push(`${id}: HasFrontendSlots is deprecated; register slots with createExtension({ slots }) in the bundle`)
