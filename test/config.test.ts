@@ -54,9 +54,14 @@ describe("decodeConfig", () => {
     })
   })
 
-  it("warns about unknown keys", () => {
+  it("warns about unknown keys, nested ones too", () => {
     expect(Either.getOrThrow(decodeConfig({ registry: "x" }, {}, "config/host.yaml")).warnings)
       .toEqual([{ path: "registry", message: `unknown configuration key "registry" is ignored` }])
+    expect(Either.getOrThrow(decodeConfig({ server: { hostt: "x" }, limits: { archive: 10 } }, {}, "config/host.yaml")).warnings)
+      .toEqual([
+        { path: "server.hostt", message: `unknown configuration key "server.hostt" is ignored` },
+        { path: "limits.archive", message: `unknown configuration key "limits.archive" is ignored` }
+      ])
   })
 
   it.each<[string, unknown, Record<string, string>, string, string]>([

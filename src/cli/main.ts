@@ -100,7 +100,11 @@ export const parseArguments = (
     } else if (arg.startsWith("--root=")) root = arg.slice("--root=".length)
     else args.push(arg)
   }
+  // `--json` is global too: given before the command, it goes to the command.
+  const leadingJson = args.findIndex((arg) => !arg.startsWith("-")) > args.indexOf("--json") && args.includes("--json")
+  if (leadingJson) args.splice(args.indexOf("--json"), 1)
   const [first, ...rest] = args
+  if (leadingJson) rest.push("--json")
   const command = first?.startsWith("host:") ? first.slice("host:".length) : first
   return { invocation: { frameworkRoot, root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
 }

@@ -1,8 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Either, Layer, Schema } from "effect"
+import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
 import packageJson from "../../package.json" with { type: "json" }
-import { ConfigInvalid } from "../domain/Errors.js"
+import { ConfigInvalid, RootNotFound } from "../domain/Errors.js"
 import { SemverVersion } from "../domain/Manifest.js"
 import { formatPath, problem, problemsFromParseError, type Problem } from "../domain/Problems.js"
 
@@ -134,9 +134,15 @@ export const decodeConfig = (
   }
   const document: Record<string, unknown> = { ...(raw as Record<string, unknown> | null | undefined) }
   const known = new Set(Object.keys(ConfigDocument.fields))
-  const warnings = Object.keys(document)
-    .filter((key) => !known.has(key))
-    .map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
+  const unknownKeys = (value: unknown, knownKeys: ReadonlySet<string>, prefix: string) =>
+    typeof value === "object" && value !== null && !Array.isArray(value)
+      ? Object.keys(value).filter((key) => !knownKeys.has(key)).map((key) => `${prefix}${key}`)
+      : []
+  const warnings = [
+    ...unknownKeys(document, known, ""),
+    ...unknownKeys(document.server, new Set(["host", "port"]), "server."),
+    ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files"]), "limits.")
+  ].map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
   const fromEnv = new Map<string, string>()
   for (const override of environmentOverrides) {
     const text = env[override.env]
@@ -195,6 +201,11 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const root = path.resolve(options.root)
+  // A mistyped --root must not quietly become a new, empty panel.
+  const rootInfo = yield* Effect.option(fs.stat(root))
+  if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") {
+    return yield* new RootNotFound({ root, reason: Option.isNone(rootInfo) ? "does not exist" : "is not a folder" })
+  }
   const configFile = path.join(root, "config", "host.yaml")
   const source = "config/host.yaml"
   const exists = yield* fs.exists(configFile).pipe(Effect.orElseSucceed(() => false))
@@ -227,5 +238,5 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
   return { config, paths, warnings }
 })
 
-export const layer = (options: HostConfigOptions): Layer.Layer<HostConfig, ConfigInvalid, FileSystem.FileSystem | Path.Path> =>
+export const layer = (options: HostConfigOptions): Layer.Layer<HostConfig, ConfigInvalid | RootNotFound, FileSystem.FileSystem | Path.Path> =>
   Layer.effect(HostConfig, loadHostConfig(options))

@@ -24,6 +24,16 @@ export class ConfigInvalid extends Data.TaggedError("ConfigInvalid")<{
   }
 }
 
+/** `--root` (or HOST_ROOT) names no folder: never made into a new, empty panel by mistake. */
+export class RootNotFound extends Data.TaggedError("RootNotFound")<{
+  readonly root: string
+  readonly reason: "does not exist" | "is not a folder"
+}> {
+  override get message() {
+    return `the panel root ${this.root} ${this.reason}; pass --root (or HOST_ROOT) the folder of a panel, or create the folder first`
+  }
+}
+
 export class DesiredStateInvalid extends Data.TaggedError("DesiredStateInvalid")<{
   readonly source: string
   readonly problems: ReadonlyArray<Problem>
@@ -45,6 +55,6 @@ export class NotAvailableYet extends Data.TaggedError("NotAvailableYet")<{
   readonly command: string
 }> {
   override get message() {
-    return `${this.command} is not available yet`
+    return `${this.command}: not available yet in this version of Host`
   }
 }

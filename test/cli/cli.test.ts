@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { runHost, tempDir } from "../support/cli.js"
@@ -84,6 +84,21 @@ describe("host status", () => {
 })
 
 describe("errors and exit codes", () => {
+  it("a --root that does not exist is an error, and no panel is made there", async () => {
+    const missing = join(freshRoot(), "no", "such", "panel")
+    const run = await runHost(["list", "--root", missing])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toBe(`error: list: the panel root ${missing} does not exist; pass --root (or HOST_ROOT) the folder of a panel, or create the folder first\n`)
+    expect(existsSync(join(missing, ".."))).toBe(false)
+  })
+
+  it("takes --json before the command too", async () => {
+    const run = await runHost(["--json", "list", "--root", freshRoot()])
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual([])
+  })
+
   it("names a bad configuration key, exit 1, nothing on stdout", async () => {
     const root = freshRoot()
     mkdirSync(join(root, "config"))
@@ -128,7 +143,7 @@ describe("errors and exit codes", () => {
     async (command) => {
       const run = await runHost([command, "acme/x", "--force"])
       expect(run.code).toBe(1)
-      expect(run.stderr).toBe(`error: ${command.replace(/^host:/, "")} is not available yet\n`)
+      expect(run.stderr).toBe(`error: ${command.replace(/^host:/, "")}: not available yet in this version of Host\n`)
     }
   )
 
