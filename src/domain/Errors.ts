@@ -55,6 +55,6 @@ export class NotAvailableYet extends Data.TaggedError("NotAvailableYet")<{
   readonly command: string
 }> {
   override get message() {
-    return `${this.command}: not available yet in this version of Host`
+    return "not available yet in this version of Host"
   }
 }
