@@ -173,11 +173,17 @@ export const extensionOperation = Effect.gen(function*() {
     const body = yield* Schema.decodeUnknown(Schema.parseJson(Schema.Struct({ version: Schema.optional(Schema.String) })))(
       text.trim() === "" ? "{}" : text
     ).pipe(Effect.mapError((error) => badRequest(`the body must be {version?}: ${error.message.split("\n")[0]}`)))
-    return yield* lifecycle.update(id, SourceSpec.Registry({ id, range: body.version }), { actor, lockTimeout: timeout })
+    // A version asked for by name may be older: asking is the force.
+    return yield* lifecycle.update(id, SourceSpec.Registry({ id, range: body.version }), {
+      actor,
+      lockTimeout: timeout,
+      force: body.version !== undefined
+    })
   })
+  const uploadForce = flagFrom(new URLSearchParams(request.url.split("?")[1] ?? "").get("force") ?? undefined) ?? false
   const result = operation === "update"
     ? (header(request, "content-type") ?? "").startsWith("multipart/form-data")
-      ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout }))
+      ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout, force: uploadForce }))
       : yield* fromRegistry
     : yield* Effect.flatMap(readFlags, (flags) =>
       operation === "remove"

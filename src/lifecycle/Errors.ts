@@ -21,7 +21,15 @@ export class OperationFailed extends Data.TaggedError("OperationFailed")<{
 export class OperationRefused extends Data.TaggedError("OperationRefused")<{
   readonly operation: OperationName
   readonly extensionId: string
-  readonly reason: "already-installed" | "not-installed" | "id-mismatch" | "requirements" | "dependencies" | "dependents" | "settings"
+  readonly reason:
+    | "already-installed"
+    | "not-installed"
+    | "not-newer"
+    | "id-mismatch"
+    | "requirements"
+    | "dependencies"
+    | "dependents"
+    | "settings"
   readonly detail: string
   readonly hint?: string
   /** One entry per problem, when the refusal is about input (settings). */

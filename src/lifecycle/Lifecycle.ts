@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Either, Option, Ref, Schema } from "effect"
+import semver from "semver"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import {
@@ -323,6 +324,20 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               hint: `use host add ${describeSource(spec)}`
             })
           }
+          // An update moves forward; the same version again or an older one is asked for with --force.
+          if (
+            operation === "update" && Option.isSome(existing) && options.force !== true &&
+            semver.valid(version) !== null && semver.valid(existing.value.version) !== null && semver.lte(version, existing.value.version)
+          ) {
+            return yield* new OperationRefused({
+              operation,
+              extensionId: id,
+              reason: "not-newer",
+              detail: version === existing.value.version
+                ? `already at v${version}; use --force to reinstall it`
+                : `v${version} is older than the installed v${existing.value.version}; use --force to downgrade`
+            })
+          }
           const requirements = checkRequires(staged.manifest.document, {
             host: hostVersion,
             panel: panel.info.version,
@@ -394,7 +409,11 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* activity.append({
                 extensionId: id,
                 action: isUpdate ? "updated" : "installed",
-                summary: isUpdate ? `Updated ${Option.getOrThrow(fromVersion)} → ${version}` : `Installed v${version}`,
+                summary: !isUpdate
+                  ? `Installed v${version}`
+                  : Option.getOrThrow(fromVersion) === version
+                  ? `Reinstalled v${version}`
+                  : `Updated ${Option.getOrThrow(fromVersion)} → ${version}`,
                 context: activityContext(options, operationId, {
                   version,
                   source: staged.source,

@@ -88,7 +88,12 @@ export const updateTarget = (target: UpdateTarget, options: Omit<AddOptions, "ex
       return upToDate(target, Option.match(record, { onNone: () => false, onSome: (found) => found.enabled }))
     }
     const lifecycle = yield* Lifecycle
-    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), options)
+    // A version asked for by name (`vendor/name@1.0.0`) may be older: asking is the --force.
+    const pinned = target.reference.range !== undefined
+    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), {
+      ...options,
+      force: options.force === true || pinned
+    })
   })
 
 /** Updates every extension installed from the registry, each on its own: one failure does not stop the rest. */

@@ -30,7 +30,10 @@ describe("events", () => {
       yield* lifecycle.add(SourceSpec.Directory({ path: fixture("extensions", "hello-world") }), { actor: admin })
       yield* lifecycle.disable("acme/hello-world", { actor: admin })
       yield* lifecycle.enable("acme/hello-world", { actor: admin })
-      yield* lifecycle.update("acme/hello-world", SourceSpec.Directory({ path: fixture("extensions", "hello-world") }), { actor: admin })
+      const same = SourceSpec.Directory({ path: fixture("extensions", "hello-world") })
+      const refused = yield* Effect.flip(lifecycle.update("acme/hello-world", same, { actor: admin }))
+      expect(refused.message).toBe("update acme/hello-world refused: already at v1.0.0; use --force to reinstall it")
+      yield* lifecycle.update("acme/hello-world", same, { actor: admin, force: true })
       yield* lifecycle.remove("acme/hello-world", { actor: admin, context: { plan: "p-1" } })
       expect((yield* Ref.get(seen)).map((event) => JSON.parse(event))).toEqual([
         { _tag: "ExtensionInstalled", extensionId: "acme/hello-world", version: "1.0.0" },
@@ -40,7 +43,7 @@ describe("events", () => {
         { _tag: "ExtensionRemoved", extensionId: "acme/hello-world" }
       ])
       const activity = inspectDatabase(root.path).activity
-      expect(activity.map((row) => row.summary)).toEqual(["Installed v1.0.0", "Disabled", "Enabled", "Updated 1.0.0 → 1.0.0", "Removed"])
+      expect(activity.map((row) => row.summary)).toEqual(["Installed v1.0.0", "Disabled", "Enabled", "Reinstalled v1.0.0", "Removed"])
       expect(JSON.parse(activity[4]!.context)).toMatchObject({ actor: admin, plan: "p-1" })
     }).pipe(Effect.provide(Layer.fresh(withPanel(root.path))), Effect.ensuring(Effect.sync(root.cleanup)))
   })

@@ -236,6 +236,18 @@ describe("update", () => {
     expect(db.activity.at(-1)).toMatchObject({ action: "updated", summary: "Updated 1.0.0 → 1.1.0" })
     const status = JSON.parse((await host(root, "migrate:status", "acme/notes", "--json")).stdout)
     expect(status).toEqual([{ migration: "001_create", ran: true, batch: 1 }, { migration: "002_tags", ran: true, batch: 2 }])
+
+    // Moving forward is the default; the same version again or an older one needs --force.
+    const same = await host(root, "update", "acme/notes", "--source", v2)
+    expect(same.code).toBe(1)
+    expect(same.stderr).toContain("error: update acme/notes refused: already at v1.1.0; use --force to reinstall it")
+    const older = await host(root, "update", "acme/notes", "--source", v1)
+    expect(older.code).toBe(1)
+    expect(older.stderr).toContain("v1.0.0 is older than the installed v1.1.0; use --force to downgrade")
+    expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/notes", version: "1.1.0", enabled: 0 }])
+    expect((await host(root, "update", "acme/notes", "--source", v2, "--force")).stdout).toBe("Reinstalled acme/notes v1.1.0.\n")
+    const downgraded = await host(root, "update", "acme/notes", "--source", v1, "--force")
+    expect(downgraded.stdout).toContain("Updated acme/notes 1.1.0 → 1.0.0.")
   })
 
   it("keeps the old version when the new one fails, and refuses another extension's source", async () => {

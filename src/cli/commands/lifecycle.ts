@@ -51,7 +51,9 @@ const describeResult = (result: OperationResult): string => {
     case "installed":
       return `Installed ${result.id} v${result.version} (${result.enabled ? "enabled" : "disabled"}).${migrationsNote(result)}`
     case "updated":
-      return `Updated ${result.id} ${result.fromVersion ?? "?"} → ${result.version}.${migrationsNote(result)}`
+      return result.fromVersion === result.version
+        ? `Reinstalled ${result.id} v${result.version}.${migrationsNote(result)}`
+        : `Updated ${result.id} ${result.fromVersion ?? "?"} → ${result.version}.${migrationsNote(result)}`
     case "enabled":
       return `Enabled ${result.id}.`
     case "disabled":
