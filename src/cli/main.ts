@@ -151,6 +151,20 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
   return 1
 }
 
+/**
+ * @effect/cli prints a usage error itself (`Missing argument <source>`) through Console.error; it gets the
+ * `error: <command>: <why>` form of every other failure. Lines already in that form pass unchanged.
+ */
+const withUsageErrorLines = (command: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) =>
+    Effect.withConsole(effect, {
+      ...console,
+      error: (...args: ReadonlyArray<unknown>) => {
+        const text = args.map(String).join(" ").trim()
+        return console.error(text.startsWith("error: ") ? text : `error: ${command}: ${text}`)
+      }
+    }))
+
 /** Runs one `host` invocation and resolves to its exit code. */
 export const main = async (
   argv: ReadonlyArray<string>,
@@ -173,6 +187,7 @@ export const main = async (
       : runCli(["node", "host", ...args])
   const exit = await Effect.runPromiseExit(
     program.pipe(
+      withUsageErrorLines(command),
       Effect.provideService(CliInvocation, invocation),
       Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
     )

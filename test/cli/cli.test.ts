@@ -126,9 +126,17 @@ describe("errors and exit codes", () => {
     expect(run.stderr).toBe(`warning: config/host.yaml: colour: unknown configuration key "colour" is ignored\n`)
   })
 
-  it("exits 2 on usage errors", async () => {
-    expect((await runHost(["lisst"])).code).toBe(2)
-    expect((await runHost(["list", "--bogus"])).code).toBe(2)
+  it("exits 2 on usage errors, each an error: line", async () => {
+    const root = freshRoot()
+    const typo = await runHost(["lisst", "--root", root])
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toMatch(/^error: lisst: Invalid subcommand for host/)
+    const unknown = await runHost(["list", "--bogus", "--root", root])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr.trim()).toBe("error: list: Received unknown argument: '--bogus'")
+    const missing = await runHost(["add", "--root", root])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr.trim()).toBe("error: add: Missing argument <source>")
     expect((await runHost(["list", "--root"])).code).toBe(2)
   })
 

@@ -112,7 +112,7 @@ export const reconcileCommand = Command.make(
       const fs = yield* FileSystem.FileSystem
       const runLogged = once.pipe(
         Effect.catchAll((error) => Console.error(`error: reconcile: ${error.message}`)),
-        Effect.zipRight(Console.error(`watching ${file} for changes (Ctrl-C to stop)`))
+        Effect.zipRight(Effect.sync(() => process.stderr.write(`watching ${file} for changes (Ctrl-C to stop)\n`)))
       )
       // The watcher starts with the first run (merged), so a change made while it runs is not missed.
       const changes = fs.watch(path.dirname(file)).pipe(
