@@ -7,9 +7,10 @@ import { LifecycleEvents } from "../lifecycle/Events.js"
 import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { HostEvent } from "../../sdk/src/server.js"
 import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
-
+import { recordQuarantine } from "./Quarantine.js"
 // Backend parts outside HTTP (DESIGN.md §11): the console commands and health checks of booted
 // extensions, for the CLI (`host <command>`, `host commands`, `status --health`, `schedule:run`) and the
 // server alike.
@@ -20,7 +21,7 @@ export const bootForCli = Effect.gen(function*() {
   const panel = yield* Panel
   const loader = yield* ModuleLoader
   const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
-  return yield* buildGeneration({
+  const generation = yield* buildGeneration({
     number: 0,
     installed,
     extensionsPath: paths.extensions,
@@ -29,6 +30,9 @@ export const bootForCli = Effect.gen(function*() {
     loader,
     moduleCache: new Map()
   })
+  for (const [id, reason] of generation.quarantined) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
+  yield* recordQuarantine(generation, new Map(installed.map((record) => [record.extensionId, record.version])))
+  return generation
 }).pipe(Effect.withSpan("Backend.bootForCli"))
 
 export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")<{
@@ -238,7 +242,9 @@ export const serverEvents = (
  */
 export const listenInThisProcess = Effect.gen(function*() {
   const events = yield* LifecycleEvents
-  const context = yield* Effect.context<HostConfig | Panel | ModuleLoader | ExtensionsRepo | FileSystem.FileSystem | Path.Path>()
+  const context = yield* Effect.context<
+    HostConfig | Panel | ModuleLoader | ExtensionsRepo | SettingsRepo | FileSystem.FileSystem | Path.Path
+  >()
   yield* events.subscribe((event) =>
     Effect.flatMap(bootForCli, (generation) => dispatchEvent(generation, event)).pipe(
       Effect.catchAll((error) => Effect.logWarning(`listeners of ${event._tag} could not run: ${error.message}`)),

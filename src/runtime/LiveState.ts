@@ -9,7 +9,7 @@ import { type LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
-import { type QuarantineMap, readQuarantine, writeQuarantine } from "./Quarantine.js"
+import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
 
@@ -61,7 +61,6 @@ const make = (options: LiveRuntimeOptions) =>
     let fingerprint = ""
     let panelStamp = ""
     let panelState = { info: panel.info, directory: panel.directory }
-    let recorded: QuarantineMap | undefined = undefined
 
     const stampOf = (file: string) =>
       fs.stat(file).pipe(
@@ -70,24 +69,7 @@ const make = (options: LiveRuntimeOptions) =>
       )
 
     const persistQuarantine = (generation: Generation) =>
-      Effect.gen(function*() {
-        recorded ??= yield* readQuarantine
-        const next: Record<string, QuarantineMap[string]> = {}
-        for (const [id, reason] of generation.quarantined) {
-          const record = generation.extensions.get(id)?.record ?? undefined
-          const previous = recorded[id]
-          const version = record?.version ?? installedVersions.get(id) ?? "?"
-          next[id] = previous !== undefined && previous.reason === reason && previous.version === version
-            ? previous
-            : { reason, version, generation: generation.number, since: generation.bootedAt }
-        }
-        if (JSON.stringify(next) === JSON.stringify(recorded)) return
-        yield* writeQuarantine(next)
-        recorded = next
-      }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`could not record quarantined extensions: ${error.message}`)),
-        Effect.provide(context)
-      )
+      recordQuarantine(generation, installedVersions).pipe(Effect.provide(context))
 
     let installedVersions = new Map<string, string>()
 

@@ -1,10 +1,12 @@
 import { Effect, Option, Schema } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import type { Generation } from "./Runtime.js"
 
-// The running server records which enabled extensions its current generation quarantined, so `host
-// list` / `host status` (other processes) can show them: a `host/core` row in host_settings, key
-// `quarantine`, `{<id>: {reason, version, generation, since}}`, rewritten whenever it changes.
+// Every process that boots the extensions (the server, and a CLI running extension commands, listeners
+// or health checks) records which enabled extensions it quarantined, so `host list` / `host status` can
+// show them: a `host/core` row in host_settings, key `quarantine`,
+// `{<id>: {reason, version, generation, since}}`, rewritten whenever it changes.
 
 export const quarantineSettingKey = "quarantine"
 
@@ -36,3 +38,23 @@ export const quarantineReason = (
   const record = map[extension.extensionId]
   return record !== undefined && extension.enabled && record.version === extension.version ? record.reason : undefined
 }
+
+/**
+ * Records the quarantine a generation found (kept as it was for an unchanged reason and version, so
+ * `since` stays the first time it was seen); `versions` names installed versions of ids the generation
+ * did not load. Written only when it changed.
+ */
+export const recordQuarantine = (generation: Generation, versions: ReadonlyMap<string, string>) =>
+  Effect.gen(function*() {
+    const recorded = yield* readQuarantine
+    const next: Record<string, QuarantineMap[string]> = {}
+    for (const [id, reason] of generation.quarantined) {
+      const version = generation.extensions.get(id)?.record.version ?? versions.get(id) ?? "?"
+      const previous = recorded[id]
+      next[id] = previous !== undefined && previous.reason === reason && previous.version === version
+        ? previous
+        : { reason, version, generation: generation.number, since: generation.bootedAt }
+    }
+    if (JSON.stringify(next) !== JSON.stringify(recorded)) yield* writeQuarantine(next)
+  }).pipe(Effect.catchAll((error) => Effect.logWarning(`could not record quarantined extensions: ${error.message}`)))
+

@@ -74,6 +74,22 @@ describe("quarantine", () => {
   })
 })
 
+describe("quarantine without a server", () => {
+  it("a CLI that boots the extensions (commands, listeners, health) logs and records what it quarantines", async () => {
+    const other = tempDir("host-quarantine-cli-")
+    try {
+      writePanelConfig(other.path)
+      await install(other.path, fixture("runtime", "boot-throws"))
+      const commands = await runHost(["--root", other.path, "commands"])
+      expect(commands.stderr).toContain("warning: quarantined acme/boot-throws: boot() failed: cannot reach the upstream service")
+      const list = JSON.parse((await runHost(["--root", other.path, "list", "--json"])).stdout) as Array<{ id: string; status: string }>
+      expect(list.find((view) => view.id === "acme/boot-throws")).toMatchObject({ status: "quarantined" })
+    } finally {
+      other.cleanup()
+    }
+  })
+})
+
 describe("live state", () => {
   it("a CLI disable / enable shows in the running server within 2 s", async () => {
     const before = (await request(`${server.url}/host/ready`)).json as { generation: number }
