@@ -103,6 +103,10 @@ export const validateCron = (expression: string): Either.Either<string, string> 
   const trimmed = expression.trim().replace(/\s+/g, " ")
   const fields = trimmed === "" ? 0 : trimmed.split(" ").length
   if (fields !== 5) return Either.left(`cron "${expression}" must have 5 fields (minute hour day month weekday), has ${fields}`)
+  // cron-parser reads `?` anywhere as "every"; cron allows it only for the day of the month or the week.
+  const [minuteField, hourField, , monthField] = trimmed.split(" ")
+  const questioned = [["minute", minuteField], ["hour", hourField], ["month", monthField]].find(([, field]) => field!.includes("?"))
+  if (questioned !== undefined) return Either.left(`cron "${expression}" is invalid: "?" is allowed only in the day fields, not in the ${questioned[0]}`)
   try {
     CronExpressionParser.parse(trimmed, { strict: false })
     return Either.right(trimmed)

@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Data, Duration, Effect, Option, Schema } from "effect"
 import { posix } from "node:path"
 import { pathToFileURL } from "node:url"
+import semver from "semver"
 import {
   type EventListener as ExtensionEventListener,
   hasEventListeners,
@@ -192,6 +193,9 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
       const record = installedById.get(dependency)
       if (record === undefined) return `dependency ${dependency} (${range}) is not installed`
       if (!record.enabled) return `dependency ${dependency} is disabled`
+      if (!semver.satisfies(record.version, range, { includePrerelease: true })) {
+        return `dependency ${dependency} is at ${record.version}, which does not satisfy ${range}`
+      }
       if (quarantined.has(dependency)) return `dependency ${dependency} is quarantined`
     }
     return undefined

@@ -24,7 +24,7 @@ export const describeOutcome = (outcome: TaskOutcome): string =>
 const runTask = (
   extensionId: string,
   task: ScheduledTask,
-  commands: ReadonlyMap<string, ExtensionCommand>,
+  commands: ReadonlyArray<ExtensionCommand>,
   runner: string
 ) =>
   Effect.gen(function*() {
@@ -37,10 +37,17 @@ const runTask = (
       detail,
       duration_ms: Date.now() - started
     })
-    const command = commands.get(task.command)
+    // The task's own extension's command first, should another extension declare the same name.
+    const command = commands.find((candidate) => candidate.name === task.command && candidate.extensionId === extensionId) ??
+      commands.find((candidate) => candidate.name === task.command)
     if (command === undefined) return outcome("failed", `no enabled extension provides the command ${task.command}`)
     const run = callExtensionCode(extensionId, `task ${task.id}`, () => command.run([]), Duration.infinity).pipe(
-      Effect.as(outcome("ok", null)),
+      // As on the command line: a returned non-zero integer is the command's exit code, a failure.
+      Effect.map((result) =>
+        typeof result === "number" && Number.isInteger(result) && result !== 0
+          ? outcome("failed", `exit code ${result}`)
+          : outcome("ok", null)
+      ),
       Effect.catchAll((error) => Effect.succeed(outcome("failed", error.detail)))
     )
     if (!task.withoutOverlapping) return yield* run
@@ -76,7 +83,7 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
     extension.manifest.schedules.filter((task) => isDue(task.cron, now)).map((task) => ({ extensionId: extension.id, task }))
   )
   if (due.length === 0) return []
-  const commands = new Map((yield* extensionCommands(generation)).map((command) => [command.name, command]))
+  const commands = yield* extensionCommands(generation)
   const outcomes = yield* Effect.forEach(due, ({ extensionId, task }) => runTask(extensionId, task, commands, runner))
   for (const outcome of outcomes) {
     yield* outcome.status === "failed" ? Effect.logWarning(describeOutcome(outcome)) : Effect.logInfo(describeOutcome(outcome))
@@ -84,7 +91,10 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
   return outcomes
 })
 
-/** The server's runner: at the start of every minute, the due tasks of the current generation. */
+/**
+ * The server's runner: at the start of every minute, the due tasks of the current generation — started
+ * in a fiber of their own, so a task running longer than a minute never costs the next minute its turn.
+ */
 export const runEveryMinute = (current: () => Generation | undefined) =>
   Effect.gen(function*() {
     for (;;) {
@@ -92,8 +102,10 @@ export const runEveryMinute = (current: () => Generation | undefined) =>
       yield* Effect.sleep(Duration.millis(60_000 - (now % 60_000) + 50))
       const generation = current()
       if (generation === undefined) continue
-      yield* runDueTasks(generation, new Date(), "server").pipe(
-        Effect.catchAll((error) => Effect.logWarning(`scheduled tasks could not run: ${error.message}`))
+      yield* Effect.fork(
+        runDueTasks(generation, new Date(), "server").pipe(
+          Effect.catchAll((error) => Effect.logWarning(`scheduled tasks could not run: ${error.message}`))
+        )
       )
     }
   })

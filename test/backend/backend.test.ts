@@ -48,6 +48,7 @@ schedules:
   tasks:
     - { id: touch, label: Touch, command: "tools:touch", cron: "* * * * *" }
     - { id: slow, label: Slow, command: "tools:slow", cron: "* * * * *", without_overlapping: true }
+    - { id: code, label: Code, command: "tools:code", cron: "5 10 * * *" }
 `
 
 const tools = (dir: string) => {
@@ -145,5 +146,12 @@ describe("extension backend parts from the CLI", () => {
     expect(log.filter((line) => line === "slow")).toHaveLength(2)
     expect(log.filter((line) => line === "touched")).toHaveLength(3)
     expect(existsSync(out)).toBe(true)
+
+    // A task's command returning a non-zero exit code failed, as on the command line; durations are measured.
+    const coded = await runHost(["schedule:run", "--json", "--root", root], { env: at("05") })
+    expect(coded.code).toBe(1)
+    const codedOutcomes = JSON.parse(coded.stdout) as Array<Outcome & { detail: string | null; duration_ms: number }>
+    expect(codedOutcomes.map((o) => [o.task, o.status, o.detail])).toEqual([["touch", "ok", null], ["slow", "ok", null], ["code", "failed", "exit code 3"]])
+    expect(codedOutcomes[1]!.duration_ms).toBeGreaterThanOrEqual(1900)
   }, 30_000)
 })

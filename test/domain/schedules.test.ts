@@ -46,7 +46,9 @@ describe("validateCron", () => {
     ["0 0 * * * *", "must have 5 fields"],
     ["", "must have 5 fields"],
     ["a b c d e", "is invalid"],
-    ["0 0 31 2 *", "is invalid"]
+    ["0 0 31 2 *", "is invalid"],
+    ["? * * * *", `"?" is allowed only in the day fields, not in the minute`],
+    ["0 ? * * *", "not in the hour"]
   ])("rejects %s", (cron, message) => {
     const result = validateCron(cron)
     expect(Either.isLeft(result) && result.left.includes(message)).toBe(true)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
 import { install, request, type RunningServer, startServer, waitFor, writePanelConfig } from "../http/helpers.js"
 
 // Quarantine (DESIGN.md §11): an extension whose boot throws, whose route file throws, or whose route
@@ -86,6 +87,23 @@ describe("quarantine without a server", () => {
       expect(list.find((view) => view.id === "acme/boot-throws")).toMatchObject({ status: "quarantined" })
     } finally {
       other.cleanup()
+    }
+  })
+
+  it("a dependency forced out of its range quarantines the extension that needs it", async () => {
+    const other = tempDir("host-quarantine-range-")
+    const src = tempDir("host-quarantine-src-")
+    try {
+      writePanelConfig(other.path)
+      await install(other.path, fixture("extensions", "hello-world"))
+      await install(other.path, fixture("extensions", "full"))
+      const next = writeExtension(src.path, { id: "acme/hello-world", version: "2.0.0" })
+      expect((await runHost(["--root", other.path, "update", "acme/hello-world", "--source", next, "--force"])).code).toBe(0)
+      const commands = await runHost(["--root", other.path, "commands"])
+      expect(commands.stderr).toContain("quarantined acme/full: dependency acme/hello-world is at 2.0.0, which does not satisfy ^1.0")
+    } finally {
+      other.cleanup()
+      src.cleanup()
     }
   })
 })
