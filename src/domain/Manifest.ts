@@ -200,8 +200,8 @@ const checkDeprecations = (document: ManifestDocument, warnings: Array<Problem>)
         warnings.push(problem(`capabilities.${capability}`, `capability version must be a range like ^1`))
       }
     }
-    if ((document.schedules?.tasks?.length ?? 0) > 0 && !("schedules" in document.capabilities)) {
-      warnings.push(problem("capabilities", `capabilities is declared without "schedules: ^1", so older loaders ignore the scheduled tasks`))
+    if ((document.schedules?.tasks?.length ?? 0) > 0 && schedulesIgnored(document)) {
+      warnings.push(problem("capabilities", `capabilities is declared without "schedules: ^1", so the scheduled tasks are ignored (SPEC "Errors")`))
     }
   }
   const slots = document.frontend?.slots
@@ -278,10 +278,17 @@ export const decodeManifest = (raw: unknown, frameworkVersion?: string): Manifes
     name,
     version: document.version,
     settings: settings.fields,
-    schedules,
+    schedules: schedulesIgnored(document) ? [] : schedules,
     permissions: [...new Set(permissions)]
   }
   return { document, manifest: errors.length === 0 ? manifest : undefined, errors, warnings }
+}
+
+/** A deprecated `capabilities` section without a `schedules` range that accepts 1 turns the tasks off. */
+const schedulesIgnored = (document: ManifestDocument): boolean => {
+  if (document.capabilities === undefined) return false
+  const range = document.capabilities.schedules
+  return typeof range !== "string" || semver.validRange(range) === null || !semver.satisfies("1.0.0", range)
 }
 
 // ---- Entrypoint (PSR-4) and conventional file layout ----------------------------------------------

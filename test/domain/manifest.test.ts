@@ -94,8 +94,16 @@ describe("decodeManifest", () => {
     expect(result.errors).toEqual([])
     expect(result.warnings.map((p) => p.message)).toEqual([
       expect.stringContaining("capabilities is deprecated"),
-      expect.stringContaining(`without "schedules: ^1"`)
+      expect.stringContaining(`without "schedules: ^1", so the scheduled tasks are ignored`)
     ])
+    // SPEC "Errors": the tasks are ignored, so they never run.
+    expect(result.manifest?.schedules).toEqual([])
+    const declared = decodeManifest({
+      ...minimal,
+      capabilities: { routes: "^1", schedules: "^1" },
+      schedules: { tasks: [{ id: "a", label: "A", command: "x:a", cron: "* * * * *" }] }
+    })
+    expect(declared.manifest?.schedules.map((task) => task.id)).toEqual(["a"])
   })
 
   it("deduplicates permissions with a warning", () => {
