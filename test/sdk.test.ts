@@ -5,6 +5,7 @@ import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
 import {
   defineRoutes,
+  extensionContextKey,
   hasCommands,
   hasHealthChecks,
   hasRoutes,
@@ -31,6 +32,19 @@ describe("@host/sdk/server", () => {
     const url = new URL(`file://${fixture("extensions", "hello-world", "resources", "x.js")}`).href
     expect(new Probe({ modulePath: url }).getId()).toBe("acme/hello-world")
     expect(() => new Probe({ basePath: "/" }).getId()).toThrow("no extension.yaml found above /")
+  })
+
+  it("never guesses the base path from the current folder; the runtime hands the context over after new", () => {
+    class OwnConstructor extends HostExtension {
+      readonly started = true
+      constructor() {
+        super()
+      }
+    }
+    const extension = new OwnConstructor()
+    expect(() => extension.getId()).toThrow("HostExtension: no base path; pass the constructor's context on")
+    extension[extensionContextKey]({ basePath: fixture("extensions", "hello-world") })
+    expect(extension.getId()).toBe("acme/hello-world")
   })
 
   it("detects contracts structurally", () => {

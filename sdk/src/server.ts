@@ -133,11 +133,17 @@ export const findExtensionRoot = (start: string): string | undefined => {
 }
 
 /**
+ * The runtime also hands the construction context through this method after `new`, so a subclass whose
+ * constructor calls `super()` without it still finds its own folder (never the current directory's).
+ */
+export const extensionContextKey: unique symbol = Symbol.for("host.extensionContext") as never
+
+/**
  * Recommended base class: id, name and version come from the manifest; the base path is found by
  * walking up to extension.yaml; register and boot do nothing by default.
  */
 export abstract class HostExtension implements ExtensionInterface {
-  readonly #context: ExtensionContext
+  #context: ExtensionContext
   #basePath: string | undefined
   #manifest: ManifestIdentity | undefined
 
@@ -145,11 +151,18 @@ export abstract class HostExtension implements ExtensionInterface {
     this.#context = context
   }
 
+  [extensionContextKey](context: ExtensionContext): void {
+    if (this.#context.basePath === undefined && this.#context.modulePath === undefined) this.#context = context
+  }
+
   getBasePath(): string {
     if (this.#basePath !== undefined) return this.#basePath
     const module = this.#context.modulePath
     const start = this.#context.basePath ??
-      (module === undefined ? process.cwd() : dirname(module.startsWith("file:") ? fileURLToPath(module) : module))
+      (module === undefined ? undefined : dirname(module.startsWith("file:") ? fileURLToPath(module) : module))
+    if (start === undefined) {
+      throw new Error("HostExtension: no base path; pass the constructor's context on: constructor(context) { super(context) }")
+    }
     const found = findExtensionRoot(start)
     if (found === undefined) throw new Error(`HostExtension: no extension.yaml found above ${start}`)
     this.#basePath = found

@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url"
 import semver from "semver"
 import {
   type EventListener as ExtensionEventListener,
+  extensionContextKey,
   hasEventListeners,
   hasFrontendSlots,
   hasMiddleware,
@@ -247,10 +248,14 @@ export const buildGeneration = Effect.fn("Runtime.buildGeneration")(function*(op
           return yield* new Quarantine({ reason: `entrypoint ${entrypoint.module} exports no ${exportName ?? "default"} class` })
         }
         instance = yield* Effect.try({
-          try: () =>
-            typeof exported === "function"
-              ? new (exported as new(context: unknown) => unknown)({ basePath: directory, modulePath: pathToFileURL(file).href })
-              : exported,
+          try: () => {
+            const context = { basePath: directory, modulePath: pathToFileURL(file).href }
+            const made = typeof exported === "function" ? new (exported as new(context: unknown) => unknown)(context) : exported
+            // HostExtension takes the context here too, should a subclass constructor not pass it on.
+            const handOver = (made as Record<symbol, unknown> | null)?.[extensionContextKey]
+            if (typeof handOver === "function") handOver.call(made, context)
+            return made
+          },
           catch: (error) => new Quarantine({ reason: `constructing the entrypoint failed: ${describe(error)}` })
         })
         const missing = ["getId", "register", "boot"].filter((method) =>
