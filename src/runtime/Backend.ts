@@ -96,6 +96,11 @@ export const extensionCommands = (generation: Generation) =>
           yield* Effect.logWarning(`${extension.id}: a command entry is not {name: "vendor:thing", run()}; skipped`)
           continue
         }
+        const taken = commands.find((command) => command.name === decoded.value.name)
+        if (taken !== undefined) {
+          // `host <name>` runs the first one (extensions in dependency order); a task runs its own extension's.
+          yield* Effect.logWarning(`${extension.id}: the command ${decoded.value.name} is also declared by ${taken.extensionId}; host ${decoded.value.name} runs ${taken.extensionId}'s`)
+        }
         commands.push({
           name: decoded.value.name,
           description: decoded.value.description ?? "",
