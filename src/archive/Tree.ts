@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
-import { readdirSync, readFileSync } from "node:fs"
+import { type Dirent, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 
 // An extension tree on disk: its files (with the archive exclusions) and their checksums.
@@ -32,27 +32,32 @@ const systemError = (method: string, path: string) => (cause: unknown) => {
 }
 
 /**
+ * Every entry below `root` that is not a folder, as a POSIX relative path with its directory entry, in
+ * directory order; `skip` names leave a whole entry (and what is below it) out. One readdir per folder with
+ * the types (no stat per file): planning reads thousands of trees. Links are never followed.
+ */
+const walkTree = (root: string, skip: (name: string) => boolean): ReadonlyArray<readonly [string, Dirent]> => {
+  const found: Array<readonly [string, Dirent]> = []
+  const walk = (relative: string) => {
+    for (const entry of readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true })) {
+      if (skip(entry.name)) continue
+      const child = relative === "" ? entry.name : `${relative}/${entry.name}`
+      if (entry.isDirectory()) walk(child)
+      else found.push([child, entry])
+    }
+  }
+  walk("")
+  return found
+}
+
+/**
  * Every regular file below `root` as a sorted POSIX relative path, skipping excluded names at any
  * depth. Symbolic links are skipped without being followed (a link to a file or folder outside the
- * tree is never packed, validated or checked), and so are other special files. Reads directory
- * entries with their types in one call each (no stat per file): planning reads thousands of trees.
+ * tree is never packed, validated or checked), and so are other special files.
  */
 export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, PlatformError> =>
   Effect.try({
-    try: () => {
-      const files: Array<string> = []
-      const walk = (relative: string) => {
-        const entries = readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true })
-        for (const entry of entries) {
-          if (isExcluded(entry.name)) continue
-          const child = relative === "" ? entry.name : `${relative}/${entry.name}`
-          if (entry.isDirectory()) walk(child)
-          else if (entry.isFile()) files.push(child)
-        }
-      }
-      walk("")
-      return files.sort()
-    },
+    try: () => walkTree(root, isExcluded).filter(([, entry]) => entry.isFile()).map(([path]) => path).sort(),
     catch: systemError("readDirectory", root)
   })
 
@@ -63,20 +68,16 @@ export const listFiles = (root: string): Effect.Effect<ReadonlyArray<string>, Pl
  */
 export const hashInstalledTree = (root: string): Effect.Effect<Record<string, string>, PlatformError> =>
   Effect.try({
-    try: () => {
-      const hashes: Record<string, string> = {}
-      const walk = (relative: string) => {
-        for (const entry of readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true })) {
-          const child = relative === "" ? entry.name : `${relative}/${entry.name}`
-          if (entry.isDirectory()) walk(child)
-          else if (relative === "" && packageMetaFiles.has(entry.name)) continue
-          else if (entry.isFile()) hashes[child] = sha256Hex(readFileSync(join(root, child)))
-          else hashes[child] = entry.isSymbolicLink() ? "(symlink)" : "(special file)"
-        }
-      }
-      walk("")
-      return Object.fromEntries(Object.keys(hashes).sort().map((file) => [file, hashes[file]!]))
-    },
+    try: () =>
+      Object.fromEntries(
+        walkTree(root, () => false)
+          .filter(([path]) => !packageMetaFiles.has(path))
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([path, entry]) => [
+            path,
+            entry.isFile() ? sha256Hex(readFileSync(join(root, path))) : entry.isSymbolicLink() ? "(symlink)" : "(special file)"
+          ])
+      ),
     catch: systemError("readDirectory", root)
   })
 

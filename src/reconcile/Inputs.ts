@@ -213,6 +213,17 @@ export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{
   }
 }
 
+/** A source known to provide exactly the installed version: read from the installed record, not parsed again. */
+const installedCandidate = (id: string, installed: ActualExtension, digest: string | null, source: Candidate["source"]): Candidate => ({
+  id,
+  version: installed.version,
+  dependencies: installed.dependencies,
+  fields: installed.fields,
+  capabilities: noCapabilities,
+  digest,
+  source
+})
+
 /** What a folder source provides now. */
 export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(
   id: string,
@@ -226,15 +237,7 @@ export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(functi
     const checksums = yield* hashFiles(folder, files.filter((file) => !packageMetaFiles.has(file)))
     const digest = sha256Hex(encodeChecksums(checksums))
     if (digest === installed.digest && installed.integrity === "intact") {
-      return {
-        id,
-        version: installed.version,
-        dependencies: installed.dependencies,
-        fields: installed.fields,
-        capabilities: noCapabilities,
-        digest,
-        source: { type: "path", path: folder }
-      } satisfies Candidate
+      return installedCandidate(id, installed, digest, { type: "path", path: folder })
     }
   }
   const tree = detail === "full" ? yield* readTree(folder, folder) : { ...yield* readTreeLight(folder, folder), capabilities: noCapabilities }
@@ -311,15 +314,7 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
 ) {
   const keepsInstalled = installed !== undefined && (range === undefined || semver.satisfies(installed.version, range))
   if (detail === "light" && keepsInstalled) {
-    return {
-      id,
-      version: installed.version,
-      dependencies: installed.dependencies,
-      fields: installed.fields,
-      capabilities: noCapabilities,
-      digest: null,
-      source: { type: "registry", id, version: installed.version }
-    } satisfies Candidate
+    return installedCandidate(id, installed, null, { type: "registry", id, version: installed.version })
   }
   const registry = yield* Effect.serviceOption(Registry)
   if (Option.isNone(registry)) return yield* new SourceUnavailable({ id, detail: "no registry is available to this command" })

@@ -8,24 +8,30 @@ import { renderView, viewNamespaces } from "../../src/runtime/Views.js"
 import { repoRoot, tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 
-describe("view namespaces", () => {
-  it.effect("render namespace::view with auto-escaping, and name what is wrong", () => {
-    const root = tempDir("host-root-")
-    const src = tempDir("host-src-")
-    const extension = writeExtension(src.path, {
-      id: "acme/pages",
-      version: "1.0.0",
-      files: {
+/** acme/pages: an entrypoint declaring the view namespace `pages` under resources/views, plus `files`. */
+const writePages = (dir: string, files: Readonly<Record<string, string>>) =>
+  writeExtension(dir, {
+    id: "acme/pages",
+    version: "1.0.0",
+    files: {
         "src/PagesExtension.ts": `import { HostExtension } from "@host/sdk/server"
 export class PagesExtension extends HostExtension {
   getViewsPath() { return "resources/views" }
   getViewNamespace() { return "pages" }
 }
 `,
+      ...files
+    }
+  })
+
+describe("view namespaces", () => {
+  it.effect("render namespace::view with auto-escaping, and name what is wrong", () => {
+    const root = tempDir("host-root-")
+    const src = tempDir("host-src-")
+    const extension = writePages(src.path, {
         "resources/views/hello.eta": "<h1>Hello <%= it.name %></h1><%~ include('./footer', it) %>",
         "resources/views/footer.eta": "<footer><%= it.note %></footer>",
         "resources/views/broken.eta": "<%= it.missing.deeper %>"
-      }
     })
     return Effect.gen(function*() {
       yield* Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.add(SourceSpec.Directory({ path: extension }), { actor: { type: "cli" } }))
@@ -63,16 +69,7 @@ describe("views from route handlers", () => {
     const root = tempDir("host-root-")
     const src = tempDir("host-src-")
     writePanelConfig(root.path)
-    const extension = writeExtension(src.path, {
-      id: "acme/pages",
-      version: "1.0.0",
-      files: {
-        "src/PagesExtension.ts": `import { HostExtension } from "@host/sdk/server"
-export class PagesExtension extends HostExtension {
-  getViewsPath() { return "resources/views" }
-  getViewNamespace() { return "pages" }
-}
-`,
+    const extension = writePages(src.path, {
         "src/routes/web.ts": `import { defineRoutes } from "@host/sdk/server"
 export default defineRoutes((r) => {
   r.get("/hello", async ({ query, view }) =>
@@ -80,7 +77,6 @@ export default defineRoutes((r) => {
 })
 `,
         "resources/views/hello.eta": "<h1>Hello <%= it.name %></h1>"
-      }
     })
     await install(root.path, extension)
     const server = await startServer(root.path)
