@@ -201,3 +201,22 @@ export const formatPlanMarkdown = ({ apply, plan }: MarkdownInput): string => {
   )
   return `${sections.join("\n\n")}\n`
 }
+
+/**
+ * What `--format markdown` prints when no plan could be made or applied (an invalid desired state, a stale
+ * plan, the lock held): the comment then says why instead of being empty. Problems are listed one per line.
+ */
+export const formatFailureMarkdown = (
+  message: string,
+  problems: ReadonlyArray<{ readonly path: string; readonly message: string }> = []
+): string =>
+  `${
+    [
+      "## Reconcile failed",
+      callout(
+        "CAUTION",
+        problems.length > 0 ? "The desired state cannot be planned; nothing was applied." : "Nothing was applied.",
+        problems.length > 0 ? problems.map((found) => `${code(found.path)}: ${escapeText(found.message)}`) : [escapeText(message)]
+      )
+    ].join("\n\n")
+  }\n`

@@ -189,6 +189,23 @@ describe("host reconcile --format markdown", () => {
     expect(again.stdout).toBe("## No changes. Panel matches desired state.\n\n### Applied: nothing to do\n\n" + again.stdout.split("\n\n")[2])
   })
 
+  it("says why in markdown when no plan can be made, and nothing is applied", async () => {
+    const root = panel()
+    const run = await runHost(["--root", root, "reconcile", "--format", "markdown"], { env: {} })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe([
+      "## Reconcile failed",
+      "",
+      "> [!CAUTION]",
+      "> **The desired state cannot be planned; nothing was applied.**",
+      ">",
+      "> - `extensions.acme/full.settings`: environment variable FULL_API_KEY not set",
+      ""
+    ].join("\n"))
+    expect(run.stderr).toContain("error: reconcile: the desired state in")
+    expect(inspectDatabase(root).extensions).toEqual([])
+  })
+
   it("--json is --format json and refuses another --format", async () => {
     const root = panel()
     const json = await runHost(["--root", root, "reconcile", "--dry-run", "--format", "json"], { env })

@@ -3,10 +3,10 @@ import { FileSystem, Path } from "@effect/platform"
 import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { formatAction, formatPlan, type Plan, type PlanAction } from "../../domain/Plan.js"
-import { formatPlanMarkdown } from "../../domain/PlanMarkdown.js"
+import { formatFailureMarkdown, formatPlanMarkdown } from "../../domain/PlanMarkdown.js"
 import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
-import { exitWith, printJson } from "../Output.js"
+import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
 import { registryLayer } from "./registry.js"
 
@@ -143,6 +143,12 @@ export const reconcileCommand = Command.make(
         Stream.runForEach(() => runLogged)
       )
     }).pipe(
+      // Markdown goes to a pull request: a failure is a document there too (and the usual error on stderr).
+      Effect.tapError((error) =>
+        options.format._tag === "Some" && options.format.value === "markdown" && !options.json && !(error instanceof CommandExit)
+          ? Console.log(formatFailureMarkdown(error.message, "problems" in error ? error.problems : []).trimEnd())
+          : Effect.void
+      ),
       Effect.provide(
         Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
           Reconciler.Default.pipe(
