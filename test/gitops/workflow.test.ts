@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect, it } from "vitest"
+import { parse as parseYaml } from "yaml"
 import { startServer, writePanelConfig } from "../http/helpers.js"
 import { fixture, hostBin, repoRoot, tempDirsPerTest } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
@@ -43,6 +44,11 @@ it("plan on the pull request, apply on merge, drift alarm after a hand toggle, a
   // The GitHub Actions and GitLab CI examples run the same plan command as the generic job.
   const planCommand = steps.plan!.split("\n").find((line) => line.startsWith("host reconcile"))!.replace(/ \|\| status=\$\?$/, "")
   expect(page.split(planCommand).length - 1).toBe(3)
+  // Every YAML example is valid YAML; the CI ones have their plan, apply and drift jobs.
+  const yamlBlocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => parseYaml(match[1]!) as Record<string, unknown>)
+  expect(yamlBlocks).toHaveLength(3)
+  expect(Object.keys(yamlBlocks[1]!.jobs as object)).toEqual(["plan", "apply", "drift"])
+  expect(Object.keys(yamlBlocks[2]!)).toEqual(expect.arrayContaining(["plan", "apply", "drift"]))
 
   const base = temp("host-gitops-")
   const origin = join(base, "origin.git")

@@ -63,6 +63,13 @@ describe("POST /admin/host/reconcile, signed", () => {
       const malformed = await webhook(server.url, "{}", { "x-host-signature-256": "sha1=abc", "x-host-delivery": "d-malformed" })
       expect(malformed.status).toBe(401)
       expect(errorOf(malformed.json).detail).toContain("sha256=<64 hex characters")
+      // The signature decides: an admin token beside a wrong signature does not make it pass.
+      const tokenAndWrong = await webhook(server.url, "{}", {
+        authorization: "Bearer host_test_admin_token",
+        "x-host-signature-256": sign("{}", `${secret}-other`),
+        "x-host-delivery": "d-token"
+      })
+      expect(tokenAndWrong.status).toBe(401)
       const noDelivery = await webhook(server.url, "{}", { "x-host-signature-256": sign("{}") })
       expect(noDelivery.status).toBe(400)
       expect(errorOf(noDelivery.json).code).toBe("DeliveryMissing")
