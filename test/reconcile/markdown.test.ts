@@ -177,8 +177,13 @@ describe("host reconcile --format markdown", () => {
     expect(dry.stdout).toContain("${FULL_API_KEY}")
     expect(dry.stdout + dry.stderr + readFileSync(planFile, "utf8")).not.toContain("top-secret-value")
     expect(dry.stderr).toContain(`apply it with: host reconcile --plan ${planFile}`)
-    const saved = JSON.parse(readFileSync(planFile, "utf8")) as { id: string }
+    const saved = JSON.parse(readFileSync(planFile, "utf8")) as { id: string; fingerprint: string; created_at: string }
     expect(dry.stdout).toContain(`<code>${saved.id}</code>`)
+    // The real planner's output, with what changes per run (id, fingerprint, time) replaced.
+    golden(
+      "cli-install-configure",
+      dry.stdout.replace(saved.id, "plan-ID").replace(saved.fingerprint.slice(0, 12), "FINGERPRINT").replace(saved.created_at, "TIME")
+    )
     expect(inspectDatabase(root).extensions).toEqual([])
 
     const applied = await runHost(["--root", root, "reconcile", "--plan", planFile, "--format", "markdown"], { env })
