@@ -3,6 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
+import { buildCommand } from "./commands/build.js"
 import { exportCommand } from "./commands/export.js"
 import { keygenCommand } from "./commands/keygen.js"
 import {
@@ -56,6 +57,7 @@ const host = Command.make("host").pipe(
     panelTokenCommand,
     registrySyncCommand,
     registryStatusCommand,
+    buildCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )
