@@ -12,6 +12,7 @@ import { addServer, NewServer, removeServer } from "../panel/Servers.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
+import { readFrontendErrors } from "../runtime/FrontendErrors.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -47,6 +48,7 @@ export const listExtensions = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
   const live = runtime.current()
   const recorded = yield* readQuarantine
+  const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((extension) => {
     const reason = live?.generation.quarantined.get(extension.extensionId) ??
       (live === undefined ? quarantineReason(recorded, extension) : undefined)
@@ -59,7 +61,9 @@ export const listExtensions = Effect.gen(function*() {
       quarantine: reason ?? null,
       signature: extension.signature.status,
       source: extension.source,
-      updatedAt: extension.updatedAt
+      updatedAt: extension.updatedAt,
+      // Recent render errors the bridge reported (docs/frontend.md "Diagnostics"), newest first.
+      frontendErrors: frontendErrors.get(extension.extensionId) ?? []
     }
   }))
 })

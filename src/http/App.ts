@@ -10,6 +10,8 @@ import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import * as Login from "./Login.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
+import * as ClientEvents from "./ClientEvents.js"
+import * as Diagnostics from "./Diagnostics.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 
 // The server's routes (DESIGN.md §12). The three read-only client bodies are precomputed per runtime
@@ -60,6 +62,9 @@ const clientRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/api/client/host/extensions", precomputed("extensions")),
   HttpRouter.get("/api/client/host/config", precomputed("config")),
   HttpRouter.get("/api/client/host/extensions/:vendor/:name/settings", publicSettings),
+  // The bridge's live updates and error reports (docs/frontend.md).
+  HttpRouter.get("/api/client/host/events", ClientEvents.events),
+  HttpRouter.post("/api/client/host/diagnostics", Diagnostics.diagnostics),
   HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
   HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
   HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)

@@ -30,6 +30,8 @@ export interface LiveRuntimeService {
   readonly current: () => LiveGeneration | undefined
   /** Re-reads the state now and swaps if it changed (or always, with `force`). */
   readonly refresh: (force?: boolean) => Effect.Effect<LiveGeneration>
+  /** Called with every new generation once it is current (the bridge's events stream); returns an unsubscribe. */
+  readonly onSwap: (listener: (live: LiveGeneration) => void) => () => void
 }
 
 export class LiveRuntime extends Context.Tag("host/runtime/LiveRuntime")<LiveRuntime, LiveRuntimeService>() {}
@@ -58,6 +60,13 @@ const make = (options: LiveRuntimeOptions) =>
     const panelFile = path.join(paths.root, "config", "panel.yaml")
 
     let current: LiveGeneration | undefined = undefined
+    const swapListeners = new Set<(live: LiveGeneration) => void>()
+    const onSwap = (listener: (live: LiveGeneration) => void) => {
+      swapListeners.add(listener)
+      return () => {
+        swapListeners.delete(listener)
+      }
+    }
     let fingerprint = ""
     let panelStamp = ""
     let panelState = { info: panel.info, directory: panel.directory }
@@ -125,6 +134,10 @@ const make = (options: LiveRuntimeOptions) =>
         }
         current = next
         fingerprint = nextFingerprint
+        yield* Effect.forEach([...swapListeners], (listener) =>
+          Effect.try(() => listener(next)).pipe(
+            Effect.catchAll((error) => Effect.logWarning(`a generation listener failed: ${String(error.error)}`))
+          ), { discard: true })
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${Date.now() - started} ms`
         )
@@ -168,7 +181,7 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.forkScoped
     )
 
-    return { current: () => current, refresh } satisfies LiveRuntimeService
+    return { current: () => current, refresh, onSwap } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))

@@ -14,6 +14,7 @@ import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Bac
 import { storeLayer } from "../Runtime.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
+import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {
@@ -54,6 +55,14 @@ export const statusCommand = Command.make(
         const { config, paths } = yield* HostConfig
         const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
         const quarantine = yield* readQuarantine
+        // Render errors the bridge reported for installed extensions (docs/frontend.md "Diagnostics").
+        const recorded = yield* readFrontendErrors
+        const frontendErrors = Object.fromEntries(
+          installed.flatMap((e) => {
+            const list = recorded.get(e.extensionId)
+            return list === undefined ? [] : [[e.extensionId, list] as const]
+          })
+        )
         return {
           version: config.version,
           root: paths.root,
@@ -67,6 +76,7 @@ export const statusCommand = Command.make(
           lock: yield* readLock,
           drift: yield* fileDrift,
           quarantined: installed.filter((e) => quarantineReason(quarantine, e) !== undefined).length,
+          frontendErrors,
           ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {}),
           ...(health ? { health: yield* Effect.flatMap(bootForCli, (generation) => runHealthChecks(generation)) } : {})
         }
@@ -107,6 +117,17 @@ export const statusCommand = Command.make(
         ],
         ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
       ]))
+      const withErrors = Object.entries(report.frontendErrors)
+      if (withErrors.length > 0) {
+        const lines = withErrors.flatMap(([id, list]) => [
+          `${id}:`,
+          ...list.slice(0, 3).map((entry) =>
+            `  ${entry.lastAt}  ${entry.message}${entry.count > 1 ? ` (×${entry.count})` : ""}${entry.slot === undefined ? "" : ` in ${entry.slot}`} (v${entry.version}, ${entry.user})`
+          ),
+          ...(list.length > 3 ? [`  … ${list.length - 3} more (host status --json)`] : [])
+        ])
+        yield* Console.log(`\nRecent frontend errors:\n${lines.join("\n")}`)
+      }
       if (report.installed !== undefined && report.installed.length > 0) {
         const table = extensionTable(report.installed)
         yield* Console.log(`\n${formatTable(table.header, table.rows)}`)
