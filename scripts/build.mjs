@@ -11,6 +11,8 @@ import { buildBridge } from "./build-bridge.mjs"
 await Promise.all([
   // /host/bridge.js (src/bridge): the browser runtime extension bundles register with.
   buildBridge(),
+  // The reference panel's browser files and /host/utility.css (scripts/build-panel.mjs).
+  import("./build-panel.mjs").then((panel) => panel.buildPanel()),
   build({
     entryPoints: ["src/cli/bin.ts"],
     outfile: "dist/host.cjs",

@@ -9,6 +9,7 @@ import { authenticate, header, requireUser } from "./Context.js"
 import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import * as Login from "./Login.js"
+import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
 import * as Diagnostics from "./Diagnostics.js"
@@ -98,7 +99,9 @@ const extensionRoutes = HttpRouter.empty.pipe(
   HttpRouter.all("/host/:vendor/:name/*", extensionRoute("web"))
 )
 
-export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes)
+// The reference panel (its JSON, files and page shell) last: its catch-all shell route matches only
+// what no other route does.
+export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes, PanelPages.routes)
 
 /** The router as one app whose every failure is a JSON error body. */
 export const app = Effect.map(HttpRouter.toHttpApp(router), withErrorBodies)
