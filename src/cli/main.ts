@@ -5,6 +5,7 @@ import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
 import { buildCommand } from "./commands/build.js"
 import { exportCommand } from "./commands/export.js"
+import { newCommand } from "./commands/new.js"
 import { keygenCommand } from "./commands/keygen.js"
 import {
   addCommand,
@@ -58,6 +59,7 @@ const host = Command.make("host").pipe(
     registrySyncCommand,
     registryStatusCommand,
     buildCommand,
+    newCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )
