@@ -1,7 +1,7 @@
 // The bridge's own few rules (error notice, nav links, page notices), in the theme variables so they
 // follow the panel's look; injected first in <head> so the panel's CSS can restyle them.
 const css = `
-.host-ext-error{display:flex;gap:.5rem;align-items:flex-start;padding:.5rem .75rem;margin:.25rem 0;border:1px solid var(--host-danger);border-radius:var(--host-radius-md);background:color-mix(in srgb,var(--host-danger) 12%,transparent);color:var(--host-text-primary);font:13px/1.45 var(--host-font-sans)}
+.host-ext-error{display:flex;align-self:start;box-sizing:border-box;gap:.5rem;align-items:flex-start;padding:.5rem .75rem;margin:.25rem 0;border:1px solid var(--host-danger);border-radius:var(--host-radius-md);background:color-mix(in srgb,var(--host-danger) 12%,transparent);color:var(--host-text-primary);font:13px/1.45 var(--host-font-sans)}
 .host-ext-error__icon{flex:none;display:inline-grid;place-items:center;width:1.15rem;height:1.15rem;border-radius:50%;background:var(--host-danger);color:#fff;font-weight:700;font-size:12px}
 .host-ext-error__detail{color:var(--host-text-muted);word-break:break-word}
 .host-nav-link{display:inline-flex;align-items:center;gap:.4rem;padding:.45rem .75rem;border-radius:var(--host-radius-sm);color:var(--host-text-secondary);text-decoration:none;font:500 14px/1.2 var(--host-font-sans);white-space:nowrap}
