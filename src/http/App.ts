@@ -5,6 +5,7 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./AdminApi.js"
 import { adminPage } from "./AdminPage.js"
+import * as AdminScreens from "./AdminScreens.js"
 import { authenticate, header, requireUser } from "./Context.js"
 import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
@@ -74,6 +75,8 @@ const clientRoutes = HttpRouter.empty.pipe(
 const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
+  // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
+  HttpRouter.concat(AdminScreens.routes),
   HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
