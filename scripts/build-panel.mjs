@@ -3,9 +3,10 @@
 //   vendor.js   React 18 as the page's globals (window.React, window.ReactDOM, window.ReactJSXRuntime)
 //   panel.js    the panel single-page app (src/panel-app), using those globals
 //   panel.css   the panel's own look (theme variables on :root, components)
+//   favicon.svg the panel's icon
 //   utility.css Tailwind CSS v4 from the panel app's classes plus the safelist in src/panel-app/utility.css
 import { execFileSync } from "node:child_process"
-import { mkdirSync } from "node:fs"
+import { copyFileSync, mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { build } from "esbuild"
 
@@ -45,6 +46,7 @@ export const buildPanel = async () => {
     build({ entryPoints: ["src/panel-app/panel.css"], outfile: `${out}/panel.css`, bundle: true, minify: true, logLevel: "warning" }),
     Promise.resolve().then(tailwind)
   ])
+  copyFileSync("src/panel-app/favicon.svg", `${out}/favicon.svg`)
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildPanel()

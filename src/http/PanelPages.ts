@@ -23,6 +23,7 @@ const shellTemplate = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title><%= it.title %></title>
+<link rel="icon" href="/host/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/host/utility.css">
 <link rel="stylesheet" href="/host/panel.css">
 <% for (const href of it.styles) { %><link rel="stylesheet" href="<%= href %>">
@@ -128,6 +129,7 @@ export const routes = HttpRouter.empty.pipe(
   HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
   HttpRouter.get("/host/panel.js", frameworkAsset("panel.js")),
   HttpRouter.get("/host/panel.css", frameworkAsset("panel.css")),
+  HttpRouter.get("/host/favicon.svg", frameworkAsset("favicon.svg")),
   HttpRouter.get("/", shell),
   HttpRouter.get("/*", shell)
 )

@@ -63,6 +63,13 @@ export const demoServer = (uuid: string): DemoServer => {
 export const formatMegabytes = (megabytes: number): string =>
   megabytes >= 1024 ? `${(megabytes / 1024).toFixed(megabytes >= 10240 ? 0 : 1)} GiB` : `${megabytes} MiB`
 
+/** "2.0 / 4.0 GiB": one unit when both sides share it, so a usage fits a narrow column. */
+export const formatUsage = (used: number, limit: number): string => {
+  const [usedValue, usedUnit] = formatMegabytes(used).split(" ")
+  const [limitValue, limitUnit] = formatMegabytes(limit).split(" ")
+  return usedUnit === limitUnit ? `${usedValue} / ${limitValue} ${limitUnit}` : `${formatMegabytes(used)} / ${formatMegabytes(limit)}`
+}
+
 export const consoleLines = (name: string): ReadonlyArray<string> => [
   "[10:41:02 INFO]: Starting minecraft server version 1.21.1",
   "[10:41:02 INFO]: Loading properties",

@@ -91,7 +91,7 @@ export const UsageBar = ({ label, limit, text, used }: { readonly label: string;
   const tone = percent > 85 ? "bg-host-danger" : percent > 65 ? "bg-host-warning" : "bg-host-primary"
   return (
     <div className="min-w-0">
-      <div className="flex items-baseline justify-between gap-2 text-xs">
+      <div className="flex flex-col text-xs sm:flex-row sm:items-baseline sm:justify-between sm:gap-2">
         <span className="text-host-text-muted">{label}</span>
         <span className="truncate font-medium text-host-text-secondary">{text}</span>
       </div>

@@ -1,7 +1,7 @@
 import { useEffect } from "react"
 import { Link, useLocation } from "react-router-dom"
 import { type ServerSummary, usePanelJson } from "../api.js"
-import { demoServer, formatMegabytes } from "../demo.js"
+import { demoServer, formatUsage } from "../demo.js"
 import { announceContext, bootstrap } from "../host.js"
 import { Page } from "../layout.js"
 import { Slot } from "../Slot.js"
@@ -30,7 +30,8 @@ const ServerRow = ({ server }: { readonly server: ServerSummary }) => {
           </div>
           <div className="mt-0.5 flex min-w-0 flex-wrap items-center gap-x-2 text-xs text-host-text-muted">
             <Slot context={context} id="dashboard.serverrow.description.before" />
-            <span className="truncate">{demo.egg} · {demo.address}</span>
+            <span>{demo.egg}</span>
+            <span className="font-mono">{demo.address}</span>
             <Slot context={context} id="dashboard.serverrow.description.after" />
           </div>
         </div>
@@ -39,17 +40,17 @@ const ServerRow = ({ server }: { readonly server: ServerSummary }) => {
         <StatusDot status={demo.status} />
       </div>
       <div className="host-server-row__limits">
-        <UsageBar label="CPU" limit={demo.cpu.limit} text={`${demo.cpu.used}% / ${demo.cpu.limit}%`} used={demo.cpu.used} />
+        <UsageBar label="CPU" limit={demo.cpu.limit} text={`${demo.cpu.used} / ${demo.cpu.limit}%`} used={demo.cpu.used} />
         <UsageBar
           label="Memory"
           limit={demo.memory.limit}
-          text={`${formatMegabytes(demo.memory.used)} / ${formatMegabytes(demo.memory.limit)}`}
+          text={formatUsage(demo.memory.used, demo.memory.limit)}
           used={demo.memory.used}
         />
         <UsageBar
           label="Disk"
           limit={demo.disk.limit}
-          text={`${formatMegabytes(demo.disk.used)} / ${formatMegabytes(demo.disk.limit)}`}
+          text={formatUsage(demo.disk.used, demo.disk.limit)}
           used={demo.disk.used}
         />
         <Slot context={context} id="dashboard.serverrow.limits" />

@@ -58,7 +58,7 @@ const Stat = ({ icon, label, value }: { readonly icon: string; readonly label: s
     <Icon className="h-5 w-5 shrink-0 text-host-primary-light" name={icon} />
     <div className="min-w-0">
       <p className="text-xs text-host-text-muted">{label}</p>
-      <p className="truncate text-sm font-medium text-host-text-primary">{value}</p>
+      <p className="break-words text-sm font-medium text-host-text-primary">{value}</p>
     </div>
   </div>
 )
