@@ -21,7 +21,14 @@ describeBrowser("reference panel in Chromium", () => {
     await page.goto(`${panel.url}/server/srv-alice/files`)
     expect(new URL(page.url()).pathname).toBe("/auth/login")
     expect(new URL(page.url()).searchParams.get("redirect")).toBe("/server/srv-alice/files")
+    await screenshot(page, "panel-sign-in-1280x800")
+    // A wrong token keeps the user on the form, told why, with the way back kept.
     await page.fill("input[name=username]", "alice")
+    await page.fill("input[name=password]", "not-the-token")
+    await Promise.all([page.waitForLoadState("load"), page.click("button[type=submit]")])
+    expect(await page.textContent("[role=alert]")).toContain("Unknown username or wrong token")
+    expect(await page.inputValue("input[name=redirect]")).toBe("/server/srv-alice/files")
+    errors.length = 0
     await page.fill("input[name=password]", tokens.alice)
     await Promise.all([page.waitForURL(`${panel.url}/server/srv-alice/files`), page.click("button[type=submit]")])
     await page.waitForSelector("[data-testid=file-list]")
