@@ -182,6 +182,20 @@ describe("page shell", () => {
     }
   })
 
+  it("builds the utility sheet from the panel's classes and the safelist, with the theme colours", async () => {
+    const sheet = (await request(`${server.url}/host/utility.css`)).text
+    // Used by the panel app.
+    for (const selector of [".text-host-text-muted", ".lg\\:grid-cols-\\[minmax\\(0\\,1fr\\)_18rem\\]", ".truncate"]) {
+      expect(sheet, selector).toContain(selector)
+    }
+    // Safelisted though the panel does not use them.
+    for (const selector of [".md\\:grid-cols-12", ".bg-host-info", ".border-host-danger", ".rounded-host-lg", ".font-host-mono", ".text-indigo-400", ".p-16"]) {
+      expect(sheet, selector).toContain(selector)
+    }
+    // Theme colours resolve to the live variables, so an extension theme's overrides reach them.
+    expect(sheet).toContain(".bg-host-info{background-color:var(--host-info)}")
+  })
+
   it("drops a disabled extension's bundle from the next page", async () => {
     const disable = await runHost(["--root", root.path, "disable", "acme/full"])
     expect(disable.code, disable.stderr).toBe(0)
