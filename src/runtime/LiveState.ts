@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { coreExtensionId } from "../domain/Installed.js"
@@ -11,6 +11,7 @@ import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
 import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
+import { devSignals } from "./DevSignal.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
 
 // The live runtime of a server (DESIGN.md §7, §11): the current generation, swapped for a new one when
@@ -178,6 +179,12 @@ const make = (options: LiveRuntimeOptions) =>
     yield* refresh(true).pipe(
       Effect.zipRight(Effect.repeat(Effect.delay(refresh(), interval), Schedule.forever)),
       Effect.ignore,
+      Effect.forkScoped
+    )
+
+    // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
+    yield* devSignals(paths.storage).pipe(
+      Stream.runForEach(() => refresh()),
       Effect.forkScoped
     )
 

@@ -20,7 +20,9 @@ import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
 const fileDrift = Effect.gen(function*() {
   const path = yield* Path.Path
   const { paths } = yield* HostConfig
-  const extensions = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  // A dev link is the author's working folder: it changes on every save, so it has no drift to report.
+  const extensions = installed.filter((extension) => extension.source.type !== "dev-link")
   const results = yield* Effect.forEach(extensions, (extension) =>
     Effect.map(
       checkTree(path.join(paths.extensions, ...extension.extensionId.split("/"))),
@@ -30,7 +32,8 @@ const fileDrift = Effect.gen(function*() {
     checked: results.length,
     modified: results.filter((r) => r.integrity._tag === "Modified").map((r) => r.id),
     missing: results.filter((r) => r.integrity._tag === "Missing").map((r) => r.id),
-    unverifiable: results.filter((r) => r.integrity._tag === "Unverifiable").map((r) => r.id)
+    unverifiable: results.filter((r) => r.integrity._tag === "Unverifiable").map((r) => r.id),
+    linked: installed.filter((extension) => extension.source.type === "dev-link").map((extension) => extension.extensionId)
   }
 })
 
@@ -91,7 +94,8 @@ export const statusCommand = Command.make(
       const driftText = [
         drift.modified.length > 0 ? `modified: ${drift.modified.join(", ")}` : undefined,
         drift.missing.length > 0 ? `files missing: ${drift.missing.join(", ")}` : undefined,
-        drift.unverifiable.length > 0 ? `unverifiable: ${drift.unverifiable.join(", ")}` : undefined
+        drift.unverifiable.length > 0 ? `unverifiable: ${drift.unverifiable.join(", ")}` : undefined,
+        drift.linked.length > 0 ? `not checked, linked with host dev: ${drift.linked.join(", ")}` : undefined
       ].filter((part) => part !== undefined)
       yield* Console.log(formatPairs([
         ["Host", report.version],
