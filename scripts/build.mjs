@@ -13,6 +13,8 @@ await Promise.all([
   buildBridge(),
   // The reference panel's browser files and /host/utility.css (scripts/build-panel.mjs).
   import("./build-panel.mjs").then((panel) => panel.buildPanel()),
+  // The admin screens: /host/admin.js and /host/admin.css (scripts/build-admin.mjs).
+  import("./build-admin.mjs").then((admin) => admin.buildAdmin()),
   build({
     entryPoints: ["src/cli/bin.ts"],
     outfile: "dist/host.cjs",
