@@ -121,8 +121,18 @@ export interface SubNavItem {
  * An area's sub-navigation: the panel's own entries and the area's nav slots (where the bridge lists the
  * extension pages of the area). On a phone it scrolls sideways instead of wrapping.
  */
-export const SubNav = ({ items, label, slot }: { readonly items: ReadonlyArray<SubNavItem>; readonly label: string; readonly slot: string }) => (
-  <nav aria-label={label} className="host-subnav">
+export const SubNav = ({ items, label, slot }: { readonly items: ReadonlyArray<SubNavItem>; readonly label: string; readonly slot: string }) => {
+  const nav = useRef<HTMLElement>(null)
+  const location = useLocation()
+  // On a phone the current entry may sit off-screen in the scrolling strip: bring it into view.
+  useEffect(() => {
+    const current = nav.current?.querySelector<HTMLElement>("a[aria-current=page]")
+    if (current !== null && current !== undefined && nav.current !== null && nav.current.scrollWidth > nav.current.clientWidth) {
+      current.scrollIntoView({ block: "nearest", inline: "center" })
+    }
+  }, [location.pathname])
+  return (
+  <nav aria-label={label} className="host-subnav" ref={nav}>
     <Slot className="host-subnav__slot" id={`${slot}.before`} />
     {items.map((item) => (
       <NavLink end={item.end ?? false} key={item.to} to={item.to}>
@@ -133,7 +143,8 @@ export const SubNav = ({ items, label, slot }: { readonly items: ReadonlyArray<S
     <Slot className="host-subnav__slot" id={slot} />
     <Slot className="host-subnav__slot" id={`${slot}.after`} />
   </nav>
-)
+  )
+}
 
 export const Page = ({ children }: { readonly children: ReactNode }) => (
   <div className="mx-auto w-full max-w-7xl px-3 py-5 sm:px-6 sm:py-6">{children}</div>
