@@ -62,8 +62,10 @@ export const shell = Effect.gen(function*() {
   const user = auth.user
   const page = classifyPanelPath(pathname)
   const access = page.kind === "page" && page.area === "server" ? live.panel.serverAccess(user, page.serverUuid) : undefined
-  // An unknown path and a server the user may not see are the same answer: the panel's 404 page.
-  const missing = page.kind === "unknown" || (page.area === "server" && access === undefined)
+  // An unknown path, a server the user may not see and a page of an extension that is not enabled are
+  // the same answer: the panel's 404 page (the bridge says which in the page outlet).
+  const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
+    (page.extension !== undefined && !live.generation.extensions.has(page.extension))
   const { config } = yield* HostConfig
   const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
   const bootstrap = {

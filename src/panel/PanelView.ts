@@ -73,14 +73,16 @@ export const serverContextView = (access: ServerAccess, user: PanelUser): Server
 const serverPages: ReadonlySet<string> = new Set(["files", "databases", "schedules", "users", "backups", "network", "startup", "settings"])
 
 export type PanelPath =
-  | { readonly kind: "page"; readonly area: "dashboard" | "account" }
-  | { readonly kind: "page"; readonly area: "server"; readonly serverUuid: string }
+  | { readonly kind: "page"; readonly area: "dashboard" | "account"; readonly extension?: string }
+  | { readonly kind: "page"; readonly area: "server"; readonly serverUuid: string; readonly extension?: string }
   /** Not a panel page: the shell still answers (the app shows its 404 page), with status 404. */
   | { readonly kind: "unknown" }
 
 const segment = /^[^/]+$/
 const isExtensionPage = (rest: ReadonlyArray<string>) =>
   rest.length >= 3 && rest[0] === "ext" && segment.test(rest[1]!) && segment.test(rest[2]!)
+/** The extension whose page an `ext/{vendor}/{name}/…` path is (checked with isExtensionPage first). */
+const extensionOf = (rest: ReadonlyArray<string>) => `${rest[1]!}/${rest[2]!}`
 
 /**
  * Which panel page a path is (docs/frontend.md "Reference panel"): `/`, the server pages, the account
@@ -96,9 +98,10 @@ export const classifyPanelPath = (pathname: string): PanelPath => {
   }
   if (parts.length === 0) return { kind: "page", area: "dashboard" }
   const [first, ...rest] = parts
-  if (first === "ext") return isExtensionPage(parts) ? { kind: "page", area: "dashboard" } : { kind: "unknown" }
+  if (first === "ext") return isExtensionPage(parts) ? { kind: "page", area: "dashboard", extension: extensionOf(parts) } : { kind: "unknown" }
   if (first === "account") {
-    const known = rest.length === 0 || (rest.length === 1 && (rest[0] === "api" || rest[0] === "ssh")) || isExtensionPage(rest)
+    if (isExtensionPage(rest)) return { kind: "page", area: "account", extension: extensionOf(rest) }
+    const known = rest.length === 0 || (rest.length === 1 && (rest[0] === "api" || rest[0] === "ssh"))
     return known ? { kind: "page", area: "account" } : { kind: "unknown" }
   }
   if (first === "server" && rest.length >= 1) {
@@ -108,7 +111,7 @@ export const classifyPanelPath = (pathname: string): PanelPath => {
     if (serverPages.has(page) && more.length === 0) return server
     if (page === "files" && more[0] === "edit" && more.length >= 2) return server
     if (page === "schedules" && more.length === 1) return server
-    if (isExtensionPage([page, ...more])) return server
+    if (isExtensionPage([page, ...more])) return { ...server, extension: extensionOf([page, ...more]) }
     return { kind: "unknown" }
   }
   return { kind: "unknown" }

@@ -45,7 +45,6 @@ describeBrowser("reference panel in Chromium", () => {
     const { context, errors, page } = await openPage(panel, { user: "admin" })
     const paths = [
       ["/", "[data-testid=server-list]"],
-      ["/ext/acme/demo/page", "[data-host-slot='dashboard.page']"],
       ["/server/srv-alice", ".host-terminal"],
       ["/server/srv-alice/files", "[data-testid=file-list]"],
       ["/server/srv-alice/files/edit/server.properties", ".host-editor"],
@@ -149,6 +148,10 @@ describeBrowser("reference panel in Chromium", () => {
       await page.waitForSelector("[data-host-error='404']")
       expect(await page.textContent("body"), path).not.toContain("Someone else")
     }
+    // The page of an extension that is not enabled: status 404, the bridge's say in the outlet.
+    const extensionPage = await page.goto(`${panel.url}/ext/acme/not-installed/page`)
+    expect(extensionPage?.status()).toBe(404)
+    await page.waitForSelector("[data-host-slot='dashboard.page']", { state: "attached" })
     // bob is a subuser of srv-alice with probe.view only: the console, and no other section.
     await page.goto(`${panel.url}/server/srv-alice`)
     await page.waitForSelector(".host-terminal")

@@ -7,14 +7,18 @@ import { classifyPanelPath, serverView } from "../../src/panel/PanelView.js"
 describe("classifyPanelPath", () => {
   it("knows the pages of the three areas and their extension-page paths", () => {
     expect(classifyPanelPath("/")).toEqual({ kind: "page", area: "dashboard" })
-    expect(classifyPanelPath("/ext/acme/full")).toEqual({ kind: "page", area: "dashboard" })
-    expect(classifyPanelPath("/ext/acme/full/stats/week")).toEqual({ kind: "page", area: "dashboard" })
-    for (const path of ["/account", "/account/", "/account/api", "/account/ssh", "/account/ext/acme/full/profile"]) {
+    expect(classifyPanelPath("/ext/acme/full")).toEqual({ kind: "page", area: "dashboard", extension: "acme/full" })
+    expect(classifyPanelPath("/ext/acme/full/stats/week")).toEqual({ kind: "page", area: "dashboard", extension: "acme/full" })
+    for (const path of ["/account", "/account/", "/account/api", "/account/ssh"]) {
       expect(classifyPanelPath(path), path).toEqual({ kind: "page", area: "account" })
     }
+    expect(classifyPanelPath("/account/ext/acme/full/profile")).toEqual({ kind: "page", area: "account", extension: "acme/full" })
     for (const page of ["", "/", "/files", "/files/edit/server.properties", "/files/edit/config/a%20b.yml", "/databases", "/schedules",
-      "/schedules/7", "/users", "/backups", "/network", "/startup", "/settings", "/ext/acme/full", "/ext/acme/full/players/steve"]) {
+      "/schedules/7", "/users", "/backups", "/network", "/startup", "/settings"]) {
       expect(classifyPanelPath(`/server/abc-123${page}`), page).toEqual({ kind: "page", area: "server", serverUuid: "abc-123" })
+    }
+    for (const page of ["/ext/acme/full", "/ext/acme/full/players/steve"]) {
+      expect(classifyPanelPath(`/server/abc-123${page}`), page).toEqual({ kind: "page", area: "server", serverUuid: "abc-123", extension: "acme/full" })
     }
   })
 
