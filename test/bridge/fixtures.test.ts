@@ -14,7 +14,7 @@ const freshBuild = async (folder: string) => {
   const target = await Effect.runPromise(resolveFrontendTarget(folder).pipe(Effect.provide(NodeContext.layer)))
   const { build } = await import("esbuild")
   const result = await build(frontendBuildOptions(target, { write: false }))
-  return { target, files: result.outputFiles }
+  return { target, files: result.outputFiles ?? [] }
 }
 
 describe("fixture frontends", () => {
