@@ -18,6 +18,7 @@ const template = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Extensions · <%= it.panelName %></title>
+<link rel="icon" href="/host/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/host/utility.css">
 <link rel="stylesheet" href="/host/panel.css">
 <link rel="stylesheet" href="/host/admin.css">
