@@ -1,6 +1,6 @@
 import { Effect, Queue, Stream } from "effect"
-import { watch } from "node:fs"
-import { sep } from "node:path"
+import { type Dirent, type FSWatcher, readdirSync, statSync, watch } from "node:fs"
+import { join, relative, sep } from "node:path"
 
 // Watching an extension folder for saved changes (`host build --watch`, `host dev --watch`). Editors
 // save in bursts (write a temp file, rename it, touch metadata), so the events of one save are collected
@@ -22,22 +22,60 @@ const isIgnored = (relative: string, options: WatchOptions) => {
   return options.ignore?.(relative) ?? false
 }
 
-/** A stream of batches of changed files under `root` (recursive `fs.watch`), until interrupted. */
+/**
+ * A stream of batches of changed files under `root`, until interrupted. One non-recursive watcher per
+ * folder (new folders are added as they appear): Node 20's recursive watch on Linux loses a file once
+ * an editor saved it by renaming a temporary file over it, which is how many editors save.
+ */
 export const watchTree = (root: string, options: WatchOptions = {}): Stream.Stream<ReadonlyArray<string>> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<string>()
-      const watcher = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          watch(root, { recursive: true }, (_event, file) => {
-            if (file === null) return
-            const relative = String(file).split(sep).join("/")
-            if (!isIgnored(relative, options)) Queue.unsafeOffer(queue, relative)
+      const watchers = new Map<string, FSWatcher>()
+      const relativeOf = (file: string) => relative(root, file).split(sep).join("/")
+      const watchFolder = (folder: string) => {
+        if (watchers.has(folder)) return
+        let watcher: FSWatcher
+        try {
+          watcher = watch(folder, (event, name) => {
+            if (name === null) return
+            const file = join(folder, String(name))
+            const relativePath = relativeOf(file)
+            if (isIgnored(relativePath, options)) return
+            if (event === "rename") {
+              try {
+                if (statSync(file).isDirectory()) watchTreeOf(file)
+              } catch {
+                // Gone again (a temporary file): nothing to watch.
+              }
+            }
+            Queue.unsafeOffer(queue, relativePath)
           })
-        ),
-        (watcher) => Effect.sync(() => watcher.close())
+        } catch {
+          return
+        }
+        watcher.on("error", () => {
+          watcher.close()
+          watchers.delete(folder)
+        })
+        watchers.set(folder, watcher)
+      }
+      const watchTreeOf = (folder: string) => {
+        watchFolder(folder)
+        let entries: Array<Dirent>
+        try {
+          entries = readdirSync(folder, { withFileTypes: true })
+        } catch {
+          return
+        }
+        for (const entry of entries) {
+          if (entry.isDirectory() && !ignoredFolders.includes(entry.name)) watchTreeOf(join(folder, entry.name))
+        }
+      }
+      yield* Effect.acquireRelease(
+        Effect.sync(() => watchTreeOf(root)),
+        () => Effect.sync(() => watchers.forEach((watcher) => watcher.close()))
       )
-      watcher.on("error", () => undefined)
       const quiet = options.quietMs ?? 20
       // One batch: wait for a first change, then keep taking until `quiet` ms pass without one.
       const batch = Effect.gen(function*() {

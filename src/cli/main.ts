@@ -6,6 +6,7 @@ import { NotAvailableYet } from "../domain/Errors.js"
 import { buildCommand } from "./commands/build.js"
 import { exportCommand } from "./commands/export.js"
 import { newCommand } from "./commands/new.js"
+import { devCommand } from "./commands/dev.js"
 import { keygenCommand } from "./commands/keygen.js"
 import {
   addCommand,
@@ -60,6 +61,7 @@ const host = Command.make("host").pipe(
     registryStatusCommand,
     buildCommand,
     newCommand,
+    devCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )
