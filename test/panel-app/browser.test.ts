@@ -137,6 +137,11 @@ describeBrowser("reference panel in Chromium", () => {
     })
     expect(calls.at(-1)).toMatchObject({ server: null, user: { username: "alice" } })
     expect(errors).toEqual([])
+    // Signing out from the user menu ends the session: the panel sends the user to sign in again.
+    await page.click("[data-testid=user-menu]")
+    await Promise.all([page.waitForURL(`${panel.url}/auth/login`), page.click("text=Sign out")])
+    await page.goto(`${panel.url}/account`)
+    expect(new URL(page.url()).pathname).toBe("/auth/login")
     await context.close()
   })
 
@@ -167,6 +172,13 @@ describeBrowser("reference panel in Chromium", () => {
     const admin = await openPage(panel, { user: "admin", path: "/" })
     await admin.page.waitForSelector("[data-testid=server-list]")
     expect(await admin.page.locator("a.host-toplink[href='/admin/host/extensions']").count()).toBe(1)
+    // Admins see every server; the filter narrows the list by name.
+    expect(await admin.page.locator("[data-server]").count()).toBe(2)
+    await admin.page.fill("input[aria-label='Filter servers']", "someone")
+    expect(await admin.page.$$eval("[data-server]", (rows) => rows.map((row) => row.getAttribute("data-server")))).toEqual(["srv-other"])
+    await admin.page.fill("input[aria-label='Filter servers']", "zzz")
+    expect(await admin.page.locator("[data-server]").count()).toBe(0)
+    expect(await admin.page.textContent("main")).toContain("No server matches")
     await admin.context.close()
   })
 

@@ -1,4 +1,4 @@
-import { useEffect } from "react"
+import { useEffect, useState } from "react"
 import { Link, useLocation } from "react-router-dom"
 import { type ServerSummary, usePanelJson } from "../api.js"
 import { demoServer, formatUsage } from "../demo.js"
@@ -62,6 +62,11 @@ const ServerRow = ({ server }: { readonly server: ServerSummary }) => {
 const ServerList = () => {
   const servers = usePanelJson<ReadonlyArray<ServerSummary>>("/api/client/servers")
   const { user } = bootstrap()
+  const [filter, setFilter] = useState("")
+  const needle = filter.trim().toLowerCase()
+  const shown = servers.state === "ok"
+    ? servers.data.filter((server) => needle === "" || server.name.toLowerCase().includes(needle) || server.uuid.startsWith(needle))
+    : []
   return (
     <>
       <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
@@ -71,7 +76,19 @@ const ServerList = () => {
             Signed in as {user.username}{user.admin ? " (administrator: every server is listed)" : ""}.
           </p>
         </div>
-        <DemoBadge />
+        <div className="flex flex-wrap items-center gap-3">
+          <DemoBadge />
+          {servers.state === "ok" && servers.data.length > 1 ? (
+            <input
+              aria-label="Filter servers"
+              className="host-input w-48"
+              onChange={(event) => setFilter(event.target.value)}
+              placeholder="Filter servers…"
+              type="search"
+              value={filter}
+            />
+          ) : null}
+        </div>
       </div>
       <Slot id="dashboard.header" />
       <Slot className="host-widgets" id="dashboard.widgets" />
@@ -83,9 +100,12 @@ const ServerList = () => {
         : null}
       {servers.state === "ok" && servers.data.length > 0 ? (
         <ul className="flex flex-col gap-3" data-testid="server-list">
-          {servers.data.map((server) => <ServerRow key={server.uuid} server={server} />)}
+          {shown.map((server) => <ServerRow key={server.uuid} server={server} />)}
         </ul>
       ) : null}
+      {servers.state === "ok" && servers.data.length > 0 && shown.length === 0
+        ? <p className="host-card p-6 text-sm text-host-text-muted">No server matches “{filter}”.</p>
+        : null}
       <Slot id="dashboard.serverlist.after" />
       <Slot id="dashboard.footer" />
     </>
