@@ -1,3 +1,4 @@
+import { themeDefaults } from "../domain/Theme.js"
 import { emit } from "./events.js"
 import { createStore } from "./store.js"
 
@@ -6,35 +7,6 @@ import { createStore } from "./store.js"
 // undefined, and layers extension themes over them by priority (the highest wins; equal priorities go by
 // registration order). One <style> element at the end of <head> carries the result, so removing an
 // extension's theme is rewriting that element.
-
-export const themeVariableNames = [
-  "primary", "primary-light", "primary-dark", "secondary", "success", "danger", "warning", "info",
-  "bg-primary", "bg-secondary", "bg-tertiary", "text-primary", "text-secondary", "text-muted", "border",
-  "radius-sm", "radius-md", "radius-lg", "font-sans", "font-mono"
-] as const
-
-export const themeDefaults: Readonly<Record<string, string>> = {
-  "--host-primary": "#3b82f6",
-  "--host-primary-light": "#60a5fa",
-  "--host-primary-dark": "#2563eb",
-  "--host-secondary": "#64748b",
-  "--host-success": "#22c55e",
-  "--host-danger": "#ef4444",
-  "--host-warning": "#f59e0b",
-  "--host-info": "#0ea5e9",
-  "--host-bg-primary": "#0f172a",
-  "--host-bg-secondary": "#1e293b",
-  "--host-bg-tertiary": "#334155",
-  "--host-text-primary": "#f8fafc",
-  "--host-text-secondary": "#cbd5e1",
-  "--host-text-muted": "#94a3b8",
-  "--host-border": "#334155",
-  "--host-radius-sm": "4px",
-  "--host-radius-md": "8px",
-  "--host-radius-lg": "12px",
-  "--host-font-sans": "ui-sans-serif, system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif",
-  "--host-font-mono": "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
-}
 
 /** `primary` → `--host-primary`; names already starting with `--` are kept. */
 export const variableName = (name: string) => name.startsWith("--") ? name : `--host-${name}`
