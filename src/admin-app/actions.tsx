@@ -93,7 +93,7 @@ const ConfirmOperation = ({ onClose, onDone, pending }: {
             <>
               {impact.data.tables.length > 0 ? (
                 <div>
-                  <p className="ha-label">{keepData ? "Tables kept (--keep-data)" : "Tables dropped by its migrations' down steps"}</p>
+                  <p className="ha-label">{keepData ? "Tables kept" : "Tables dropped by its migrations' down steps"}</p>
                   <table className="ha-table ha-table--compact" data-testid="dropped-tables">
                     <thead>
                       <tr><th>Table</th><th className="ha-num">Rows</th></tr>
@@ -111,9 +111,10 @@ const ConfirmOperation = ({ onClose, onDone, pending }: {
               ) : (
                 <p className="ha-muted">Its migrations create no tables that exist now.</p>
               )}
-              <p className="ha-muted">
-                {impact.data.migrations.length} migration(s) rolled back, {impact.data.settings} stored setting(s) deleted
-                {rowsDropped > 0 ? `, ${rowsDropped.toLocaleString()} row(s) lost` : ""}, unless data is kept.
+              <p className="ha-muted" data-testid="remove-summary">
+                {keepData
+                  ? `Only its files are removed: ${impact.data.migrations.length} migration record(s), ${impact.data.settings} stored setting(s) and every table stay.`
+                  : `${impact.data.migrations.length} migration(s) rolled back and ${impact.data.settings} stored setting(s) deleted${rowsDropped > 0 ? `: ${rowsDropped.toLocaleString()} row(s) lost` : ""}.`}
               </p>
               <label className="ha-check">
                 <input checked={keepData} data-testid="keep-data" onChange={(event) => setKeepData(event.target.checked)} type="checkbox" />

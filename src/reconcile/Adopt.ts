@@ -224,8 +224,10 @@ export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: A
     let target: YAMLMap | undefined = isMap(node) ? node : undefined
     const ensureMap = () => {
       if (target !== undefined) return target
-      const created = doc.createNode({ version: entry.version }) as YAMLMap
-      if (isScalar(node) && node.comment !== undefined && node.comment !== null) created.comment = node.comment
+      // The shorthand's own scalar becomes the version, so its quoting and trailing comment stay.
+      const created = new YAMLMap()
+      if (isScalar(node)) created.set("version", node)
+      else if (entry.version !== undefined) created.set("version", entry.version)
       map.set(id, created)
       target = created
       return created
