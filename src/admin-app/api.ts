@@ -121,7 +121,20 @@ export interface ExtensionRow {
   readonly updateAvailable: string | null
   readonly dependents: ReadonlyArray<string>
   readonly managed: boolean
+  readonly frontendErrors: ReadonlyArray<FrontendError>
   readonly updatedAt: string
+}
+
+/** A render error of one of its components, as the bridge reported it (newest first, repeats counted). */
+export interface FrontendError {
+  readonly message: string
+  readonly slot?: string
+  readonly url?: string
+  readonly version: string
+  readonly user: string
+  readonly count: number
+  readonly firstAt: string
+  readonly lastAt: string
 }
 
 export interface HealthCheck {
@@ -197,6 +210,7 @@ export interface Detail {
     readonly healthChecks: ReadonlyArray<{ readonly id: string; readonly label: string; readonly severity?: string }>
     readonly settings: number
   }
+  readonly frontendErrors: ReadonlyArray<FrontendError>
   readonly managed: null | { readonly file: string; readonly absent: boolean; readonly enabled: boolean; readonly settings: ReadonlyArray<string> }
 }
 

@@ -420,6 +420,7 @@ export const extensionsOverview = Effect.gen(function*() {
   const index = yield* registryIndexQuietly
   const desired = yield* desiredEntries
   const dependencies = new Map(installed.map((record) => [record.extensionId, decodeManifest(record.manifest).document?.dependencies ?? {}]))
+  const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((record) => {
     const reason = reasonOf(record)
     const manifest = decodeManifest(record.manifest).document
@@ -437,6 +438,7 @@ export const extensionsOverview = Effect.gen(function*() {
       updateAvailable: newerInRegistry(index, record),
       dependents: [...dependencies.entries()].filter(([other, deps]) => other !== record.extensionId && record.extensionId in deps).map(([other]) => other).sort(),
       managed: desired.has(record.extensionId),
+      frontendErrors: frontendErrors.get(record.extensionId) ?? [],
       updatedAt: record.updatedAt
     }
   }))
@@ -516,7 +518,9 @@ export const extensionDetail = Effect.gen(function*() {
     : [...new Set(bundleText === undefined ? [] : bundleSlotReferences(bundleText))].sort()
   const desired = (yield* desiredEntries).get(id)
   const index = yield* registryIndexQuietly
+  const frontendErrors = (yield* readFrontendErrors).get(id) ?? []
   return yield* ok({
+    frontendErrors,
     id,
     name: extension.name,
     version: extension.version,

@@ -120,6 +120,20 @@ describe("admin screens API", () => {
     expect((await admin("/extensions/acme/nope")).status).toBe(404)
   })
 
+  it("shows the frontend errors the bridge reported, on the row and the detail", async () => {
+    const reported = await request(`${server.url}/api/client/host/diagnostics`, {
+      as: "dave",
+      method: "POST",
+      body: { extensionId: "acme/full", message: "Cannot read properties of undefined (reading 'name')", slot: "dashboard.widgets" }
+    })
+    expect(reported.status, reported.text).toBe(202)
+    const overview = await admin("/extensions/overview")
+    expect(overview.body.data.find((row) => row.id === "acme/full")).toMatchObject({
+      frontendErrors: [{ message: "Cannot read properties of undefined (reading 'name')", slot: "dashboard.widgets", count: 1, user: "dave" }]
+    })
+    expect((await admin("/extensions/acme/full")).body.data).toMatchObject({ frontendErrors: [{ count: 1 }] })
+  })
+
   it("runs one extension's health checks now", async () => {
     const health = await admin("/extensions/acme/full/health", { method: "POST", body: {} })
     expect(health.status, health.text).toBe(200)

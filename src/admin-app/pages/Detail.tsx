@@ -288,6 +288,18 @@ export const DetailPage = () => {
               <Button kind="danger" onClick={() => operations.start({ operation: "remove", id, name: data.name, version: data.version })} testId="detail-remove">Remove</Button>
             </div>
           </div>
+          {data.frontendErrors.length === 0 ? null : (
+            <Notice title="Recent frontend errors (its components failed to render; the rest of each page kept working)" tone="warning">
+              <ul className="ha-list" data-testid="frontend-errors">
+                {data.frontendErrors.map((entry) => (
+                  <li key={`${entry.message} ${entry.firstAt}`}>
+                    <code className="ha-break">{entry.message}</code>
+                    <span className="ha-muted ha-small"> ×{entry.count} · {entry.slot ?? "page"} · {entry.version} · last {relativeTime(entry.lastAt)} ({entry.user})</span>
+                  </li>
+                ))}
+              </ul>
+            </Notice>
+          )}
           {data.quarantine === null ? null : (
             <Notice title="Quarantined: the runtime did not load it" tone="error">
               <p data-testid="quarantine">{data.quarantine}</p>

@@ -12,6 +12,7 @@ import {
   HealthBadge,
   Icon,
   Notice,
+  relativeTime,
   Section,
   SignatureBadge,
   sourceText,
@@ -255,6 +256,11 @@ export const ExtensionsPage = () => {
                       <td data-label="Extension">
                         <Link className="ha-link ha-strong" to={`/admin/host/extensions/${row.id}`}>{row.name}</Link>
                         <div className="ha-muted ha-small"><code>{row.id}</code>{row.managed ? <> · <Badge title="Listed in the desired-state file">desired state</Badge></> : null}</div>
+                        {row.frontendErrors.length === 0 ? null : (
+                          <div className="ha-small ha-fail" data-testid="frontend-errors" title={row.frontendErrors.map((entry) => entry.message).join("\n")}>
+                            {row.frontendErrors.reduce((sum, entry) => sum + entry.count, 0)} frontend error(s), last {relativeTime(row.frontendErrors[0]!.lastAt)}: {row.frontendErrors[0]!.message}
+                          </div>
+                        )}
                         {row.quarantine === null ? null : (
                           <div className="ha-quarantine" data-testid="quarantine">
                             <strong>Quarantined:</strong> {row.quarantine}
