@@ -5,7 +5,7 @@ import { HostConfig } from "../config/HostConfig.js"
 import { slotIds } from "../domain/Slots.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
-import { authenticate, requireUser } from "./Context.js"
+import { authenticate, header, requireUser } from "./Context.js"
 import { notFound } from "./Errors.js"
 import { frameworkAsset } from "./Static.js"
 
@@ -47,12 +47,19 @@ const scriptJson = (value: unknown) =>
 /** Paths that belong to the framework's other surfaces, never to the panel's pages. */
 const reservedPrefixes = ["/api/", "/admin/", "/host/", "/auth/"] as const
 
-/** GET of any panel page (and, as the panel's 404 page, of any other path outside the reserved ones). */
+/**
+ * GET of any panel page, and — for a browser (`Accept: text/html`) — of any other path outside the
+ * reserved ones, as the panel's 404 page.
+ */
 export const shell = Effect.gen(function*() {
   const { auth, live, request } = yield* authenticate
   const url = new URL(request.url, "http://panel.invalid")
   const pathname = url.pathname
   if (reservedPrefixes.some((prefix) => pathname.startsWith(prefix) || `${pathname}/` === prefix)) return yield* notFound()
+  const page = classifyPanelPath(pathname)
+  // A path that is no panel page is the panel's 404 page for a browser, and the JSON 404 of every other
+  // answer for API clients and scripts (which do not ask for HTML).
+  if (page.kind === "unknown" && !(header(request, "accept") ?? "").includes("text/html")) return yield* notFound()
   if (auth.user === undefined) {
     return HttpServerResponse.redirect(`/auth/login?redirect=${encodeURIComponent(`${pathname}${url.search}`)}`, {
       status: 303,
@@ -60,7 +67,6 @@ export const shell = Effect.gen(function*() {
     })
   }
   const user = auth.user
-  const page = classifyPanelPath(pathname)
   const access = page.kind === "page" && page.area === "server" ? live.panel.serverAccess(user, page.serverUuid) : undefined
   // An unknown path, a server the user may not see and a page of an extension that is not enabled are
   // the same answer: the panel's 404 page (the bridge says which in the page outlet).

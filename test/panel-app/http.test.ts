@@ -89,7 +89,7 @@ describe("panel JSON", () => {
 describe("page shell", () => {
   it("redirects a signed-out panel path to the sign-in form with the path to come back to", async () => {
     for (const path of ["/", "/server/srv-alice/files?x=1", "/account/api", "/ext/acme/full/stats", "/nope"]) {
-      const answer = await request(`${server.url}${path}`)
+      const answer = await request(`${server.url}${path}`, { headers: { accept: "text/html" } })
       expect(answer.status, path).toBe(303)
       expect(answer.headers.get("location")).toBe(`/auth/login?redirect=${encodeURIComponent(path)}`)
     }
@@ -157,12 +157,22 @@ describe("page shell", () => {
       ["alice", "/server/srv-alice/ext/acme/not-installed/page"],
       ["alice", "/account/ext/acme/not-installed/x"]
     ] as const) {
-      const answer = await request(`${server.url}${path}`, { as: user })
+      const answer = await request(`${server.url}${path}`, { as: user, headers: { accept: "text/html,application/xhtml+xml" } })
       expect(answer.status, `${user} ${path}`).toBe(404)
       expect(answer.text).toContain(`<div id="app"></div>`)
       if (!path.includes("/ext/")) expect(bootstrapOf(answer.text).server, path).toBeNull()
       // Nothing of the hidden server's name leaks into the page.
       expect(answer.text).not.toContain("Someone else")
+    }
+  })
+
+  it("answers a path that is no panel page with the JSON 404 to clients that do not ask for HTML", async () => {
+    for (const path of ["/nope", "/server/srv-alice/nope"]) {
+      for (const user of ["alice", undefined] as const) {
+        const answer = await request(`${server.url}${path}`, user === undefined ? {} : { as: user })
+        expect(answer.status, path).toBe(404)
+        expect(answer.json, path).toEqual({ errors: [{ code: "NotFound", status: "404", detail: "not found" }] })
+      }
     }
   })
 
