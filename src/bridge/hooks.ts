@@ -190,11 +190,6 @@ export const useExtensionConfig = <C = Record<string, unknown>>(extensionId: str
   return React.useMemo(() => ({ config: state.config as C | null, loading: state.loading, error: state.error, refresh: entry.load }), [state, entry])
 }
 
-/** Forgets cached public settings (a new generation may have changed them). */
-export const dropConfigs = () => {
-  for (const entry of configs.values()) if (entry.started) void entry.load()
-}
-
 export const useHostEvent = (event: string, callback: (payload: never) => void) => {
   const latest = React.useRef(callback)
   latest.current = callback

@@ -129,6 +129,9 @@ describeBrowser("bridge in the reference panel", () => {
     await subuser.page.locator("[data-host-slot='server.console.sidebar']").waitFor({ state: "attached" })
     await subuser.page.locator("[data-host-slot='server.subnav'] a[data-host-extension='acme/full']").waitFor()
     expect(await subuser.page.getByTestId("full-manage").count()).toBe(0)
+    // useExtensionApi reports the server's own error text: bob lacks full.view for the dashboard stats.
+    await subuser.page.goto(`${harness.url}/`)
+    await subuser.page.getByText("Stats unavailable: this needs the permission full.view").waitFor()
     await subuser.context.close()
   })
 

@@ -100,8 +100,13 @@ describeBrowser("bridge registry", () => {
     const events = await page.evaluate(() => {
       const host = (window as unknown as { __HOST__: { events: { on: (name: string, cb: (payload: unknown) => void) => void }; sdk: { createExtension: (config: unknown) => void } } }).__HOST__
       const seen: Array<string> = []
+      ;(window as unknown as { __seen: Array<string> }).__seen = seen
       for (const name of ["extension:registered", "extension:unregistered", "theme:changed"]) host.events.on(name, (payload) => seen.push(`${name} ${JSON.stringify(payload).slice(0, 60)}`))
-      host.sdk.createExtension({ id: "test/alpha", theme: { variables: { primary: "#111111" }, priority: 5 } })
+      host.sdk.createExtension({
+        id: "test/alpha",
+        theme: { variables: { primary: "#111111" }, priority: 5 },
+        onDestroy: () => seen.push("onDestroy test/alpha")
+      })
       host.sdk.createExtension({ id: "test/beta", theme: { variables: { "--host-primary": "#222222", danger: "#333333" }, priority: 1 } })
       return seen
     })
@@ -114,6 +119,9 @@ describeBrowser("bridge registry", () => {
     expect(await read()).toEqual(["#111111", "#333333"])
     await page.evaluate(() => (window as unknown as { __HOST__: { registry: { unregister: (id: string) => void } } }).__HOST__.registry.unregister("test/alpha"))
     expect((await read())[0]).toBe("#222222")
+    const seen = await page.evaluate(() => (window as unknown as { __seen: Array<string> }).__seen)
+    expect(seen).toContain("onDestroy test/alpha")
+    expect(seen).toContain(`extension:unregistered {"id":"test/alpha"}`)
     await page.evaluate(() => (window as unknown as { __HOST__: { registry: { unregister: (id: string) => void } } }).__HOST__.registry.unregister("test/beta"))
     expect((await read())[0]).toBe(panelPrimary)
     await page.evaluate(() => {
