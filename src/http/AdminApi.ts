@@ -24,7 +24,7 @@ import { frameworkVersion } from "../config/HostConfig.js"
 import type { DesiredExtension } from "../domain/DesiredState.js"
 import { ActivityAction } from "../domain/Installed.js"
 import { type ManifestDocument, routeGroups } from "../domain/Manifest.js"
-import { formatAction, formatPlan } from "../domain/Plan.js"
+import { formatPlan } from "../domain/Plan.js"
 import { availableVersions, newerVersion, type RegistryIndex, searchEntries } from "../domain/Registry.js"
 import { checkRequires, dependencyProblems } from "../domain/Rules.js"
 import { nextRuns } from "../domain/Schedules.js"
@@ -795,7 +795,7 @@ export const desiredState = Effect.gen(function*() {
   // Drift: what changed on the panel since the file was applied — every action on an installed extension
   // and every installed extension the file does not list.
   const drift = [
-    ...plan.right.actions.filter((action) => action.type !== "install").map((action) => ({ id: action.id, type: action.type, detail: formatAction(action) })),
+    ...plan.right.actions.filter((action) => action.type !== "install").map((action) => ({ id: action.id, type: action.type, detail: action.reason })),
     ...plan.right.warnings.filter((warning) => warning.includes("not in the desired state")).map((warning) => ({
       id: warning.split(" ")[0]!,
       type: "unlisted",
