@@ -57,7 +57,8 @@ describe("host status", () => {
       },
       lock: null,
       drift: { checked: 0, modified: [], missing: [], unverifiable: [] },
-      quarantined: 0
+      quarantined: 0,
+      frontendErrors: {}
     })
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")
