@@ -115,9 +115,13 @@ export const RowMenu = ({ children, context, label, slot }: {
   const [open, setOpen] = useState(false)
   const menuId = useId()
   const root = useRef<HTMLDivElement>(null)
+  const button = useRef<HTMLButtonElement>(null)
   useEffect(() => {
     if (!open) return
+    // Keyboard users land on the first entry; Escape brings them back to the button.
+    root.current?.querySelector<HTMLElement>("[role=menu] button, [role=menu] a")?.focus()
     const close = (event: Event) => {
+      if (event instanceof KeyboardEvent && event.key === "Escape") button.current?.focus()
       if (event instanceof KeyboardEvent ? event.key === "Escape" : !root.current?.contains(event.target as Node)) setOpen(false)
     }
     document.addEventListener("mousedown", close)
@@ -132,9 +136,11 @@ export const RowMenu = ({ children, context, label, slot }: {
       <button
         aria-controls={menuId}
         aria-expanded={open}
+        aria-haspopup="menu"
         aria-label={label}
         className="host-icon-button"
         onClick={() => setOpen((value) => !value)}
+        ref={button}
         type="button"
       >
         <Icon name="dots" />

@@ -93,9 +93,12 @@ describeBrowser("reference panel in Chromium", () => {
     await page.click("button[aria-label='Actions for config']")
     await menu.waitFor({ state: "visible" })
     expect(await page.getAttribute("button[aria-label='Actions for config']", "aria-expanded")).toBe("true")
+    // The first entry takes the focus; Escape closes the menu and gives it back to the button.
+    await page.waitForFunction(() => document.activeElement?.getAttribute("role") === "menuitem")
     await page.keyboard.press("Escape")
     await menu.waitFor({ state: "hidden" })
     expect(await page.getAttribute("button[aria-label='Actions for config']", "aria-expanded")).toBe("false")
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Actions for config")
     await context.close()
   })
 
