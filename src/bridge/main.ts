@@ -1,5 +1,5 @@
 import type { HostApi, Sdk } from "../../sdk/src/index.js"
-import { watchContainers } from "./containers.js"
+import { mountedCount, watchContainers } from "./containers.js"
 import { errors, initDiagnostics } from "./diagnostics.js"
 import { emit, on } from "./events.js"
 import * as hooks from "./hooks.js"
@@ -79,7 +79,7 @@ const boot = () => {
       ids: () => [...registry.get().keys()]
     },
     events: { on, emit },
-    diagnostics: { errors },
+    diagnostics: { errors, containers: mountedCount },
     theme: { get: () => theme.get() },
     setContext,
     context: () => page.get(),

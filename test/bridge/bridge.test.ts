@@ -164,6 +164,7 @@ describeBrowser("bridge in the reference panel", () => {
     const { page } = await openPage(harness, { user: "alice", path: "/" })
     await page.getByTestId("good").waitFor()
     await mark(page)
+    const mountedOnDashboard = await page.evaluate(() => (window as unknown as { __HOST__: { diagnostics: { containers: () => number } } }).__HOST__.diagnostics.containers())
     for (let round = 0; round < 4; round++) {
       await page.locator(`a[href='/server/srv-alice']`).first().click()
       await page.waitForURL(`${harness.url}/server/srv-alice`)
@@ -175,6 +176,8 @@ describeBrowser("bridge in the reference panel", () => {
       await page.getByTestId("row").first().waitFor()
     }
     expect(await marked(page)).toBe(true)
+    // Containers of the pages left behind were unmounted, not kept: back on the dashboard, as many as at first.
+    await page.waitForFunction((count) => (window as unknown as { __HOST__: { diagnostics: { containers: () => number } } }).__HOST__.diagnostics.containers() === count, mountedOnDashboard)
     // The test is about time: the page stays open past 30 s before its new container appears.
     await page.waitForTimeout(31_000)
     await page.evaluate(() => {
@@ -185,7 +188,10 @@ describeBrowser("bridge in the reference panel", () => {
     })
     await page.locator("#late-container [data-testid=late]").waitFor({ timeout: 5_000 })
     // Removed containers unmount; a re-created one renders again.
+    const containers = () => page.evaluate(() => (window as unknown as { __HOST__: { diagnostics: { containers: () => number } } }).__HOST__.diagnostics.containers())
+    const before = await containers()
     await page.evaluate(() => document.getElementById("late-container")?.remove())
+    await page.waitForFunction((count) => (window as unknown as { __HOST__: { diagnostics: { containers: () => number } } }).__HOST__.diagnostics.containers() === count - 1, before)
     await page.evaluate(() => {
       const container = document.createElement("div")
       container.setAttribute("data-host-slot", "test.late")
