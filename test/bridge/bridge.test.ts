@@ -154,7 +154,7 @@ describeBrowser("bridge in the reference panel", () => {
     await page.context().close()
   })
 
-  it("a missing page permission shows a 403 notice; an unknown extension page a 404 notice", async () => {
+  it("an extension page path no enabled extension serves shows a 404 notice", async () => {
     const { page } = await openPage(harness, { user: "alice", path: "/server/srv-alice/ext/acme/nothing" })
     await page.locator("[data-host-notice='404']").waitFor()
     await page.context().close()

@@ -174,4 +174,39 @@ describeBrowser("bridge registry", () => {
     await expect(page.locator("#go").textContent()).resolves.toBe("item 2")
     await page.context().close()
   })
+
+  it("account pages are linked from account.subnav; a page needing a permission the user lacks is a 403 notice and has no link", async () => {
+    const define = (page: Page) =>
+      page.evaluate(() => {
+        const w = window as unknown as { React: { createElement: (...args: Array<unknown>) => unknown }; __HOST__: { sdk: { createExtension: (config: unknown) => void } } }
+        const h = w.React.createElement
+        w.__HOST__.sdk.createExtension({
+          id: "test/alpha",
+          routes: [
+            { area: "account", path: "/", name: "Alpha settings", icon: "α", component: () => h("p", { id: "alpha-account" }, "alpha account page") },
+            { area: "server", path: "/secret", name: "Secret", permission: "alpha.secret", component: () => h("p", { id: "alpha-secret" }, "secret") }
+          ]
+        })
+      })
+    const alice = await openPage(harness, { user: "alice", path: "/account" })
+    await alice.page.locator("[data-host-slot='account.subnav']").waitFor({ state: "attached" })
+    await define(alice.page)
+    await alice.page.locator("[data-host-slot='account.subnav'] a[data-host-extension='test/alpha']").click()
+    await alice.page.waitForURL(`${harness.url}/account/ext/test/alpha`)
+    await alice.page.locator("#alpha-account").waitFor()
+    await alice.context.close()
+
+    const bob = await openPage(harness, { user: "bob", path: "/server/srv-alice" })
+    await bob.page.locator("[data-host-slot='server.subnav']").waitFor({ state: "attached" })
+    await define(bob.page)
+    await bob.page.evaluate(() => {
+      history.pushState(null, "", "/server/srv-alice/ext/test/alpha/secret")
+      dispatchEvent(new PopStateEvent("popstate"))
+    })
+    await bob.page.locator("[data-host-notice='403']").waitFor()
+    await expect(bob.page.locator("[data-host-notice='403']").textContent()).resolves.toContain("alpha.secret")
+    expect(await bob.page.locator("#alpha-secret").count()).toBe(0)
+    expect(await bob.page.locator("[data-host-slot='server.subnav'] a[data-host-extension='test/alpha']").count()).toBe(0)
+    await bob.context.close()
+  })
 })
