@@ -1,4 +1,4 @@
-import { Effect, Queue, Stream } from "effect"
+import { Effect, Queue, type Scope, Stream } from "effect"
 import { type Dirent, type FSWatcher, readdirSync, statSync, watch } from "node:fs"
 import { join, relative, sep } from "node:path"
 
@@ -23,12 +23,12 @@ const isIgnored = (relative: string, options: WatchOptions) => {
 }
 
 /**
- * A stream of batches of changed files under `root`, until interrupted. One non-recursive watcher per
+ * Starts watching `root` (in the scope) and gives the stream of batches of changed files: changes made
+ * after this returns are seen, even before the stream is run. One non-recursive watcher per
  * folder (new folders are added as they appear): Node 20's recursive watch on Linux loses a file once
  * an editor saved it by renaming a temporary file over it, which is how many editors save.
  */
-export const watchTree = (root: string, options: WatchOptions = {}): Stream.Stream<ReadonlyArray<string>> =>
-  Stream.unwrapScoped(
+export const watchTree = (root: string, options: WatchOptions = {}): Effect.Effect<Stream.Stream<ReadonlyArray<string>>, never, Scope.Scope> =>
     Effect.gen(function*() {
       const queue = yield* Queue.unbounded<string>()
       const watchers = new Map<string, FSWatcher>()
@@ -90,4 +90,3 @@ export const watchTree = (root: string, options: WatchOptions = {}): Stream.Stre
       })
       return Stream.repeatEffect(batch)
     })
-  )

@@ -169,17 +169,20 @@ export const watchLinked = (folder: string, options: WatchOptions) =>
         if (built || backend) yield* reload(files)
       })
 
+    // Watch first, build second: a save during the first build is not missed.
+    const changes = yield* watchTree(absolute, { ignore: (file) => outputs.has(file) })
+    const bridge = options.bridge
+    const bridgeChanges = bridge === undefined ? undefined : yield* watchTree(bridge.folder)
     yield* onBatch([])
     yield* options.report({ _tag: "Watching", folder: absolute })
-    const extension = watchTree(absolute, { ignore: (file) => outputs.has(file) }).pipe(Stream.runForEach(onBatch))
-    const bridge = options.bridge
-    if (bridge === undefined) return yield* extension
+    const extension = changes.pipe(Stream.runForEach(onBatch))
+    if (bridge === undefined || bridgeChanges === undefined) return yield* extension
     const rebuildBridge = bridge.rebuild.pipe(
       Effect.flatMap(() => sendDevSignal(paths.storage)),
       Effect.zipRight(options.report({ _tag: "Reloaded", id: "bridge", files: [], ms: 0, migrations: [] })),
       Effect.catchAll((error) => options.report({ _tag: "ReloadFailed", message: `the bridge does not build: ${error.message}` }))
     )
-    yield* Effect.all([extension, watchTree(bridge.folder).pipe(Stream.runForEach(() => rebuildBridge))], { concurrency: 2, discard: true })
+    yield* Effect.all([extension, bridgeChanges.pipe(Stream.runForEach(() => rebuildBridge))], { concurrency: 2, discard: true })
   }))
 
 const outputFiles = (target: FrontendTarget) => [

@@ -57,11 +57,13 @@ export const buildCommand = Command.make(
               ? Console.log(JSON.stringify({ errors: error.errors }))
               : Console.error(`error: build: ${error.errors.map(formatBuildMessage).join("\n")}`))
         )
+        const output = new Set([target.bundle, `${target.bundle}.map`, ...(target.styles === undefined ? [] : [target.styles, `${target.styles}.map`])])
+        // Watch first, build second: a save during the first build is not missed.
+        const changes = yield* watchTree(target.root, { ignore: (file) => output.has(file) })
         yield* once
         if (!json) yield* Console.error(`Watching ${target.root} for changes (Ctrl-C to stop)`)
-        const output = new Set([target.bundle, `${target.bundle}.map`, ...(target.styles === undefined ? [] : [target.styles, `${target.styles}.map`])])
         const signal = yield* Effect.raceFirst(
-          watchTree(target.root, { ignore: (file) => output.has(file) }).pipe(Stream.runForEach(() => once), Effect.as("end")),
+          changes.pipe(Stream.runForEach(() => once), Effect.as("end")),
           untilStopSignal
         )
         if (!json) yield* Console.error(`${signal}: stopped watching`)
