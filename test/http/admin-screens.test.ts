@@ -45,7 +45,7 @@ const admin = async (path: string, init: { method?: string; body?: unknown } = {
 
 const uploadForm = (bytes: Uint8Array, name: string) => {
   const form = new FormData()
-  form.append("archive", new Blob([bytes]), name)
+  form.append("archive", new Blob([new Uint8Array(bytes)]), name)
   return form
 }
 
@@ -162,7 +162,7 @@ describe("admin screens API", () => {
   it("serves the settings form's data without echoing secrets, and marks each invalid field", async () => {
     const form = await admin("/extensions/acme/full/settings")
     expect(form.body.data).toMatchObject({ title: "Full Example settings", managed: ["refreshRate"], secrets: { api_key: false } })
-    expect((form.body.data.values as Record<string, unknown>).api_key).toBeNull()
+    expect((form.body.data as unknown as { values: Record<string, unknown> }).values.api_key).toBeNull()
     const saved = await admin("/extensions/acme/full/settings", { method: "PUT", body: { api_key: "k-123456", support_email: "ops@example.com" } })
     expect(saved.status, saved.text).toBe(200)
     expect(saved.text).not.toContain("k-123456")
