@@ -195,6 +195,15 @@ describe("page shell", () => {
     }
   })
 
+  it("bundles React once, in the vendor script; the panel app uses the page's globals", async () => {
+    const vendor = (await request(`${server.url}/host/vendor.js`)).text
+    const app = (await request(`${server.url}/host/panel.js`)).text
+    expect(vendor).toContain("__SECRET_INTERNALS")
+    expect(app).not.toContain("__SECRET_INTERNALS")
+    expect(app).not.toContain("react.element")
+    for (const global of ["window.React", "window.ReactDOM", "window.ReactJSXRuntime"]) expect(app).toContain(global)
+  })
+
   it("builds the utility sheet from the panel's classes and the safelist, with the theme colours", async () => {
     const sheet = (await request(`${server.url}/host/utility.css`)).text
     // Used by the panel app.
