@@ -253,11 +253,16 @@ describe("admin screens API", () => {
   })
 })
 
-it("a missing desired-state file is said plainly", async () => {
+it("a missing desired-state file is said plainly; an unsigned upload's preview names the signature policy", async () => {
   const other = tempDir("host-screens-empty-")
   writePanelConfig(other.path)
-  const running = await startServer(other.path)
+  const running = await startServer(other.path, { env: { HOST_REQUIRE_SIGNATURES: "1" } })
   try {
+    const hello = archives.get("acme/hello-world@1.0.0")!
+    const preview = await request(`${running.url}/admin/host/api/extensions/preview`, { as: "admin", method: "POST", body: uploadForm(readFileSync(hello.file), hello.name) })
+    expect(preview.json).toMatchObject({
+      data: { action: "install", installable: false, signature: { status: "unsigned" }, refusal: { check: "signature", detail: expect.stringMatching(/sign/i) } }
+    })
     const state = await request(`${running.url}/admin/host/api/desired-state`, { as: "admin" })
     expect(state.json).toMatchObject({ data: { exists: false, plan: null, drift: [] } })
     const registryState = await request(`${running.url}/admin/host/api/registry`, { as: "admin" })
