@@ -76,7 +76,7 @@ export const ActivityTable = ({ extension, pageSize = 25, showFilters = true }: 
                   <td data-label="When" title={formatTime(row.createdAt)}>{relativeTime(row.createdAt)}</td>
                   <td data-label="Extension"><Link className="ha-link" to={`/admin/host/extensions/${row.extensionId}`}><code>{row.extensionId}</code></Link></td>
                   <td data-label="Action"><Badge tone={actionTone[row.action] ?? "neutral"}>{row.action}</Badge></td>
-                  <td data-label="Summary">{row.summary}{typeof row.context.version === "string" ? <span className="ha-muted"> · {row.context.version}</span> : null}</td>
+                  <td data-label="Summary">{row.summary}{typeof row.context.version === "string" && !row.summary.includes(row.context.version) ? <span className="ha-muted"> · {row.context.version}</span> : null}</td>
                   <td data-label="By" className="ha-small">{actorOf(row.context)}</td>
                 </tr>
               ))}
