@@ -457,7 +457,7 @@ const bundlePages = (bundle: string | undefined): ReadonlyArray<{ readonly area:
   return [...found.values()]
 }
 
-/** `GET extensions/{vendor}/{name}`: everything the detail screen shows (DESIGN of the admin screens in docs/admin.md). */
+/** `GET extensions/{vendor}/{name}`: everything the detail screen shows (docs/admin.md "Extension detail"). */
 export const extensionDetail = Effect.gen(function*() {
   yield* adminActor
   const id = yield* extensionIdParam
