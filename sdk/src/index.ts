@@ -8,9 +8,11 @@ import sdkPackage from "../package.json" with { type: "json" }
 /** The SDK version this package is (the bridge compares majors with the bundle's). */
 export const version: string = sdkPackage.version
 
-/** Any React component: a function or a class (kept structural so the SDK needs no React types). */
-// biome-ignore lint: a component takes any props its author declares
-export type Component<P = any> = ((props: P) => unknown) | (new(props: P) => unknown)
+/**
+ * A React component: a function or a class (kept structural so the SDK needs no React types). The
+ * default `never` accepts a component of any props.
+ */
+export type Component<P = never> = ((props: P) => unknown) | (new(props: P) => unknown)
 
 /** The three areas that have extension pages. */
 export type PageArea = "dashboard" | "server" | "account"
@@ -113,7 +115,7 @@ export interface ThemeConfig {
 export interface ExtensionConfig {
   /** Must equal the manifest id; a different id is refused with a console error naming both. */
   readonly id: string
-  readonly slots?: ReadonlyArray<SlotRegistration<any>>
+  readonly slots?: ReadonlyArray<SlotRegistration<object>>
   readonly routes?: ReadonlyArray<RouteRegistration>
   readonly cssIsolation?: boolean
   readonly theme?: ThemeConfig
