@@ -42,6 +42,10 @@ describeBrowser("a scaffold in the panel (Chromium)", () => {
     try {
       await page.locator(widget).getByText("Hello, alice!").waitFor({ timeout: 15_000 })
       expect(await page.locator(widget).locator("h3").textContent()).toBe("Hello Panel")
+      await page.locator(widget).getByText("(0 visits)").waitFor({ timeout: 5_000 })
+      // The button posts through useExtensionApi (session cookie + CSRF header) and shows the new count.
+      await page.locator(widget).getByRole("button", { name: "Say hello" }).click()
+      await page.locator(widget).getByText("(1 visit)").waitFor({ timeout: 5_000 })
       await screenshot(page, "authoring-widget-desktop")
       await page.setViewportSize({ width: 390, height: 844 })
       await screenshot(page, "authoring-widget-phone")

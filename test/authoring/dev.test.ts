@@ -156,7 +156,7 @@ describe("host dev --watch with a running server", () => {
   it("reloads the backend on a saved route change", async () => {
     expect((await hello()).message).toBe("Hello, alice!")
     const routes = join(path, "src", "routes", "api-client.ts")
-    writeFileSync(routes, readFileSync(routes, "utf8").replace("`${greeting}, ${user.username}!`", "`${greeting} again, ${user.username}!`"))
+    writeFileSync(routes, readFileSync(routes, "utf8").replace("`Hello, ${user.username}!`", "`Hello again, ${user.username}!`"))
     await eventually(hello, (body) => body.message === "Hello again, alice!")
   })
 

@@ -133,9 +133,13 @@ describe("host new: every preset and part flag through new → validate → buil
   })
 
   it("counts visits in the migration's table and reads the greeting from the settings", async () => {
-    const first = await request(`${server.url}/api/client/host/acme/whole/hello`, { as: "bob" })
-    const second = await request(`${server.url}/api/client/host/acme/whole/hello`, { as: "bob" })
+    const before = await request(`${server.url}/api/client/host/acme/whole/hello`, { as: "bob" })
+    const first = await request(`${server.url}/api/client/host/acme/whole/visits`, { as: "bob", method: "POST" })
+    const second = await request(`${server.url}/api/client/host/acme/whole/visits`, { as: "bob", method: "POST" })
+    expect((first.json as { visits: number }).visits).toBe((before.json as { visits: number }).visits + 1)
     expect((second.json as { visits: number }).visits).toBe((first.json as { visits: number }).visits + 1)
+    const read = await request(`${server.url}/api/client/host/acme/whole/hello`, { as: "bob" })
+    expect((read.json as { visits: number }).visits).toBe((second.json as { visits: number }).visits)
     const saved = await request(`${server.url}/admin/host/api/extensions/acme/whole/settings`, {
       as: "admin",
       method: "PUT",

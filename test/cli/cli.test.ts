@@ -56,7 +56,7 @@ describe("host status", () => {
         }
       },
       lock: null,
-      drift: { checked: 0, modified: [], missing: [], unverifiable: [] },
+      drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
       quarantined: 0,
       frontendErrors: {}
     })
