@@ -3,7 +3,10 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
+import { buildCommand } from "./commands/build.js"
 import { exportCommand } from "./commands/export.js"
+import { newCommand } from "./commands/new.js"
+import { devCommand } from "./commands/dev.js"
 import { keygenCommand } from "./commands/keygen.js"
 import {
   addCommand,
@@ -56,6 +59,9 @@ const host = Command.make("host").pipe(
     panelTokenCommand,
     registrySyncCommand,
     registryStatusCommand,
+    buildCommand,
+    newCommand,
+    devCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )
