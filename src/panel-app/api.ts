@@ -58,3 +58,9 @@ export const usePanelJson = <A>(url: string, initial?: A): Loaded<A> => {
   if (loaded.url !== url) return initial === undefined ? { state: "loading" } : { state: "ok", data: initial }
   return loaded.value
 }
+
+/**
+ * What the app already knows of each server (the dashboard's list, the last detail fetched, the page's
+ * bootstrap), so entering a server's pages shows them at once while the fresh detail loads.
+ */
+export const knownServers = new Map<string, ServerSummary>()

@@ -151,6 +151,28 @@ describeBrowser("reference panel in Chromium", () => {
     await context.close()
   })
 
+  it("shows a server's pages at once, from the bootstrap or the dashboard's list, while its detail loads", async () => {
+    const { context, page } = await openPage(panel, { user: "alice" })
+    // Records whether the "Loading server…" placeholder is ever in the document.
+    await page.addInitScript(() => {
+      const seen = { loading: false }
+      Object.assign(window, { __seen: seen })
+      new MutationObserver(() => {
+        if (document.body?.textContent?.includes("Loading server…")) seen.loading = true
+      }).observe(document, { childList: true, subtree: true, characterData: true })
+    })
+    await page.goto(`${panel.url}/server/srv-alice/users`)
+    await page.waitForSelector("[data-host-slot='server.users.before']", { state: "attached" })
+    expect(await page.textContent("main")).toContain("bob")
+    expect(await page.evaluate(() => (window as unknown as { __seen: { loading: boolean } }).__seen.loading), "direct load").toBe(false)
+    await page.click("a.host-toplink[href='/']")
+    await page.waitForSelector("[data-testid=server-list]")
+    await page.click("a[aria-label=\"Open Alice's server\"]")
+    await page.waitForSelector(".host-terminal")
+    expect(await page.evaluate(() => (window as unknown as { __seen: { loading: boolean } }).__seen.loading)).toBe(false)
+    await context.close()
+  })
+
   it("shows the 404 page for a server the user may not see and for unknown paths, and the 403 page for a page without permission", async () => {
     const { context, page } = await openPage(panel, { user: "bob" })
     for (const path of ["/server/srv-other", "/server/srv-other/files", "/nope", "/server/srv-alice/nope"]) {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react"
 import { Link, useLocation } from "react-router-dom"
-import { type ServerSummary, usePanelJson } from "../api.js"
+import { knownServers, type ServerSummary, usePanelJson } from "../api.js"
 import { demoServer, formatUsage } from "../demo.js"
 import { announceContext, bootstrap } from "../host.js"
 import { Page } from "../layout.js"
@@ -62,6 +62,9 @@ const ServerRow = ({ server }: { readonly server: ServerSummary }) => {
 const ServerList = () => {
   const servers = usePanelJson<ReadonlyArray<ServerSummary>>("/api/client/servers")
   const { user } = bootstrap()
+  useEffect(() => {
+    if (servers.state === "ok") for (const server of servers.data) if (!knownServers.has(server.uuid)) knownServers.set(server.uuid, server)
+  }, [servers])
   const [filter, setFilter] = useState("")
   const needle = filter.trim().toLowerCase()
   const shown = servers.state === "ok"

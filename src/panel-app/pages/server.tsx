@@ -1,6 +1,6 @@
 import { type FormEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { Link, Route, Routes, useLocation, useParams } from "react-router-dom"
-import { type ServerSummary, usePanelJson } from "../api.js"
+import { knownServers, type ServerSummary, usePanelJson } from "../api.js"
 import {
   backups,
   consoleLines,
@@ -295,7 +295,11 @@ const ScheduleEditorPage = ({ server }: PageProps) => {
 }
 
 const UsersPage = ({ server }: PageProps) => {
-  const subusers = server.subusers ?? []
+  // A summary from the dashboard or the bootstrap has no subusers yet; the detail brings them.
+  if (server.subusers === undefined) {
+    return <p className="host-card p-6 text-sm text-host-text-muted">Loading users…</p>
+  }
+  const subusers = server.subusers
   return (
     <>
       <PageTitle description={`Owned by ${server.owner.username}. Subusers come from the panel's configuration.`} icon="users">Users</PageTitle>
@@ -514,9 +518,28 @@ const ServerPages = ({ server }: { readonly server: ServerSummary }) => {
   )
 }
 
+/** The page's own server from the bootstrap (a direct load), as a summary until the detail arrives. */
+const fromBootstrap = (uuid: string): ServerSummary | undefined => {
+  const { server, user } = bootstrap()
+  if (server === null || server.uuid !== uuid) return undefined
+  return {
+    uuid: server.uuid,
+    name: server.name,
+    owner: server.isOwner ? { id: user.id, username: user.username } : { id: 0, username: "…" },
+    isOwner: server.isOwner,
+    role: server.isOwner ? "owner" : user.admin ? "admin" : "subuser",
+    permissions: server.permissions
+  }
+}
+
 export const ServerArea = () => {
   const { uuid = "" } = useParams()
-  const server = usePanelJson<ServerSummary>(`/api/client/servers/${encodeURIComponent(uuid)}`)
+  const [initial] = useState(() => knownServers.get(uuid) ?? fromBootstrap(uuid))
+  const server = usePanelJson<ServerSummary>(`/api/client/servers/${encodeURIComponent(uuid)}`, initial?.uuid === uuid ? initial : undefined)
+  useEffect(() => {
+    if (server.state === "ok" && server.data.subusers !== undefined) knownServers.set(server.data.uuid, server.data)
+    if (server.state === "error" && server.status === 404) knownServers.delete(uuid)
+  }, [server, uuid])
   const location = useLocation()
   const missing = server.state === "error" && server.status === 404
   useEffect(() => {
