@@ -23,6 +23,7 @@ import { pendingCommand, pendingCommands, pendingNames } from "./commands/pendin
 import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
 import { serveCommand } from "./commands/serve.js"
 import { statusCommand } from "./commands/status.js"
+import { uninstallCommand } from "./commands/uninstall.js"
 import { validateCommand } from "./commands/validate.js"
 import { verifyCommand } from "./commands/verify.js"
 import { CliInvocation } from "./Invocation.js"
@@ -56,6 +57,7 @@ const host = Command.make("host").pipe(
     panelTokenCommand,
     registrySyncCommand,
     registryStatusCommand,
+    uninstallCommand,
     ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
   ])
 )

@@ -146,7 +146,7 @@ describe("errors and exit codes", () => {
     expect(run.stderr).toMatch(/^error: add: no registry is configured/)
   })
 
-  it.each(["new", "dev", "build", "host:framework:uninstall"])(
+  it.each(["new", "dev", "build"])(
     "%s answers that it is not available yet",
     async (command) => {
       const run = await runHost([command, "acme/x", "--force"])

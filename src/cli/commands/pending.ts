@@ -9,7 +9,6 @@ export const pendingCommands: ReadonlyArray<readonly [name: string, description:
   ["new", "Scaffold a new extension"],
   ["dev", "Link a local extension for development"],
   ["build", "Build extension frontend assets"],
-  ["framework:uninstall", "Remove the framework from the panel"],
 ]
 
 export const pendingNames: ReadonlySet<string> = new Set(pendingCommands.map(([name]) => name))
