@@ -181,7 +181,8 @@ const readInstalled = (
       integrity,
       digest: recorded === undefined ? null : sha256Hex(recorded),
       protected: protectedIds.has(record.extensionId),
-      sensitiveKeys
+      sensitiveKeys,
+      requires: decoded.document?.requires ?? {}
     } satisfies ActualExtension
   })
 
@@ -221,7 +222,8 @@ const installedCandidate = (id: string, installed: ActualExtension, digest: stri
   fields: installed.fields,
   capabilities: noCapabilities,
   digest,
-  source
+  source,
+  ...(installed.requires === undefined ? {} : { requires: installed.requires })
 })
 
 /** What a folder source provides now. */
@@ -248,7 +250,8 @@ export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(functi
     fields: tree.manifest.settings,
     capabilities: tree.capabilities,
     digest: tree.digest,
-    source: { type: "path", path: folder }
+    source: { type: "path", path: folder },
+    requires: tree.manifest.document.requires ?? {}
   } satisfies Candidate
 }, (effect, id) => Effect.mapError(effect, (error) => new SourceUnavailable({ id, detail: error.message })))
 
@@ -279,7 +282,8 @@ const candidateFromInspection = (id: string, inspection: Inspection, source: Can
         migrationNames(files, layout.migrations)
       ),
       digest: sha256Hex(encodeChecksums(inspection.checksums)),
-      source
+      source,
+      requires: manifest.document.requires ?? {}
     } satisfies Candidate
   })
 
