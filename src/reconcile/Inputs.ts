@@ -1,11 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Effect, Either, Option, Schema } from "effect"
 import semver from "semver"
 import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, readTextIfExists, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, parseChecksums, readTextIfExists, sha256Hex } from "../archive/Tree.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
@@ -133,8 +133,6 @@ const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: strin
   return { manifest: decoded.manifest, checksums, digest: sha256Hex(encodeChecksums(checksums)) }
 })
 
-const IntegrityChecksums = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
-
 /** One installed extension: its record, settings, files, and whether the files match checksums.json. */
 const readInstalled = (
   record: InstalledExtension,
@@ -164,7 +162,7 @@ const readInstalled = (
       : Option.match(hashes, {
         onNone: () => "modified",
         onSome: (actual) =>
-          Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded), {
+          Option.match(Either.getRight(parseChecksums(recorded)), {
             onNone: () => "modified",
             onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(actual) ? "intact" : "modified")
           })
