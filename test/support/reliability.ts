@@ -233,7 +233,23 @@ const extraFiles = fc.dictionary(
   { maxKeys: 2 }
 )
 
+/** A manifest whose required part is valid, with generated optional sections: many of these install. */
+const installableManifest = fc.record({
+  id: validId,
+  version: fc.constantFrom("1.0.0", "1.2.3"),
+  admin: maybe(fc.record({ settings: fc.dictionary(fc.stringMatching(/^[a-z][a-z_]{0,8}$/), settingField, { maxKeys: 3 }) })),
+  requires: maybe(fc.dictionary(fc.constantFrom("host", "node"), fc.constantFrom(">=1.0", "^99", "*"), { maxKeys: 2 })),
+  dependencies: maybe(fc.dictionary(validId, fc.constant("^1.0"), { maxKeys: 1 }))
+}, { requiredKeys: ["id", "version"] }).map((manifest) => ({
+  host: "1.0",
+  name: "Fuzzed",
+  description: "A generated extension.",
+  license: "MIT",
+  ...manifest
+}))
+
 export const manifestCase: fc.Arbitrary<ManifestCase> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ yaml: installableManifest.map((manifest) => stringify(manifest)), files: extraFiles }) },
   { weight: 6, arbitrary: fc.record({ yaml: manifestObject.map((manifest) => stringify(manifest)), files: extraFiles }) },
   { weight: 2, arbitrary: fc.record({ yaml: manifestObject.chain((manifest) => mutateText(stringify(manifest))), files: extraFiles }) },
   { weight: 1, arbitrary: fc.record({ yaml: hostileYaml, files: fc.constant({}) }) },
