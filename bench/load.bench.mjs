@@ -1,7 +1,7 @@
 // R4 (docs/operations.md#reliability-suites): a mixed load of BENCH_R4_REQUESTS (default 50,000)
 // requests at 128 connections against `host serve` — the framework's client endpoints, api-client, web
-// and admin routes of extensions (tokens of a user, a subuser and an admin), the admin API, readiness and
-// static files — while other processes disable and enable three of the extensions being called, over
+// and admin routes of extensions (tokens of a user, a subuser and an admin), the admin API and readiness —
+// while other processes disable and enable three of the extensions being called, over
 // and over. Goals: 0 5xx, p99 reported (against bare node:http under the same load), RSS growth < 10 %
 // from after a warm-up run to the end.
 import { execFileSync, spawn } from "node:child_process"
@@ -81,7 +81,7 @@ const mix = [
   { path: "/admin/host/acme/probe/open", headers: bearer("admin") },
   { path: "/admin/host/api/extensions", headers: bearer("admin") },
   { path: "/host/ready" },
-  { path: "/host/bridge.js" },
+  { path: "/api/client/host/acme/probe/async", headers: bearer("dave") },
   ...toggled.map((id) => ({ path: `/api/client/host/${id}/ping`, headers: bearer("dave") })),
   { path: "/api/client/host/extensions/acme/probe/settings", headers: bearer("dave") }
 ]
