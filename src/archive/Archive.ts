@@ -1,10 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either } from "effect"
-import { parse as parseYaml } from "yaml"
 import type { ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
 import { decodeManifest, type Manifest } from "../domain/Manifest.js"
 import { problem, type Problem } from "../domain/Problems.js"
+import { describeYamlProblems, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { ArchiveIOError, ArchiveRefused, ioError, type RefusalReason, SignatureRefused } from "./ArchiveErrors.js"
 import {
   checkSignatures,
@@ -442,13 +442,16 @@ const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => 
   if (file === undefined) {
     return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", "is missing")] }
   }
-  let raw: unknown
-  try {
-    raw = parseYaml(Buffer.from(file.data).toString("utf8"), { uniqueKeys: true })
-  } catch (error) {
-    const why = error instanceof Error ? error.message.split("\n")[0] : String(error)
+  // Size and entry limits before the parse, a parse linear in the text (domain/YamlText).
+  // (Refused by its byte size before it is even decoded as text.)
+  const read: Either.Either<unknown, ReadonlyArray<Problem>> = file.data.byteLength > manifestYamlLimits.maxBytes
+    ? Either.left([problem("(yaml)", `the file is ${formatBytes(file.data.byteLength)}; the limit is ${formatBytes(manifestYamlLimits.maxBytes)}`)])
+    : readYaml(Buffer.from(file.data).toString("utf8"), manifestYamlLimits)
+  if (Either.isLeft(read)) {
+    const why = describeYamlProblems(read.left)
     return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", `is not valid YAML: ${why}`)] }
   }
+  const raw = read.right
   const result = decodeManifest(raw)
   const field = (key: string): string | null => {
     if (raw === null || typeof raw !== "object") return null

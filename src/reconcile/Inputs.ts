@@ -1,7 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Either, Option, Schema } from "effect"
 import semver from "semver"
-import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
@@ -13,6 +12,7 @@ import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js
 import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
 import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
+import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { Registry } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -33,10 +33,8 @@ export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(
   const absolute = path.resolve(file)
   const invalid = (where: string, message: string) => new DesiredStateInvalid({ source: file, problems: [problem(where, message)] })
   const text = yield* fs.readFileString(absolute).pipe(Effect.mapError((error) => invalid("(file)", error.message)))
-  const raw = yield* Effect.try({
-    try: () => parseYaml(text, { uniqueKeys: true }) as unknown,
-    catch: (error) => invalid("(yaml)", error instanceof Error ? error.message.split("\n")[0]! : String(error))
-  })
+  // Within limits and linear in the text; alias errors are problems (domain/YamlText).
+  const raw = yield* Either.mapLeft(readYaml(text, desiredStateYamlLimits), (problems) => new DesiredStateInvalid({ source: file, problems }))
   const decoded = decodeDesiredState(raw)
   if (decoded._tag === "Left") return yield* new DesiredStateInvalid({ source: file, problems: decoded.left })
   const folder = path.dirname(absolute)
@@ -122,10 +120,7 @@ const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: strin
   const path = yield* Path.Path
   const text = yield* readTextIfExists(path.join(root, "extension.yaml"))
   if (text === undefined) return yield* new ManifestInvalid({ source: label, problems: [problem("extension.yaml", `not found in ${root}`)] })
-  const raw = yield* Effect.try({
-    try: () => parseYaml(text) as unknown,
-    catch: (error) => new ManifestInvalid({ source: label, problems: [problem("(yaml)", String(error))] })
-  })
+  const raw = yield* Either.mapLeft(readYaml(text, manifestYamlLimits), (problems) => new ManifestInvalid({ source: label, problems }))
   const decoded = decodeManifest(raw, frameworkVersion)
   if (decoded.manifest === undefined) return yield* new ManifestInvalid({ source: label, problems: decoded.errors })
   const files = yield* listFiles(root)
