@@ -51,6 +51,9 @@ const run = async (argv) => {
   if (answer.ms > bound) violations.push(`${argv[0]} took ${Math.round(answer.ms)} ms`)
   return answer
 }
+/** A progress line on stderr (the big run takes long on a busy machine). */
+const progress = (label, values) =>
+  process.stderr.write(`  … ${label}: ${violations.length} violations so far, slowest ${Math.max(0, ...values).toFixed(0)} ms\n`)
 const check = (label, answer, detail) => {
   for (const problem of suite.answerProblems(answer, true)) violations.push(`${label}: ${problem} (${detail()})`)
 }
@@ -73,6 +76,7 @@ for (const [index, testCase] of manifestCases.entries()) {
     for (const problem of suite.rootProblems(root)) violations.push(`add: ${problem} (${detail()})`)
   }
   for (const problem of suite.sandboxProblems(sandbox, ["root", "src"])) violations.push(problem)
+  if ((index + 1) % 1000 === 0) progress(`${index + 1} manifests`, times)
 }
 const manifestSeconds = (performance.now() - manifestStarted) / 1000
 const manifestTimes = times.splice(0)
@@ -82,6 +86,7 @@ execFileSync(process.execPath, [join(repo, "bin", "host.js"), "export", join(rep
 const base = new Uint8Array(readFileSync(join(exportDir, "acme-hello-world-1.0.0.host")))
 const archiveStarted = performance.now()
 let accepted = 0
+let archivesDone = 0
 for (const mutation of fc.sample(suite.archiveMutation, { numRuns: archives, seed })) {
   const file = join(source, "mutated.host")
   writeFileSync(file, suite.mutateArchive(base, mutation))
@@ -95,6 +100,7 @@ for (const mutation of fc.sample(suite.archiveMutation, { numRuns: archives, see
   }
   for (const problem of suite.rootProblems(root)) violations.push(`add: ${problem} (${detail()})`)
   for (const problem of suite.sandboxProblems(sandbox, ["base", "root", "src"])) violations.push(problem)
+  if (++archivesDone % 200 === 0) progress(`${archivesDone} archives`, times)
 }
 const archiveSeconds = (performance.now() - archiveStarted) / 1000
 const archiveTimes = times.splice(0)
