@@ -117,5 +117,13 @@ console.log(`R2 fuzzing (seed ${seed}): ${manifests} manifests (${installed} ins
 console.log(`  baseline: node -e 0 takes ${baseline.toFixed(0)} ms`)
 console.log(line("manifests", manifestTimes, manifestSeconds))
 console.log(line("archives", archiveTimes, archiveSeconds))
-console.log(`  violations: ${violations.length}${violations.length === 0 ? "" : ` (first 10 below)`}`)
-for (const violation of violations.slice(0, 10)) console.log(`    ${violation}`)
+console.log(`  violations: ${violations.length}${violations.length === 0 ? "" : " (by kind, then the first of each kind)"}`)
+// The kind is the property that failed (the text before the case's details).
+const kinds = new Map()
+for (const violation of violations) {
+  const kind = violation.replace(/ \(.*$/s, "").replace(/: ".*$/s, "").replace(/took \d+ ms/, "took > 5 s").replace(/^(\w+: a defect): .*$/, "$1")
+  const entry = kinds.get(kind) ?? { count: 0, first: violation }
+  entry.count++
+  kinds.set(kind, entry)
+}
+for (const [kind, { count, first }] of kinds) console.log(`    ${count} × ${kind}\n      e.g. ${first.slice(0, 300)}`)
