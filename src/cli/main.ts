@@ -127,16 +127,28 @@ const describe = (error: unknown): { readonly message: string; readonly tag: str
   return { message: String(error), tag: undefined }
 }
 
+/**
+ * With `--json` stdout is always one JSON document: a run that fails before printing its result prints
+ * `{"error": {"code", "message"}}` there too (the `error:` line still goes to stderr).
+ */
+const printJsonError = (json: boolean, code: string, message: string) => {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
+}
+
 /** Renders how a run ended (`error: <what failed>: <why>` on stderr) and returns the exit code. */
-export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, verbose: boolean): number => {
+export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, verbose: boolean, json = false): number => {
   if (Exit.isSuccess(exit)) return 0
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
-    if (ValidationError.isValidationError(error)) return 2
+    if (ValidationError.isValidationError(error)) {
+      printJsonError(json, "UsageError", `${command}: invalid arguments (see host ${command} --help)`)
+      return 2
+    }
     if (error instanceof CommandExit) return error.code
     const { message, tag } = describe(error)
     const subject = message.startsWith(`${command} `) ? message : `${command}: ${message}`
+    printJsonError(json, tag ?? "Error", subject)
     process.stderr.write(`error: ${subject}\n`)
     const hint = tag === undefined ? undefined : hints[tag]
     if (hint !== undefined) process.stderr.write(`${hint}\n`)
@@ -148,6 +160,7 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
     return 130
   }
   const defect = Cause.squash(exit.cause)
+  printJsonError(json, "UnexpectedFailure", `${command}: unexpected failure: ${describe(defect).message}`)
   process.stderr.write(`error: ${command}: unexpected failure: ${describe(defect).message}\n`)
   process.stderr.write(verbose ? `${Cause.pretty(exit.cause)}\n` : "hint: run again with --verbose for details\n")
   return 1
@@ -194,5 +207,5 @@ export const main = async (
       Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
     )
   )
-  return renderExit(exit, command, invocation.verbose)
+  return renderExit(exit, command, invocation.verbose, args.includes("--json"))
 }

@@ -99,13 +99,13 @@ describe("errors and exit codes", () => {
     expect(JSON.parse(run.stdout)).toEqual([])
   })
 
-  it("names a bad configuration key, exit 1, nothing on stdout", async () => {
+  it("names a bad configuration key, exit 1, and with --json one error document on stdout", async () => {
     const root = freshRoot()
     mkdirSync(join(root, "config"))
     writeFileSync(join(root, "config", "host.yaml"), "server:\n  port: 99999\n")
     const run = await runHost(["list", "--json", "--root", root])
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe("")
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: "ConfigInvalid", message: expect.stringMatching(/^list: config\/host\.yaml: server\.port: .*65535/) } })
     expect(run.stderr).toMatch(/^error: list: config\/host\.yaml: server\.port: .*65535/)
     expect(run.stderr).toContain("hint: fix config/host.yaml")
   })
@@ -144,6 +144,16 @@ describe("errors and exit codes", () => {
     const run = await runHost(["add", "acme/not-here@^1.0", "--root", freshRoot()])
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/^error: add: no registry is configured/)
+  })
+
+  it("prints one JSON error document for a failing --json run, also a usage error", async () => {
+    const failing = await runHost(["add", join(freshRoot(), "nothing-here"), "--json", "--root", freshRoot()])
+    expect(failing.code).toBe(1)
+    expect(JSON.parse(failing.stdout).error).toMatchObject({ code: expect.any(String), message: expect.stringContaining("nothing-here") })
+    expect(failing.stderr).toMatch(/^error: add: /m)
+    const usage = await runHost(["list", "--json", "--no-such-flag", "--root", freshRoot()])
+    expect(usage.code).toBe(2)
+    expect(JSON.parse(usage.stdout)).toEqual({ error: { code: "UsageError", message: "list: invalid arguments (see host list --help)" } })
   })
 
   it.each(["new", "dev", "build"])(
