@@ -125,10 +125,7 @@ servers:
     const answer = await fetch(`${server.url}${entry.path}`, { method: entry.method ?? "GET", headers: entry.headers, body: entry.body })
     if (answer.status >= 300) console.log(`  note: ${entry.method ?? "GET"} ${entry.path} answers ${answer.status} before the run`)
   }
-  await load(server.url, Math.min(10_000, amount)) // warm-up: JIT, module caches, connection pools
-  const rssAfterWarmup = rssMb(server.child.pid)
-
-  // Toggling: one process at a time disables or enables the next extension, for the whole run.
+  // Toggling: one process at a time disables or enables the next extension, from the warm-up to the end.
   let toggling = true
   let toggles = 0
   const toggler = (async () => {
@@ -141,7 +138,15 @@ servers:
       toggles++
     }
   })()
+  // Warm-up, already toggling: JIT, module caches, connection pools and runtime swaps.
+  await load(server.url, Math.min(10_000, amount))
+  const rssAfterWarmup = rssMb(server.child.pid)
+  const togglesInWarmup = toggles
+  // RSS once a second during the measured run, to show whether it levels off.
+  const samples = []
+  const sampler = setInterval(() => samples.push(rssMb(server.child.pid)), 1_000)
   const result = await load(server.url, amount)
+  clearInterval(sampler)
   toggling = false
   await toggler
   const rssAfter = rssMb(server.child.pid)
@@ -149,10 +154,11 @@ servers:
   await stop(server.child)
 
   const growth = ((rssAfter - rssAfterWarmup) / rssAfterWarmup) * 100
-  console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections, ${toggles} disable/enable operations meanwhile`)
+  console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections after a ${Math.min(10_000, amount)}-request warm-up; ${toggles - togglesInWarmup} disable/enable operations meanwhile (${togglesInWarmup} during the warm-up)`)
   console.log(`  status: ${result["2xx"]} 2xx, ${result["4xx"]} 4xx (the toggled extensions' routes while disabled), ${result["5xx"]} 5xx (goal 0), ${result.errors} errors, ${result.timeouts} timeouts`)
   console.log(`  latency: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms (bare node:http: p99 ${bare.latency.p99} ms, ${(result.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}×); ${result.requests.average.toFixed(0)} req/s (${(result.requests.average / bare.requests.average).toFixed(2)}× bare)`)
-  console.log(`  RSS: ${rssAfterWarmup.toFixed(1)} MB after warm-up, ${rssAfter.toFixed(1)} MB after the run: ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} % (goal < 10 %)`)
+  const tenths = Array.from({ length: 10 }, (_, index) => samples[Math.floor(((index + 1) / 10) * (samples.length - 1))] ?? rssAfter)
+  console.log(`  RSS: ${rssAfterWarmup.toFixed(1)} MB after warm-up, ${rssAfter.toFixed(1)} MB after the run: ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} % (goal < 10 %); at each tenth of the run: ${tenths.map((mb) => mb.toFixed(0)).join(", ")} MB`)
   console.log(`  server error lines: ${serverErrors}`)
 } finally {
   rmSync(root, { recursive: true, force: true })
