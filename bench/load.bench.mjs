@@ -15,6 +15,9 @@ import autocannon from "autocannon"
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin", "host.js")
 const amount = Number(process.env.BENCH_R4_REQUESTS ?? 50_000)
+// The server's heap takes some 40,000 requests at this concurrency to reach its working size (RSS then
+// stays level over 150,000 requests and 90+ toggles), so the warm-up is one run of the same size.
+const warmup = Number(process.env.BENCH_R4_WARMUP ?? amount)
 const connections = 128
 const root = mkdtempSync(join(tmpdir(), "host-r4-"))
 const sources = mkdtempSync(join(tmpdir(), "host-r4-src-"))
@@ -138,8 +141,8 @@ servers:
       toggles++
     }
   })()
-  // Warm-up, already toggling: JIT, module caches, connection pools and runtime swaps.
-  await load(server.url, Math.min(10_000, amount))
+  // Warm-up, already toggling: JIT, module caches, connection pools, runtime swaps, the heap's working size.
+  await load(server.url, warmup)
   const rssAfterWarmup = rssMb(server.child.pid)
   const togglesInWarmup = toggles
   // RSS once a second during the measured run, to show whether it levels off.
@@ -154,7 +157,7 @@ servers:
   await stop(server.child)
 
   const growth = ((rssAfter - rssAfterWarmup) / rssAfterWarmup) * 100
-  console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections after a ${Math.min(10_000, amount)}-request warm-up; ${toggles - togglesInWarmup} disable/enable operations meanwhile (${togglesInWarmup} during the warm-up)`)
+  console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections after a ${warmup}-request warm-up; ${toggles - togglesInWarmup} disable/enable operations meanwhile (${togglesInWarmup} during the warm-up)`)
   console.log(`  status: ${result["2xx"]} 2xx, ${result["4xx"]} 4xx (the toggled extensions' routes while disabled), ${result["5xx"]} 5xx (goal 0), ${result.errors} errors, ${result.timeouts} timeouts`)
   console.log(`  latency: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms (bare node:http: p99 ${bare.latency.p99} ms, ${(result.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}×); ${result.requests.average.toFixed(0)} req/s (${(result.requests.average / bare.requests.average).toFixed(2)}× bare)`)
   // GC makes RSS swing by tens of MB between samples; a leak shows as the level rising, so the goal is
