@@ -25,6 +25,8 @@ export interface Invocation {
   readonly root: string
   readonly verbose: boolean
   readonly env: Readonly<Record<string, string | undefined>>
+  /** `--init-database`: an existing but empty database file may be given the framework tables. */
+  readonly initDatabase?: boolean
 }
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
@@ -87,9 +89,11 @@ export const storeLayer = (
   // A server attaches listeners to its live generation instead (runtime/LiveState).
   const listeners = Layer.effectDiscard(options.listeners !== false ? listenInThisProcess : Effect.void)
   // Checked before the database is opened, so a half-removed framework is not given its tables back.
-  const database = options.uninstalling === true
+  const database = (options.uninstalling === true
     ? Database.layer
-    : Layer.provide(Database.layer, Layer.effectDiscard(refuseWhileUninstalling))
+    : Layer.provide(Database.layer, Layer.effectDiscard(refuseWhileUninstalling))).pipe(
+      Layer.provide(Layer.succeed(Database.DatabaseInitialisation, { allowEmpty: invocation.initDatabase === true }))
+    )
   return Layer.merge(recovery, listeners).pipe(
     Layer.provideMerge(lifecycle),
     Layer.provideMerge(repositoriesLayer),

@@ -86,6 +86,7 @@ export const parseArguments = (
 ): ParsedArguments | { readonly usageError: string } => {
   let root = env.HOST_ROOT !== undefined && env.HOST_ROOT !== "" ? env.HOST_ROOT : cwd
   let verbose = false
+  let initDatabase = false
   const args: Array<string> = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!
@@ -94,6 +95,7 @@ export const parseArguments = (
       break
     }
     if (arg === "--verbose") verbose = true
+    else if (arg === "--init-database") initDatabase = true
     else if (arg === "--root") {
       const value = argv[index + 1]
       if (value === undefined || value.startsWith("--")) return { usageError: "--root needs a folder" }
@@ -108,12 +110,13 @@ export const parseArguments = (
   const [first, ...rest] = args
   if (leadingJson) rest.push("--json")
   const command = first?.startsWith("host:") ? first.slice("host:".length) : first
-  return { invocation: { frameworkRoot, root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
+  return { invocation: { frameworkRoot, root, verbose, env, initDatabase }, args: command === undefined ? [] : [command, ...rest] }
 }
 
 const hints: Partial<Record<string, string>> = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
-  StoreError: "hint: check the database setting and that the folder is writable"
+  StoreError: "hint: check the database setting and that the folder is writable",
+  DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\""
 }
 
 const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {
