@@ -1,10 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Either, ParseResult, Schema } from "effect"
-import { parse as parseYaml } from "yaml"
+import { Effect, Either } from "effect"
 import type { ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
 import { decodeManifest, type Manifest } from "../domain/Manifest.js"
 import { problem, type Problem } from "../domain/Problems.js"
+import { describeYamlProblems, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { ArchiveIOError, ArchiveRefused, ioError, type RefusalReason, SignatureRefused } from "./ArchiveErrors.js"
 import {
   checkSignatures,
@@ -26,7 +26,7 @@ import {
   type TarEntryToWrite,
   type TarReadFailure
 } from "./Tar.js"
-import { Checksums, isExcluded, listFiles, packageMetaFiles, sha256Hex } from "./Tree.js"
+import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums, sha256Hex } from "./Tree.js"
 
 // `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -100,7 +100,8 @@ export interface PackedArchive {
 
 /** `checksums.json`: keys sorted, two-space indent, final newline. */
 export const encodeChecksums = (checksums: Readonly<Record<string, string>>): Uint8Array => {
-  const sorted: Record<string, string> = {}
+  // Null prototype: a `"__proto__"` path stays a key instead of setting the prototype.
+  const sorted: Record<string, string> = Object.create(null) as Record<string, string>
   for (const key of Object.keys(checksums).sort()) sorted[key] = checksums[key]!
   return Buffer.from(`${JSON.stringify(sorted, null, 2)}\n`)
 }
@@ -426,38 +427,31 @@ const readFailure = (failure: TarReadFailure, limits: ArchiveLimits, bombCapFirs
 }
 
 const decodeChecksums = (data: Uint8Array): Either.Either<Checksums, string> => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(Buffer.from(data).toString("utf8"))
-  } catch (error) {
-    return Either.left(`checksums.json is not JSON (${error instanceof Error ? error.message : String(error)})`)
-  }
-  const decoded = Schema.decodeUnknownEither(Checksums)(raw)
-  if (Either.isLeft(decoded)) {
-    const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-    const where = first === undefined || first.path.length === 0 ? "" : ` at ${JSON.stringify(first.path.map(String).join("."))}`
-    return Either.left(`checksums.json is malformed${where}: ${first?.message ?? "not a map of paths to sha256 digests"}`)
-  }
-  for (const key of Object.keys(decoded.right)) {
+  const parsed = parseChecksums(Buffer.from(data).toString("utf8"))
+  if (Either.isLeft(parsed)) return parsed
+  for (const key of Object.keys(parsed.right)) {
     const path = canonicalEntryPath(key)
     if (Either.isLeft(path) || path.right !== key || path.right === "" || packageMetaFiles.has(key)) {
       return Either.left(`checksums.json lists ${JSON.stringify(key)}, which is not a canonical file path of the package`)
     }
   }
-  return Either.right(decoded.right)
+  return parsed
 }
 
 const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => {
   if (file === undefined) {
     return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", "is missing")] }
   }
-  let raw: unknown
-  try {
-    raw = parseYaml(Buffer.from(file.data).toString("utf8"), { uniqueKeys: true })
-  } catch (error) {
-    const why = error instanceof Error ? error.message.split("\n")[0] : String(error)
+  // Size and entry limits before the parse, a parse linear in the text (domain/YamlText).
+  // (Refused by its byte size before it is even decoded as text.)
+  const read: Either.Either<unknown, ReadonlyArray<Problem>> = file.data.byteLength > manifestYamlLimits.maxBytes
+    ? Either.left([problem("(yaml)", `the file is ${formatBytes(file.data.byteLength)}; the limit is ${formatBytes(manifestYamlLimits.maxBytes)}`)])
+    : readYaml(Buffer.from(file.data).toString("utf8"), manifestYamlLimits)
+  if (Either.isLeft(read)) {
+    const why = describeYamlProblems(read.left)
     return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", `is not valid YAML: ${why}`)] }
   }
+  const raw = read.right
   const result = decodeManifest(raw)
   const field = (key: string): string | null => {
     if (raw === null || typeof raw !== "object") return null
@@ -507,14 +501,14 @@ export const inspectArchive = Effect.fn("Archive.inspect")(function*(bytes: Uint
   }
   const checksums = decodeChecksums(checksumsFile.data)
   if (Either.isLeft(checksums)) return yield* refuse({ reason: "checksums-malformed", entry: "checksums.json", detail: checksums.left })
-  if (!byPath.has("extension.yaml") && !("extension.yaml" in checksums.right)) {
+  if (!byPath.has("extension.yaml") && !lists(checksums.right, "extension.yaml")) {
     return yield* refuse({ reason: "manifest-missing", detail: "it has no extension.yaml at its root" })
   }
 
   const integrity: Array<IntegrityProblem> = []
   for (const file of files) {
     if (packageMetaFiles.has(file.path)) continue
-    const expected = checksums.right[file.path]
+    const expected = lists(checksums.right, file.path) ? checksums.right[file.path] : undefined
     if (expected === undefined) {
       integrity.push({ reason: "unlisted-file", path: file.path, message: "is not listed in checksums.json" })
     } else if (sha256Hex(file.data) !== expected) {

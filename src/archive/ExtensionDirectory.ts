@@ -1,7 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { posix } from "node:path"
-import { parseDocument } from "yaml"
 import {
   decodeManifest,
   type ExtensionLayout,
@@ -11,6 +10,7 @@ import {
   resolveLayout
 } from "../domain/Manifest.js"
 import { problem, type Problem, type ValidationReport } from "../domain/Problems.js"
+import { manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { bundleSlotReferences, isKnownSlot } from "../domain/Slots.js"
 import { listFiles } from "./Tree.js"
 
@@ -32,20 +32,12 @@ const migrationModuleExtensions = [".ts", ".js", ".mjs"]
 const CREATE_TABLE = /create\s+table\s+(?:if\s+not\s+exists\s+)?[`"[]?([A-Za-z0-9_]+)/gi
 const CREATE_EXTENSION_ID = /createExtension\)?\s*\(\s*\{[\s\S]{0,400}?\bid\s*:\s*(["'`])([^"'`]+)\1/
 
-const parseManifestYaml = (text: string): { raw: unknown; errors: ReadonlyArray<Problem> } => {
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
-  if (document.errors.length > 0) {
-    return {
-      raw: undefined,
-      errors: document.errors.map((error) => {
-        const line = error.linePos?.[0]
-        const message = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
-        return problem(line === undefined ? "(yaml)" : `(yaml line ${line.line}, column ${line.col})`, message)
-      })
-    }
-  }
-  return { raw: document.toJS() as unknown, errors: [] }
-}
+/** Within the manifest limits, linear in the text (domain/YamlText); alias errors are problems too. */
+const parseManifestYaml = (text: string): { raw: unknown; errors: ReadonlyArray<Problem> } =>
+  Either.match(readYaml(text, manifestYamlLimits), {
+    onLeft: (errors) => ({ raw: undefined, errors }),
+    onRight: (raw) => ({ raw, errors: [] })
+  })
 
 /** Finds `extension.yaml`: `target` is the extension folder or the manifest file itself. */
 const locateRoot = Effect.fn("ExtensionDirectory.locate")(function*(target: string) {

@@ -95,6 +95,12 @@ export type TarParseFailure =
   | { readonly _tag: "TooManyEntries"; readonly count: number }
   | { readonly _tag: "Unsupported"; readonly path: string; readonly type: string }
 
+/**
+ * Most zero bytes accepted after the end-of-archive marker: tar pads an archive to its record size
+ * (10 KiB by default, 1 MiB with `-b 2048`); anything beyond is refused as it arrives.
+ */
+export const maxTrailingBytes = 1024 * 1024
+
 /** Whether the first 512 bytes are a tar header with a valid checksum. */
 const startsWithTarHeader = (data: Buffer): boolean => {
   if (data.length < BLOCK) return false
@@ -123,6 +129,7 @@ const tarCollector = (maxEntries: number): TarCollector => {
   let total = 0
   let failure: TarParseFailure | undefined
   let sawEof = false
+  let trailing = 0
   let head: Buffer | undefined = Buffer.alloc(0)
   const parser = new Parser({ strict: false, brotli: false, zstd: false })
   const fail = (value: TarParseFailure) => {
@@ -171,6 +178,18 @@ const tarCollector = (maxEntries: number): TarCollector => {
     write: (chunk) => {
       if (failure !== undefined) return
       total += chunk.length
+      if (sawEof && head === undefined) {
+        // After the end-of-archive marker the parser would only buffer (copying its buffer on every
+        // write, quadratic in the trailing size), so the trailer is checked here: zeros, as tar pads
+        // to its record size, and at most `maxTrailingBytes` of them (docs/decisions.md).
+        trailing += chunk.length
+        if (trailing > maxTrailingBytes) {
+          fail({ _tag: "Corrupt", detail: `it has more than ${maxTrailingBytes / 1024 / 1024} MiB of data after its end-of-archive marker` })
+        } else if (chunk.some((byte) => byte !== 0)) {
+          fail({ _tag: "Corrupt", detail: "it has data after its end-of-archive marker" })
+        }
+        return
+      }
       if (head !== undefined) {
         head = Buffer.concat([head, chunk])
         if (head.length < BLOCK) return

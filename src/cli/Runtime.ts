@@ -14,6 +14,7 @@ import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { listenInThisProcess } from "../runtime/Backend.js"
 import * as ModuleLoader from "../lifecycle/ModuleLoader.js"
 import * as Panel from "../panel/Panel.js"
+import { refuseWhileUninstalling } from "../lifecycle/Uninstall.js"
 import { join } from "node:path"
 
 // The layers commands run on. A command provides only what it uses, so `validate` never opens the database.
@@ -24,6 +25,8 @@ export interface Invocation {
   readonly root: string
   readonly verbose: boolean
   readonly env: Readonly<Record<string, string | undefined>>
+  /** `--init-database`: an existing but empty database file may be given the framework tables. */
+  readonly initDatabase?: boolean
 }
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
@@ -66,7 +69,12 @@ export const progressLayer = Layer.succeed(Progress, {
  */
 export const storeLayer = (
   invocation: Invocation,
-  options: { readonly recover?: boolean; readonly listeners?: boolean } = {}
+  options: {
+    readonly recover?: boolean
+    readonly listeners?: boolean
+    /** `framework:uninstall` itself runs while an interrupted uninstall is pending (it finishes it). */
+    readonly uninstalling?: boolean
+  } = {}
 ) => {
   const loader = Layer.unwrapEffect(
     Effect.map(HostConfig, ({ paths }) =>
@@ -80,10 +88,16 @@ export const storeLayer = (
   )
   // A server attaches listeners to its live generation instead (runtime/LiveState).
   const listeners = Layer.effectDiscard(options.listeners !== false ? listenInThisProcess : Effect.void)
+  // Checked before the database is opened, so a half-removed framework is not given its tables back.
+  const database = (options.uninstalling === true
+    ? Database.layer
+    : Layer.provide(Database.layer, Layer.effectDiscard(refuseWhileUninstalling))).pipe(
+      Layer.provide(Layer.succeed(Database.DatabaseInitialisation, { allowEmpty: invocation.initDatabase === true }))
+    )
   return Layer.merge(recovery, listeners).pipe(
     Layer.provideMerge(lifecycle),
     Layer.provideMerge(repositoriesLayer),
-    Layer.provideMerge(Database.layer),
+    Layer.provideMerge(database),
     Layer.provideMerge(configLayer(invocation)),
     Layer.provideMerge(NodeContext.layer)
   )

@@ -2,7 +2,6 @@ import { type CliApp, Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
-import { NotAvailableYet } from "../domain/Errors.js"
 import { buildCommand } from "./commands/build.js"
 import { exportCommand } from "./commands/export.js"
 import { newCommand } from "./commands/new.js"
@@ -22,10 +21,10 @@ import { panelTokenCommand } from "./commands/panel.js"
 import { reconcileCommand } from "./commands/reconcile.js"
 import { commandsCommand, runExtensionCommand } from "./commands/extensionCommands.js"
 import { scheduleListCommand, scheduleRunCommand } from "./commands/schedule.js"
-import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
 import { serveCommand } from "./commands/serve.js"
 import { statusCommand } from "./commands/status.js"
+import { uninstallCommand } from "./commands/uninstall.js"
 import { validateCommand } from "./commands/validate.js"
 import { verifyCommand } from "./commands/verify.js"
 import { CliInvocation } from "./Invocation.js"
@@ -62,7 +61,7 @@ const host = Command.make("host").pipe(
     buildCommand,
     newCommand,
     devCommand,
-    ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
+    uninstallCommand
   ])
 )
 
@@ -90,6 +89,7 @@ export const parseArguments = (
 ): ParsedArguments | { readonly usageError: string } => {
   let root = env.HOST_ROOT !== undefined && env.HOST_ROOT !== "" ? env.HOST_ROOT : cwd
   let verbose = false
+  let initDatabase = false
   const args: Array<string> = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!
@@ -98,6 +98,7 @@ export const parseArguments = (
       break
     }
     if (arg === "--verbose") verbose = true
+    else if (arg === "--init-database") initDatabase = true
     else if (arg === "--root") {
       const value = argv[index + 1]
       if (value === undefined || value.startsWith("--")) return { usageError: "--root needs a folder" }
@@ -112,12 +113,13 @@ export const parseArguments = (
   const [first, ...rest] = args
   if (leadingJson) rest.push("--json")
   const command = first?.startsWith("host:") ? first.slice("host:".length) : first
-  return { invocation: { frameworkRoot, root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
+  return { invocation: { frameworkRoot, root, verbose, env, initDatabase }, args: command === undefined ? [] : [command, ...rest] }
 }
 
 const hints: Partial<Record<string, string>> = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
-  StoreError: "hint: check the database setting and that the folder is writable"
+  StoreError: "hint: check the database setting and that the folder is writable",
+  DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\""
 }
 
 const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {
@@ -131,16 +133,28 @@ const describe = (error: unknown): { readonly message: string; readonly tag: str
   return { message: String(error), tag: undefined }
 }
 
+/**
+ * With `--json` stdout is always one JSON document: a run that fails before printing its result prints
+ * `{"error": {"code", "message"}}` there too (the `error:` line still goes to stderr).
+ */
+const printJsonError = (json: boolean, code: string, message: string) => {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
+}
+
 /** Renders how a run ended (`error: <what failed>: <why>` on stderr) and returns the exit code. */
-export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, verbose: boolean): number => {
+export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, verbose: boolean, json = false): number => {
   if (Exit.isSuccess(exit)) return 0
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
-    if (ValidationError.isValidationError(error)) return 2
+    if (ValidationError.isValidationError(error)) {
+      printJsonError(json, "UsageError", `${command}: invalid arguments (see host ${command} --help)`)
+      return 2
+    }
     if (error instanceof CommandExit) return error.code
     const { message, tag } = describe(error)
     const subject = message.startsWith(`${command} `) ? message : `${command}: ${message}`
+    printJsonError(json, tag ?? "Error", subject)
     process.stderr.write(`error: ${subject}\n`)
     const hint = tag === undefined ? undefined : hints[tag]
     if (hint !== undefined) process.stderr.write(`${hint}\n`)
@@ -152,6 +166,7 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
     return 130
   }
   const defect = Cause.squash(exit.cause)
+  printJsonError(json, "UnexpectedFailure", `${command}: unexpected failure: ${describe(defect).message}`)
   process.stderr.write(`error: ${command}: unexpected failure: ${describe(defect).message}\n`)
   process.stderr.write(verbose ? `${Cause.pretty(exit.cause)}\n` : "hint: run again with --verbose for details\n")
   return 1
@@ -186,9 +201,7 @@ export const main = async (
   const { args, invocation } = parsed
   const command = args[0] ?? "host"
   const program: Effect.Effect<void, unknown, CliInvocation | CliApp.CliApp.Environment> =
-    pendingNames.has(command) && !args.includes("--help")
-      ? Effect.fail(new NotAvailableYet({ command }))
-      : isExtensionCommand(command)
+    isExtensionCommand(command)
       ? runExtensionCommand(command, args.slice(1))
       : runCli(["node", "host", ...args])
   const exit = await Effect.runPromiseExit(
@@ -198,5 +211,5 @@ export const main = async (
       Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
     )
   )
-  return renderExit(exit, command, invocation.verbose)
+  return renderExit(exit, command, invocation.verbose, args.includes("--json"))
 }

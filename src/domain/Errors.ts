@@ -50,11 +50,3 @@ export class ExtensionNotFound extends Data.TaggedError("ExtensionNotFound")<{
     return `extension ${this.id} is not installed`
   }
 }
-
-export class NotAvailableYet extends Data.TaggedError("NotAvailableYet")<{
-  readonly command: string
-}> {
-  override get message() {
-    return "not available yet in this version of Host"
-  }
-}

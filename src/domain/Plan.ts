@@ -145,6 +145,8 @@ export interface ActualExtension {
   readonly protected: boolean
   /** Settings whose stored value came from `${ENV}`: plans never show it. */
   readonly sensitiveKeys: ReadonlyArray<string>
+  /** The installed manifest's `requires` (the upgrade preflight checks it against other versions). */
+  readonly requires?: Readonly<Record<string, string>>
 }
 
 /** What a desired source provides right now. */
@@ -157,6 +159,8 @@ export interface Candidate {
   /** sha256 of the tree's checksums.json; null when unknown without downloading (registry). */
   readonly digest: string | null
   readonly source: PlanSource
+  /** The source manifest's `requires` (the upgrade preflight checks it against other versions). */
+  readonly requires?: Readonly<Record<string, string>>
 }
 
 export interface PlanOptions {

@@ -18,7 +18,7 @@ export interface RuleOutcome {
 const coerce = (version: string) => semver.valid(version) ?? semver.coerce(version)?.version ?? undefined
 
 /** `requires.{host,panel,php,node}` against the versions in use: an unmet range refuses, an unknown version warns. */
-export const checkRequires = (document: ManifestDocument, versions: RuntimeVersions): RuleOutcome => {
+export const checkRequires = (document: Pick<ManifestDocument, "requires">, versions: RuntimeVersions): RuleOutcome => {
   const unmet: Array<string> = []
   const warnings: Array<string> = []
   for (const key of ["host", "panel", "php", "node"] as const) {

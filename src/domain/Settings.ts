@@ -114,7 +114,11 @@ const inputsByType: Record<SettingType, ReadonlyArray<SettingInput>> = {
   select: ["select"]
 }
 
-const describe = (value: unknown): string => (typeof value === "string" ? `"${value}"` : JSON.stringify(value))
+const describe = (value: unknown): string => {
+  const text = typeof value === "string" ? `"${value}"` : JSON.stringify(value) ?? String(value)
+  // An error message never echoes a huge value back.
+  return text.length > 80 ? `${text.slice(0, 60)}… (${text.length} characters)` : text
+}
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const COLOR = /^#[0-9a-fA-F]{6}$/
@@ -127,6 +131,17 @@ const isUrl = (value: string): boolean => {
     return false
   }
 }
+
+/**
+ * Largest value one setting may hold, in UTF-8 bytes (a longer text belongs in a file or a table of
+ * the extension, not in a settings row every request reads). docs/operations.md, "Limits".
+ */
+export const maxSettingValueBytes = 64 * 1024
+
+/** Most settings fields one extension may declare (the admin form shows every one of them). */
+export const maxSettingFields = 200
+
+const utf8Bytes = (text: string): number => (text.length * 3 <= maxSettingValueBytes ? text.length : new TextEncoder().encode(text).length)
 
 /**
  * Checks one value against its field: type first, then the input kind and the options.
@@ -157,11 +172,14 @@ export const validateSettingValue = (field: SettingField, value: unknown): Eithe
     case "string":
     case "text": {
       if (typeof value !== "string") return Either.left(`must be a string, got ${describe(value)}`)
+      if (utf8Bytes(value) > maxSettingValueBytes) {
+        return Either.left(`is ${utf8Bytes(value)} bytes long; a setting holds at most ${maxSettingValueBytes} bytes (64 KiB)`)
+      }
       if (field.required && value.trim() === "") return Either.left("is required")
       if (value === "") return Either.right(value)
-      if (field.input === "email" && !EMAIL.test(value)) return Either.left(`must be an email address, got "${value}"`)
-      if (field.input === "url" && !isUrl(value)) return Either.left(`must be an http(s) URL, got "${value}"`)
-      if (field.input === "color" && !COLOR.test(value)) return Either.left(`must be a colour #rrggbb, got "${value}"`)
+      if (field.input === "email" && !EMAIL.test(value)) return Either.left(`must be an email address, got ${describe(value)}`)
+      if (field.input === "url" && !isUrl(value)) return Either.left(`must be an http(s) URL, got ${describe(value)}`)
+      if (field.input === "color" && !COLOR.test(value)) return Either.left(`must be a colour #rrggbb, got ${describe(value)}`)
       return Either.right(value)
     }
   }
@@ -269,6 +287,12 @@ export const normalizeSettings = (section: SettingsSection, basePath = "admin.se
   const warnings: Array<Problem> = []
   const fields: Array<SettingField> = []
   const seen = new Map<string, string>()
+  // Counted before any field is decoded, so a manifest with thousands of fields costs nothing.
+  const declared = (section.fields?.length ?? 0) + Object.keys(section).filter((key) => !(reservedSettingKeys as ReadonlyArray<string>).includes(key)).length
+  if (declared > maxSettingFields) {
+    errors.push(problem(basePath, `declares ${declared} settings; an extension may declare at most ${maxSettingFields}`))
+    return { fields, errors, warnings }
+  }
   const add = (key: string, definition: SettingDefinition, path: string) => {
     const first = seen.get(key)
     if (first !== undefined) {

@@ -63,7 +63,6 @@ const statusByTag: Readonly<Record<string, number>> = {
   LockHeld: 409,
   PlanInvalid: 422,
   DesiredStateInvalid: 422,
-  NotAvailableYet: 501
 }
 
 /** Renders a failure (or 500 for anything not known, logged with its cause). */

@@ -54,13 +54,22 @@ const renderLogin = (data: { panelName: string; error: string | undefined; usern
 
 /**
  * Only same-site paths: `/x`, never `//host`, absolute URLs, backslashes or control characters (browsers
- * drop tabs and newlines, so `/\t/evil.example` would leave the site).
+ * drop tabs and newlines, so `/\t/evil.example` would leave the site). The decision is made on the
+ * normalised URL, the one the browser will follow: `/.//evil.test`, `/a/..//evil.test` and
+ * `/%2e//evil.test` all normalise to `//evil.test`, which is another site (docs/decisions.md).
  */
-const safeRedirect = (value: string | undefined): string => {
+export const safeRedirect = (value: string | undefined): string => {
   if (value === undefined || !value.startsWith("/") || /[\u0000-\u001f\u007f\\]/.test(value)) return "/"
   const base = "http://panel.invalid"
-  const url = new URL(value, base)
-  return url.origin === base ? `${url.pathname}${url.search}${url.hash}` : "/"
+  const url = URL.parse(value, base)
+  if (url === null || url.origin !== base) return "/"
+  const normalised = `${url.pathname}${url.search}${url.hash}`
+  // The answer must itself be a same-site path that normalises to itself (a fixed point), so the
+  // Location header means the same to every client that resolves it again.
+  if (!normalised.startsWith("/") || normalised.startsWith("//") || /[\u0000-\u001f\u007f\\]/.test(normalised)) return "/"
+  const again = URL.parse(normalised, base)
+  if (again === null || again.origin !== base || `${again.pathname}${again.search}${again.hash}` !== normalised) return "/"
+  return normalised
 }
 
 const LoginForm = Schema.Struct({

@@ -84,7 +84,14 @@ export const extensionAsset = Effect.gen(function*() {
       return folder !== "." && relative.startsWith(`${folder}/`)
     })
   if (!allowed) return yield* notFound("file not found")
-  return yield* serveFile(path.join(extension.directory, ...relative.split("/")))
+  // Only a regular file whose real path (links resolved) is inside the extension's real folder: a link
+  // to /etc/passwd, ../config or storage/host/session.key is a 404 like a missing file.
+  const fs = yield* FileSystem.FileSystem
+  const file = path.join(extension.directory, ...relative.split("/"))
+  const real = yield* fs.realPath(file).pipe(Effect.orElseFail(() => notFound("file not found")))
+  const folder = yield* fs.realPath(extension.directory).pipe(Effect.orElseFail(() => notFound("file not found")))
+  if (!real.startsWith(`${folder}${path.sep}`)) return yield* notFound("file not found")
+  return yield* serveFile(real)
 })
 
 /** `/host/bridge.js`, `/host/utility.css`: the first folder of the server's list that has the file. */

@@ -13,7 +13,7 @@ import {
   ExtensionUpdated,
   type LifecycleEvent
 } from "../domain/Events.js"
-import type { Actor, InstalledExtension } from "../domain/Installed.js"
+import type { Actor, ExtensionSource, InstalledExtension } from "../domain/Installed.js"
 import type { OperationLock } from "../domain/Lock.js"
 import { decodeManifest, ManifestDocument } from "../domain/Manifest.js"
 import { validateSettingValues } from "../domain/Settings.js"
@@ -43,7 +43,7 @@ import {
   removeUnfinishedWrites,
   writeJournal
 } from "./Journal.js"
-import { migrateDownAll, migrateUp } from "./Migrations.js"
+import { migrateDownAll, migrateDownNamed, migrateUp } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 
@@ -66,6 +66,13 @@ export interface AddOptions extends OperationOptions {
   readonly disabled?: boolean
   /** Refuse a source whose manifest id differs (registry installs, `update <id>`). */
   readonly expectedId?: string
+  /**
+   * Migrations of the installed version to roll back (down, newest first) in the same transaction,
+   * before the new files go in: a health gate taking an update back to the previous tree.
+   */
+  readonly revertMigrations?: ReadonlyArray<string>
+  /** The source to record instead of the staged one (a rollback from a kept copy records the original). */
+  readonly recordSource?: ExtensionSource
 }
 
 export interface RemoveOptions extends OperationOptions {
@@ -384,6 +391,14 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           const isUpdate = Option.isSome(existing) && (operation === "update" || existing.value.version !== version)
           const migrations = yield* writeTransaction(sql,
             Effect.gen(function*() {
+              if (options.revertMigrations !== undefined && options.revertMigrations.length > 0 && Option.isSome(existing)) {
+                yield* step(`rolling back ${options.revertMigrations.length} migration(s) of v${existing.value.version}`)
+                const folder = Option.match(decodeDocument(existing.value.manifest), {
+                  onNone: () => "database/migrations",
+                  onSome: (document) => document.backend?.migrations ?? "database/migrations"
+                })
+                yield* migrateDownNamed(id, path.join(target, folder), options.revertMigrations)
+              }
               yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
               const ran = options.noMigrate === true
                 ? []
@@ -405,7 +420,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 version,
                 enabled,
                 manifest: staged.manifest.document,
-                source: staged.source,
+                source: options.recordSource ?? staged.source,
                 signature: staged.signature
               })
               yield* activity.append({

@@ -153,3 +153,29 @@ export const migrateDownAll = Effect.fn("Migrations.downAll")(function*(extensio
   }
   return recorded.map((row) => row.migration)
 })
+
+/**
+ * Rolls back the named recorded migrations of the extension, newest first, using the files of
+ * `directory` (the installed tree): how a health gate takes an update's batch back (docs/operations.md).
+ */
+export const migrateDownNamed = Effect.fn("Migrations.downNamed")(function*(
+  extensionId: string,
+  directory: string | undefined,
+  names: ReadonlyArray<string>
+) {
+  const repo = yield* MigrationsRepo
+  const wanted = new Set(names)
+  const recorded = [...(yield* repo.listFor(extensionId))]
+    .filter((row) => wanted.has(row.migration))
+    .sort((a, b) => b.batch - a.batch || b.id - a.id)
+  const files = new Map((directory === undefined ? [] : yield* discoverMigrations(directory)).map((m) => [m.name, m]))
+  for (const row of recorded) {
+    const migration = files.get(row.migration)
+    if (migration === undefined) {
+      return yield* new MigrationFailed({ extensionId, migration: row.migration, direction: "down", detail: "its file is not in the installed extension" })
+    }
+    yield* runMigration(extensionId, migration, "down")
+    yield* repo.forget(extensionId, row.migration)
+  }
+  return recorded.map((row) => row.migration)
+})

@@ -1,11 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Effect, Either, Option, Schema } from "effect"
 import semver from "semver"
-import { parse as parseYaml } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, readTextIfExists, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, parseChecksums, readTextIfExists, sha256Hex } from "../archive/Tree.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
@@ -13,6 +12,7 @@ import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js
 import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
 import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
+import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { Registry } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -33,10 +33,8 @@ export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(
   const absolute = path.resolve(file)
   const invalid = (where: string, message: string) => new DesiredStateInvalid({ source: file, problems: [problem(where, message)] })
   const text = yield* fs.readFileString(absolute).pipe(Effect.mapError((error) => invalid("(file)", error.message)))
-  const raw = yield* Effect.try({
-    try: () => parseYaml(text, { uniqueKeys: true }) as unknown,
-    catch: (error) => invalid("(yaml)", error instanceof Error ? error.message.split("\n")[0]! : String(error))
-  })
+  // Within limits and linear in the text; alias errors are problems (domain/YamlText).
+  const raw = yield* Either.mapLeft(readYaml(text, desiredStateYamlLimits), (problems) => new DesiredStateInvalid({ source: file, problems }))
   const decoded = decodeDesiredState(raw)
   if (decoded._tag === "Left") return yield* new DesiredStateInvalid({ source: file, problems: decoded.left })
   const folder = path.dirname(absolute)
@@ -122,18 +120,13 @@ const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: strin
   const path = yield* Path.Path
   const text = yield* readTextIfExists(path.join(root, "extension.yaml"))
   if (text === undefined) return yield* new ManifestInvalid({ source: label, problems: [problem("extension.yaml", `not found in ${root}`)] })
-  const raw = yield* Effect.try({
-    try: () => parseYaml(text) as unknown,
-    catch: (error) => new ManifestInvalid({ source: label, problems: [problem("(yaml)", String(error))] })
-  })
+  const raw = yield* Either.mapLeft(readYaml(text, manifestYamlLimits), (problems) => new ManifestInvalid({ source: label, problems }))
   const decoded = decodeManifest(raw, frameworkVersion)
   if (decoded.manifest === undefined) return yield* new ManifestInvalid({ source: label, problems: decoded.errors })
   const files = yield* listFiles(root)
   const checksums = yield* hashFiles(root, files.filter((file) => !packageMetaFiles.has(file)))
   return { manifest: decoded.manifest, checksums, digest: sha256Hex(encodeChecksums(checksums)) }
 })
-
-const IntegrityChecksums = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String }))
 
 /** One installed extension: its record, settings, files, and whether the files match checksums.json. */
 const readInstalled = (
@@ -166,7 +159,7 @@ const readInstalled = (
       : Option.match(hashes, {
         onNone: () => "modified",
         onSome: (actual) =>
-          Option.match(Schema.decodeUnknownOption(IntegrityChecksums)(recorded), {
+          Option.match(Either.getRight(parseChecksums(recorded)), {
             onNone: () => "modified",
             onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(actual) ? "intact" : "modified")
           })
@@ -183,7 +176,8 @@ const readInstalled = (
       integrity,
       digest: recorded === undefined ? null : sha256Hex(recorded),
       protected: protectedIds.has(record.extensionId),
-      sensitiveKeys
+      sensitiveKeys,
+      requires: decoded.document?.requires ?? {}
     } satisfies ActualExtension
   })
 
@@ -223,7 +217,8 @@ const installedCandidate = (id: string, installed: ActualExtension, digest: stri
   fields: installed.fields,
   capabilities: noCapabilities,
   digest,
-  source
+  source,
+  ...(installed.requires === undefined ? {} : { requires: installed.requires })
 })
 
 /** What a folder source provides now. */
@@ -250,7 +245,8 @@ export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(functi
     fields: tree.manifest.settings,
     capabilities: tree.capabilities,
     digest: tree.digest,
-    source: { type: "path", path: folder }
+    source: { type: "path", path: folder },
+    requires: tree.manifest.document.requires ?? {}
   } satisfies Candidate
 }, (effect, id) => Effect.mapError(effect, (error) => new SourceUnavailable({ id, detail: error.message })))
 
@@ -281,7 +277,8 @@ const candidateFromInspection = (id: string, inspection: Inspection, source: Can
         migrationNames(files, layout.migrations)
       ),
       digest: sha256Hex(encodeChecksums(inspection.checksums)),
-      source
+      source,
+      requires: manifest.document.requires ?? {}
     } satisfies Candidate
   })
 

@@ -1,9 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Either, Option, Schema } from "effect"
+import { Data, Duration, Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import type { DesiredExtension, DesiredState } from "../domain/DesiredState.js"
-import { type Actor, coreExtensionId } from "../domain/Installed.js"
+import { type Actor, coreExtensionId, type ExtensionSource } from "../domain/Installed.js"
 import {
   type ActualExtension,
   basisChanges,
@@ -17,8 +17,15 @@ import {
   type PlanSource,
   summarize
 } from "../domain/Plan.js"
+import { decodeManifest } from "../domain/Manifest.js"
+import { type PreflightReport, preflightItem, summarizePreflight, unmetOn } from "../domain/Preflight.js"
 import { type Problem } from "../domain/Problems.js"
-import { Lifecycle, type OperationOptions } from "../lifecycle/Lifecycle.js"
+import type { RuntimeVersions } from "../domain/Rules.js"
+import { Lifecycle, type OperationOptions, type OperationResult } from "../lifecycle/Lifecycle.js"
+import { Progress } from "../lifecycle/Events.js"
+import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
+import { Panel } from "../panel/Panel.js"
+import { bootForCli, criticalFailures, extensionHealth } from "../runtime/Backend.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
@@ -34,6 +41,7 @@ import {
   sensitiveSettingKey,
   SourceUnavailable
 } from "./Inputs.js"
+import { passingRegistryVersions } from "./Preflight.js"
 
 // desired state → plan → apply (DESIGN.md §10). Planning is read-only; applying holds the operation
 // lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
@@ -89,7 +97,15 @@ export interface ApplyOptions extends Pick<OperationOptions, "lockTimeout"> {
    */
   readonly actor?: Actor
   readonly context?: Readonly<Record<string, unknown>>
+  /**
+   * Run the critical health checks an install or update brings before going on (default true;
+   * `--no-health-gates` turns it off). See docs/operations.md#health-gates.
+   */
+  readonly healthGates?: boolean
 }
+
+/** How long one extension's health checks may take (as `status --health`). */
+export const healthGateTimeout = Duration.seconds(5)
 
 const reconcileActor: Actor = { type: "reconcile" }
 
@@ -112,7 +128,10 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
   effect: Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
     const settings = yield* SettingsRepo
-    const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo>()
+    const extensionsRepo = yield* ExtensionsRepo
+    const platform = yield* Effect.context<
+      FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo | Panel | ModuleLoader
+    >()
 
     /** What each present entry's source provides; failures are collected, not thrown one by one. */
     const readCandidates = (
@@ -190,15 +209,122 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         return yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
       }).pipe(Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
 
+    // ---- health gates (docs/operations.md#health-gates) ------------------------------------------
+
+    /** The critical checks an installed extension declares (none: no gate). */
+    const criticalChecks = (id: string) =>
+      Effect.map(extensionsRepo.find(id), Option.match({
+        onNone: () => ({ enabled: false, critical: [] as ReadonlyArray<string> }),
+        onSome: (record) => ({
+          enabled: record.enabled,
+          critical: (decodeManifest(record.manifest).document?.health?.checks ?? [])
+            .filter((check) => check.severity === "critical")
+            .map((check) => check.id)
+        })
+      }))
+
+    /** Boots the enabled extensions and runs `id`'s health checks: the failing critical ones, described. */
+    const gateFailures = (id: string) =>
+      Effect.gen(function*() {
+        const generation = yield* bootForCli
+        const loaded = generation.extensions.get(id)
+        if (loaded === undefined) {
+          return [`it did not boot: ${generation.quarantined.get(id) ?? "it is not running"}`]
+        }
+        const health = yield* extensionHealth(loaded, healthGateTimeout)
+        const failing = new Set(criticalFailures([health]))
+        return health.checks
+          .filter((check) => failing.has(`${id} ${check.id}`))
+          .map((check) => `critical check ${check.id} (${check.label}) is ${check.status}${check.message === null ? "" : `: ${check.message}`}`)
+      }).pipe(Effect.catchAll((error) => Effect.succeed([`its health checks could not run: ${error.message}`])))
+
+    interface Snapshot {
+      readonly copy: string
+      readonly source: ExtensionSource
+    }
+
+    /** The previous tree of an extension about to be updated, kept until its gate passes. */
+    const snapshotOf = (id: string) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const { paths } = yield* HostConfig
+        const installed = path.join(paths.extensions, ...id.split("/"))
+        if (!(yield* fs.exists(installed))) return Option.none<Snapshot>()
+        const record = yield* extensionsRepo.find(id)
+        if (Option.isNone(record)) return Option.none<Snapshot>()
+        const copy = path.join(paths.staging, `health-gate-${randomUUID()}`)
+        yield* fs.makeDirectory(paths.staging, { recursive: true })
+        yield* fs.copy(installed, copy)
+        return Option.some<Snapshot>({ copy, source: record.value.source })
+      })
+
+    /** Drops the previous trees a crashed run may have left (held under the lock). */
+    const dropSnapshots = Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const { paths } = yield* HostConfig
+      if (!(yield* fs.exists(paths.staging))) return
+      for (const name of yield* fs.readDirectory(paths.staging)) {
+        if (name.startsWith("health-gate-")) yield* fs.remove(path.join(paths.staging, name), { recursive: true, force: true })
+      }
+    }).pipe(Effect.ignore)
+
+    interface Gate {
+      readonly action: PlanAction
+      readonly snapshot: Option.Option<Snapshot>
+      readonly previous: string | null
+      readonly migrations: ReadonlyArray<string>
+    }
+
+    /**
+     * Runs the gate of the extension whose actions just ended. A failing critical check takes the step
+     * back (an update to the previous tree and migrations, an install removed); the message says how.
+     */
+    const runGate = (gate: Gate, context: Record<string, unknown>, actor: Actor) =>
+      Effect.gen(function*() {
+        const { action } = gate
+        const declared = yield* criticalChecks(action.id)
+        if (!declared.enabled || declared.critical.length === 0) return Option.none<string>()
+        yield* Effect.flatMap(Effect.serviceOption(Progress), Option.match({
+          onNone: () => Effect.void,
+          onSome: (progress) => progress.step(`health gate: ${action.id} (${declared.critical.join(", ")})`)
+        }))
+        const failures = yield* gateFailures(action.id)
+        if (failures.length === 0) return Option.none<string>()
+        const gateContext = { ...context, reason: "health gate", health_gate: failures }
+        const undo = action.type === "install" || gate.previous === null || Option.isNone(gate.snapshot)
+          ? Effect.as(lifecycle.remove(action.id, { actor, context: gateContext, force: true }), "it was removed")
+          : Effect.as(
+            lifecycle.update(action.id, SourceSpec.Directory({ path: gate.snapshot.value.copy }), {
+              actor,
+              context: gateContext,
+              force: true,
+              revertMigrations: gate.migrations,
+              recordSource: gate.snapshot.value.source
+            }),
+            `it was rolled back to ${gate.previous}`
+          )
+        const undone = yield* Effect.either(undo)
+        const outcome = Either.isRight(undone) ? undone.right : `rolling it back failed too: ${undone.left.message}`
+        return Option.some(`health gate failed: ${failures.join("; ")}; ${outcome}`)
+      })
+
     /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
-    const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env }: ApplyOptions) =>
+    const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env, healthGates = true }: ApplyOptions) =>
       Effect.gen(function*() {
         const applied: Array<PlanAction> = []
         const context = { ...extra, plan: thePlan.id }
+        if (healthGates) yield* dropSnapshots
+        let gate: Gate | undefined
         // The planner checked every dependency against the end state, so a step may pass through a state
         // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
         for (const [index, action] of thePlan.actions.entries()) {
           const options = { actor, context, force: true }
+          const gated = healthGates && (action.type === "install" || action.type === "update" || action.type === "repair")
+          const snapshot = gated && action.type !== "install"
+            ? yield* Effect.orElseSucceed(snapshotOf(action.id), () => Option.none<Snapshot>())
+            : Option.none<Snapshot>()
           const run: Effect.Effect<unknown, { readonly message: string }> = (() => {
             switch (action.type) {
               case "install":
@@ -228,16 +354,87 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           })()
           const outcome = yield* Effect.either(run)
           if (Either.isLeft(outcome)) {
+            yield* Option.match(snapshot, { onNone: () => Effect.void, onSome: (kept) => removeSnapshot(kept.copy) })
             return {
               applied,
               failed: { action, error: outcome.left.message },
               notApplied: thePlan.actions.slice(index + 1)
             } satisfies ApplyResult
           }
+          if (gated) {
+            const result = outcome.right as OperationResult
+            gate = { action, snapshot, previous: result.fromVersion, migrations: result.migrations }
+          }
           applied.push(action)
+          // The gate runs once the extension's own steps (install, configure, enable) are done and before
+          // anything after it (the plan puts dependencies first, so before its dependents).
+          const next = thePlan.actions[index + 1]
+          if (gate !== undefined && (next === undefined || next.id !== gate.action.id)) {
+            const current: Gate = gate
+            gate = undefined
+            const failed = yield* runGate(current, context, actor).pipe(
+              Effect.ensuring(Option.match(current.snapshot, { onNone: () => Effect.void, onSome: (kept) => removeSnapshot(kept.copy) }))
+            )
+            if (Option.isSome(failed)) {
+              const position = applied.indexOf(current.action)
+              return {
+                applied: applied.filter((_, at) => at < position),
+                failed: { action: current.action, error: failed.value },
+                notApplied: [...applied.slice(position + 1), ...thePlan.actions.slice(index + 1)]
+              } satisfies ApplyResult
+            }
+          }
         }
         return { applied, failed: null, notApplied: [] } satisfies ApplyResult
       })
+
+    const removeSnapshot = (copy: string) =>
+      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.remove(copy, { recursive: true, force: true })).pipe(Effect.ignore)
+
+    /** The upgrade preflight: each desired extension checked against other panel and framework versions. */
+    const preflight = (request: PlanRequest, versions: RuntimeVersions) =>
+      Effect.gen(function*() {
+        const desired = yield* readDesiredFile(request.file)
+        const actual = yield* readActual("light")
+        const { candidates, problems } = yield* readCandidates(desired.state, actual, "light")
+        if (problems.length > 0) return yield* new PlanInvalid({ file: desired.file, problems })
+        const present = desired.state.extensions.filter((entry): entry is Extract<DesiredExtension, { _tag: "Present" }> =>
+          entry._tag === "Present")
+        // The installed manifests' `requires`, as recorded at install.
+        const recorded = new Map((yield* extensionsRepo.list).map((record) =>
+          [record.extensionId, decodeManifest(record.manifest).document?.requires ?? {}] as const))
+        const items = yield* Effect.forEach(present, (entry) =>
+          Effect.gen(function*() {
+            const candidate = candidates.get(entry.id)!
+            const actualInstalled = actual.get(entry.id)
+            const installed = actualInstalled === undefined
+              ? undefined
+              : { version: actualInstalled.version, requires: recorded.get(entry.id) ?? {} }
+            // A candidate read from the installed record (in sync) has the installed requirements.
+            const planned = {
+              version: candidate.version,
+              requires: candidate.requires ?? (candidate.version === installed?.version ? installed.requires : {})
+            }
+            const plannedFails = unmetOn(planned.requires, versions).length > 0
+            const registry = entry.source._tag === "Registry"
+            const passing = plannedFails
+              ? yield* passingRegistryVersions(entry.id, entry.version, versions)
+              : { any: undefined, inRange: undefined }
+            return preflightItem({
+              id: entry.id,
+              installed,
+              planned,
+              passingInRange: registry ? passing.inRange : undefined,
+              passingAny: passing.any
+            }, versions)
+          }))
+        return {
+          panel_version: versions.panel ?? null,
+          host_version: versions.host,
+          extensions: items,
+          summary: summarizePreflight(items)
+        } satisfies PreflightReport
+      }).pipe(Effect.withSpan("Reconciler.preflight"), Effect.provide(platform))
 
     /** Keeps the `${ENV}`-sourced keys of a configure action in the sensitive_settings row. */
     const rememberSensitive = (action: PlanAction, phase: "mark" | "settle") =>
@@ -313,7 +510,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         })
       ).pipe(Effect.withSpan("Reconciler.applyPlan"), Effect.provide(platform))
 
-    return { plan, reconcile, applyPlan } as const
+    return { plan, reconcile, applyPlan, preflight } as const
   })
 }) {}
 

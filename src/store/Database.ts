@@ -1,13 +1,100 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
+import { closeSync, openSync, readSync } from "node:fs"
 import { HostConfig } from "../config/HostConfig.js"
 import { ensureSchema } from "./Schema.js"
 import { StoreError, storeError } from "./StoreError.js"
 
-/** A SQLite client for a file (created with its folder on first use) or `:memory:`. */
-export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, StoreError, FileSystem.FileSystem | Path.Path> =>
+/**
+ * The database file exists but cannot be the panel's database: empty, unreadable, not SQLite, or
+ * damaged. Nothing is created over it (docs/operations.md, "When the database is unreadable").
+ */
+export class DatabaseUnusable extends Data.TaggedError("DatabaseUnusable")<{
+  readonly file: string
+  readonly problem: "empty" | "unreadable" | "not-sqlite" | "damaged"
+  readonly detail: string
+}> {
+  override get message() {
+    const what = this.problem === "empty"
+      ? "is empty (0 bytes)"
+      : this.problem === "unreadable"
+      ? `cannot be read (${this.detail})`
+      : this.problem === "not-sqlite"
+      ? "is not a SQLite database"
+      : `is damaged (${this.detail})`
+    const remedy = this.problem === "empty"
+      ? "restore it from a backup, or run the command again with --init-database to create empty framework tables in it on purpose"
+      : this.problem === "unreadable"
+      ? "give this user read and write access to it, or restore it from a backup"
+      : "restore it from a backup (docs/operations.md); nothing was written to it"
+    return `the database ${this.file} ${what}: ${remedy}`
+  }
+}
+
+/** Whether an empty existing database file may be given the framework tables (`--init-database`). */
+export class DatabaseInitialisation extends Context.Reference<DatabaseInitialisation>()("host/store/DatabaseInitialisation", {
+  defaultValue: () => ({ allowEmpty: false })
+}) {}
+
+const sqliteHeader = "SQLite format 3\u0000"
+
+/** SQLite's own words for a damaged or foreign file, as the driver reports them. */
+export const isDamagedDatabase = (error: unknown): boolean => {
+  const text = `${String((error as { message?: unknown })?.message ?? "")} ${String((error as { cause?: { message?: unknown } })?.cause?.message ?? "")} ${String((error as { code?: unknown })?.code ?? "")}`
+  return /malformed|file is not a database|SQLITE_CORRUPT|SQLITE_NOTADB/i.test(text)
+}
+
+/** Reads the first 16 bytes: the SQLite header, or why the file cannot be used. */
+const checkExisting = (filename: string, size: number, allowEmpty: boolean): Effect.Effect<void, DatabaseUnusable> =>
+  Effect.suspend(() => {
+    let head: string
+    try {
+      const fd = openSync(filename, "r")
+      try {
+        const buffer = Buffer.alloc(16)
+        const read = readSync(fd, buffer, 0, 16, 0)
+        head = buffer.subarray(0, read).toString("latin1")
+      } finally {
+        closeSync(fd)
+      }
+    } catch (error) {
+      return Effect.fail(new DatabaseUnusable({ file: filename, problem: "unreadable", detail: (error as NodeJS.ErrnoException).code ?? String(error) }))
+    }
+    if (size === 0) return allowEmpty ? Effect.void : Effect.fail(new DatabaseUnusable({ file: filename, problem: "empty", detail: "" }))
+    if (head !== sqliteHeader) return Effect.fail(new DatabaseUnusable({ file: filename, problem: "not-sqlite", detail: "" }))
+    return Effect.void
+  })
+
+/**
+ * Creates a missing database file whole: the framework tables are written into a private file that
+ * is then linked into place (an atomic create that never replaces anything), so no other process
+ * ever sees a half-made, empty file (which it would rightly refuse).
+ */
+const createAtomically = (filename: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const creating = `${filename}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.creating`
+    const cleanup = Effect.forEach([creating, `${creating}-wal`, `${creating}-shm`, `${creating}-journal`], (file) =>
+      Effect.ignore(fs.remove(file, { force: true })), { discard: true })
+    // The client is closed (its WAL checkpointed into the file) before the link.
+    yield* Effect.provide(ensureSchema, SqliteClient.layer({ filename: creating })).pipe(
+      Effect.zipRight(fs.link(creating, filename).pipe(
+        // Another process created it meanwhile: theirs is as good as ours.
+        Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.void)
+      )),
+      Effect.mapError(storeError(`creating ${filename}`)),
+      Effect.ensuring(cleanup)
+    )
+  })
+
+/**
+ * A SQLite client for a file or `:memory:`. A missing file is created with its folder; an existing
+ * one must be a readable SQLite database (an empty one only with `--init-database`), so a truncated
+ * or foreign file is never silently given a fresh, empty schema.
+ */
+export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       if (filename !== ":memory:") {
@@ -16,17 +103,30 @@ export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, 
         yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
           Effect.mapError(storeError(`creating the folder of ${filename}`))
         )
+        const info = yield* Effect.option(fs.stat(filename))
+        if (Option.isSome(info)) {
+          const { allowEmpty } = yield* DatabaseInitialisation
+          yield* checkExisting(filename, Number(info.value.size), allowEmpty)
+        } else {
+          yield* createAtomically(filename)
+        }
       }
       return SqliteClient.layer({ filename }).pipe(Layer.mapError(storeError(`opening ${filename}`)))
     })
   )
 
 /** The database of the `database` setting with the framework schema in place. */
-export const layer: Layer.Layer<SqlClient.SqlClient, StoreError, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
+export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
   .unwrapEffect(
     Effect.map(HostConfig, ({ paths }) => {
       const client = sqliteLayer(paths.databaseFile)
-      const schema = Layer.effectDiscard(ensureSchema.pipe(Effect.mapError(storeError("creating the framework tables"))))
+      const schema = Layer.effectDiscard(ensureSchema.pipe(
+        Effect.mapError((error) =>
+          isDamagedDatabase(error)
+            ? new DatabaseUnusable({ file: paths.databaseFile, problem: "damaged", detail: String(error.cause instanceof Error ? error.cause.message : error.message) })
+            : storeError("creating the framework tables")(error)
+        )
+      ))
       return Layer.provideMerge(schema, client)
     })
   )

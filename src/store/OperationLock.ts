@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { appendFileSync, readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { coreExtensionId } from "../domain/Installed.js"
 import { lockSettingKey, OperationLock } from "../domain/Lock.js"
@@ -120,6 +120,17 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       )
 
     /**
+     * Test hook (the R3 suite, docs/operations.md#reliability-suites): with `HOST_TEST_LOCK_LOG=<file>`,
+     * a line is appended when the lock is taken and just before it is given back, so concurrent
+     * processes can prove that no two held it at once.
+     */
+    const traceLock = (mark: "begin" | "end", name: string) =>
+      Effect.sync(() => {
+        const file = process.env.HOST_TEST_LOCK_LOG
+        if (file !== undefined && file !== "") appendFileSync(file, `${mark} ${process.pid} ${name}\n`)
+      })
+
+    /**
      * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder. A dead holder's lock is
      * taken over (its interrupted operation is then recovered by the caller).
      */
@@ -144,7 +155,10 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
               operation: options.operation,
               acquired_at: new Date().toISOString()
             }
-            if (yield* insert(name, lock)) return [name, lock] as const
+            if (yield* insert(name, lock)) {
+              yield* traceLock("begin", name)
+              return [name, lock] as const
+            }
             continue
           }
           const held = decodeLock(row.value)
@@ -164,7 +178,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - Date.now()))))
         }
       },
-      Effect.acquireRelease(([name, lock]) => Effect.ignore(deleteIfUnchanged(JSON.stringify(lock), name))),
+      Effect.acquireRelease(([name, lock]) => Effect.zipRight(traceLock("end", name), Effect.ignore(deleteIfUnchanged(JSON.stringify(lock), name)))),
       Effect.map(([, lock]) => lock)
     )
 

@@ -100,13 +100,13 @@ describe("errors and exit codes", () => {
     expect(JSON.parse(run.stdout)).toEqual([])
   })
 
-  it("names a bad configuration key, exit 1, nothing on stdout", async () => {
+  it("names a bad configuration key, exit 1, and with --json one error document on stdout", async () => {
     const root = freshRoot()
     mkdirSync(join(root, "config"))
     writeFileSync(join(root, "config", "host.yaml"), "server:\n  port: 99999\n")
     const run = await runHost(["list", "--json", "--root", root])
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe("")
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: "ConfigInvalid", message: expect.stringMatching(/^list: config\/host\.yaml: server\.port: .*65535/) } })
     expect(run.stderr).toMatch(/^error: list: config\/host\.yaml: server\.port: .*65535/)
     expect(run.stderr).toContain("hint: fix config/host.yaml")
   })
@@ -147,14 +147,15 @@ describe("errors and exit codes", () => {
     expect(run.stderr).toMatch(/^error: add: no registry is configured/)
   })
 
-  it.each(["host:framework:uninstall"])(
-    "%s answers that it is not available yet",
-    async (command) => {
-      const run = await runHost([command, "acme/x", "--force"])
-      expect(run.code).toBe(1)
-      expect(run.stderr).toBe(`error: ${command.replace(/^host:/, "")}: not available yet in this version of Host\n`)
-    }
-  )
+  it("prints one JSON error document for a failing --json run, also a usage error", async () => {
+    const failing = await runHost(["add", join(freshRoot(), "nothing-here"), "--json", "--root", freshRoot()])
+    expect(failing.code).toBe(1)
+    expect(JSON.parse(failing.stdout).error).toMatchObject({ code: expect.any(String), message: expect.stringContaining("nothing-here") })
+    expect(failing.stderr).toMatch(/^error: add: /m)
+    const usage = await runHost(["list", "--json", "--no-such-flag", "--root", freshRoot()])
+    expect(usage.code).toBe(2)
+    expect(JSON.parse(usage.stdout)).toEqual({ error: { code: "UsageError", message: "list: invalid arguments (see host list --help)" } })
+  })
 
   it("prints help listing every command", async () => {
     const run = await runHost(["--help"])

@@ -64,6 +64,76 @@ describe("route groups × users", () => {
   })
 })
 
+// R5 (docs/operations.md#reliability-suites): the whole authorization matrix as one table. Every
+// caller (anonymous; dave, a user without servers; bob, a subuser with probe.view; carol, a subuser
+// without it; alice, the owner; an admin) by API token and by the login form's session (with its CSRF
+// token on unsafe methods), against the three route groups, the framework's client endpoints and the
+// admin API. One test: every mismatch is listed at once.
+type Credential = "token" | "session"
+const callers: ReadonlyArray<Who> = ["anonymous", "dave", "bob", "carol", "alice", "admin"]
+const user200 = { anonymous: 401, dave: 200, bob: 200, carol: 200, alice: 200, admin: 200 } as const
+const adminOnly = { anonymous: 401, dave: 403, bob: 403, carol: 403, alice: 403, admin: 200 } as const
+const authorizationMatrix: ReadonlyArray<readonly [method: "GET" | "POST", path: string, expected: Readonly<Record<Who, number>>]> = [
+  // api-client group
+  ["GET", "/api/client/host/acme/probe/open", user200],
+  ["GET", "/api/client/host/acme/probe/secret", { anonymous: 401, dave: 403, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  ["GET", "/api/client/host/acme/probe/servers/srv-alice/info", { anonymous: 401, dave: 404, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  ["GET", "/api/client/host/acme/probe/servers/srv-other/any", { anonymous: 401, dave: 404, bob: 404, carol: 404, alice: 404, admin: 200 }],
+  ["POST", "/api/client/host/acme/probe/echo", user200],
+  // the framework's own client endpoints
+  ["GET", "/api/client/host/slots", user200],
+  ["GET", "/api/client/host/extensions", user200],
+  ["GET", "/api/client/host/config", user200],
+  ["GET", "/api/client/host/extensions/acme/probe/settings", user200],
+  // admin group
+  ["GET", "/admin/host/acme/probe/open", adminOnly],
+  ["GET", "/admin/host/acme/probe/secret", adminOnly],
+  // web group
+  ["GET", "/host/acme/probe/open", { anonymous: 200, dave: 200, bob: 200, carol: 200, alice: 200, admin: 200 }],
+  ["GET", "/host/acme/probe/secret", { anonymous: 401, dave: 403, bob: 200, carol: 403, alice: 200, admin: 200 }],
+  ["POST", "/host/acme/probe/submit", { anonymous: 200, dave: 200, bob: 200, carol: 200, alice: 200, admin: 200 }],
+  // the admin JSON API
+  ["GET", "/admin/host/api/extensions", adminOnly],
+  ["GET", "/admin/host/api/activity", adminOnly],
+  ["GET", "/admin/host/api/health", adminOnly],
+  ["GET", "/admin/host/api/extensions/acme/probe/settings", adminOnly]
+]
+
+describe("R5: the authorization matrix", () => {
+  it("every caller × credential × route answers as the table says, with an error body for every refusal", async () => {
+    const sessions = new Map<Who, { cookie: string; csrf: string }>()
+    for (const caller of callers) {
+      if (caller === "anonymous") continue
+      const session = await login(caller)
+      expect(session.status, `login ${caller}`).toBe(200)
+      sessions.set(caller, { cookie: session.cookie, csrf: session.csrf! })
+    }
+    const mismatches: Array<string> = []
+    for (const credential of ["token", "session"] as const satisfies ReadonlyArray<Credential>) {
+      for (const [method, path, expected] of authorizationMatrix) {
+        for (const caller of callers) {
+          const session = sessions.get(caller)
+          const options = caller === "anonymous"
+            ? {}
+            : credential === "token"
+            ? { as: caller as PanelUserName }
+            : { headers: { cookie: session!.cookie, ...(method === "POST" ? { "x-csrf-token": session!.csrf } : {}) } }
+          const answer = await request(`${server.url}${path}`, { method, ...options, ...(method === "POST" ? { body: { probe: true } } : {}) })
+          if (answer.status !== expected[caller]) {
+            mismatches.push(`${credential} ${caller} ${method} ${path}: ${answer.status}, expected ${expected[caller]}`)
+          }
+          const errorBody = answer.json as { errors?: ReadonlyArray<{ code?: unknown; status?: unknown; detail?: unknown }> } | undefined
+          const first = errorBody?.errors?.[0]
+          if (answer.status >= 400 && (typeof first?.code !== "string" || first.status !== String(answer.status) || typeof first.detail !== "string")) {
+            mismatches.push(`${credential} ${caller} ${method} ${path}: ${answer.status} without the error body`)
+          }
+        }
+      }
+    }
+    expect(mismatches).toEqual([])
+  }, 120_000)
+})
+
 const login = async (username: PanelUserName) => {
   const response = await fetch(`${server.url}/auth/login`, {
     method: "POST",

@@ -170,7 +170,7 @@ describe("fetching the index fails", () => {
   it("404 names the URL and the status; nothing is cached", async () => {
     const { root, run, served } = await failing({ "/registry.json": status(404) })
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe("")
+    expect(JSON.parse(run.stdout).error.message).toBe(`registry:sync: cannot fetch ${served.url}/registry.json: the server answered 404 (not found)`)
     expect(run.stderr).toBe(`error: registry:sync: cannot fetch ${served.url}/registry.json: the server answered 404 (not found)\n`)
     expect(existsSync(cachePath(root))).toBe(false)
   })

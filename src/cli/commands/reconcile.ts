@@ -5,6 +5,9 @@ import { HostConfig } from "../../config/HostConfig.js"
 import { formatAction, formatPlan, type Plan, type PlanAction } from "../../domain/Plan.js"
 import { formatFailureMarkdown, formatPlanMarkdown } from "../../domain/PlanMarkdown.js"
 import { adopt } from "../../reconcile/Adopt.js"
+import { formatPreflight } from "../../domain/Preflight.js"
+import { Panel } from "../../panel/Panel.js"
+import semver from "semver"
 import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
@@ -61,6 +64,17 @@ export const reconcileCommand = Command.make(
     lockTimeout: Options.integer("lock-timeout").pipe(
       Options.withDefault(0),
       Options.withDescription("seconds to wait for another operation's lock (default 0: fail at once)")
+    ),
+    panelVersion: Options.text("panel-version").pipe(
+      Options.optional,
+      Options.withDescription("with --dry-run: upgrade preflight, check every desired extension against this panel version")
+    ),
+    hostVersion: Options.text("host-version").pipe(
+      Options.optional,
+      Options.withDescription("with --dry-run: upgrade preflight against this framework version (default: this one)")
+    ),
+    noHealthGates: Options.boolean("no-health-gates").pipe(
+      Options.withDescription("do not run the critical health checks an install or update brings before going on")
     )
   },
   (options) =>
@@ -86,6 +100,7 @@ export const reconcileCommand = Command.make(
       const applyOptions = {
         env: invocation.env,
         lockTimeout: options.lockTimeout,
+        healthGates: !options.noHealthGates,
         ...(format === "text" ? { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) } : {})
       }
       const reconciler = yield* Reconciler
@@ -132,6 +147,35 @@ export const reconcileCommand = Command.make(
         const result = yield* reconciler.applyPlan(saved, applyOptions)
         yield* printResult(saved, result)
         return result.failed === null ? undefined : yield* exitWith(1)
+      }
+      // Upgrade preflight (docs/operations.md#upgrade-preflight): the plan, checked against other versions.
+      if (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion)) {
+        if (!options.dryRun || Option.isSome(options.out) || options.watch) {
+          yield* Console.error("error: reconcile: --panel-version and --host-version go with --dry-run only (an upgrade preflight changes nothing)")
+          return yield* exitWith(2)
+        }
+        for (const [flag, value] of [["--panel-version", options.panelVersion], ["--host-version", options.hostVersion]] as const) {
+          if (Option.isSome(value) && semver.coerce(value.value) === null) {
+            yield* Console.error(`error: reconcile: ${flag} "${value.value}" is not a version (like 2.1.0)`)
+            return yield* exitWith(2)
+          }
+        }
+        const { config } = yield* HostConfig
+        const panel = yield* Panel
+        const versions = {
+          host: Option.getOrElse(options.hostVersion, () => config.version),
+          panel: Option.getOrElse(options.panelVersion, () => panel.info.version),
+          php: panel.info.php,
+          node: process.versions.node
+        }
+        const plan = yield* reconciler.plan(request)
+        const report = yield* reconciler.preflight(request, versions)
+        yield* options.json ? printJson({ ...plan, preflight: report }) : Console.log(`${formatPreflight(report)}\n\n${formatPlan(plan)}`)
+        if (report.summary.blocked > 0) {
+          if (!options.json) yield* Console.error(`error: reconcile: ${report.summary.blocked} extension(s) blocked on panel ${versions.panel ?? "(unknown)"} / host ${versions.host}`)
+          return yield* exitWith(1)
+        }
+        return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
       }
       if (options.dryRun || Option.isSome(options.out)) {
         const plan = yield* reconciler.plan(request)

@@ -1,0 +1,64 @@
+import { Effect, Either, Option } from "effect"
+import semver from "semver"
+import { inspectArchive, limitsFromConfig } from "../archive/Archive.js"
+import { keyringFromConfig } from "../archive/Signing.js"
+import { HostConfig } from "../config/HostConfig.js"
+import { unmetOn } from "../domain/Preflight.js"
+import { availableVersions } from "../domain/Registry.js"
+import type { RuntimeVersions } from "../domain/Rules.js"
+import { Registry } from "../registry/Registry.js"
+
+// The registry side of the upgrade preflight (docs/operations.md#upgrade-preflight): which offered
+// version of an extension would still work on the target versions. The index does not carry every
+// version's `requires`, so each version's archive is fetched (newest first, stopping as soon as the
+// answer is known) and its manifest read in memory; nothing is written.
+
+export interface PassingVersions {
+  /** The newest offered version that passes. */
+  readonly any: string | undefined
+  /** The newest offered version within `range` that passes (any version when there is no range). */
+  readonly inRange: string | undefined
+}
+
+const none: PassingVersions = { any: undefined, inRange: undefined }
+
+/** The `requires` of one registry version, read from its archive; None when it cannot be read. */
+const requirementsOf = (registry: Registry["Type"], id: string, version: string) =>
+  Effect.gen(function*() {
+    const { config } = yield* HostConfig
+    const resolved = yield* registry.resolve({ id, range: version })
+    const downloaded = yield* registry.download(resolved)
+    const inspection = yield* inspectArchive(downloaded.bytes, {
+      source: resolved.archiveName,
+      limits: limitsFromConfig(config),
+      keyring: keyringFromConfig(config),
+      detachedSignature: downloaded.detachedSignature
+    })
+    return Option.fromNullable(inspection.manifest.decoded?.document.requires ?? (inspection.manifest.decoded === undefined ? undefined : {}))
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning(`preflight: ${id} ${version} from the registry cannot be checked: ${error.message}`), Option.none()))
+  )
+
+export const passingRegistryVersions = (id: string, range: string | undefined, versions: RuntimeVersions) =>
+  Effect.gen(function*() {
+    const registry = yield* Effect.serviceOption(Registry)
+    if (Option.isNone(registry) || registry.value.url === "") return none
+    const index = yield* Effect.either(registry.value.index)
+    if (Either.isLeft(index)) return none
+    const entry = index.right.index.extensions.find((candidate) => candidate.id === id)
+    if (entry === undefined) return none
+    const inside = (version: string) => range === undefined || semver.satisfies(version, range, { includePrerelease: true })
+    let any: string | undefined
+    let inRange: string | undefined
+    for (const version of availableVersions(entry)) {
+      if (any !== undefined && inRange !== undefined) break
+      // Once some version passes, only a passing version inside the range is still of interest.
+      if (any !== undefined && !inside(version)) continue
+      const requires = yield* requirementsOf(registry.value, id, version)
+      if (Option.isNone(requires) || unmetOn(requires.value, versions).length > 0) continue
+      any ??= version
+      if (inside(version)) inRange ??= version
+    }
+    return { any, inRange } satisfies PassingVersions
+  })
