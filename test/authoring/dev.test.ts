@@ -168,13 +168,15 @@ describe("host dev --watch with a running server", () => {
     const firstUrl = await bundleOf()
     const widget = join(path, "resources", "frontend", "src", "components", "LiveWidget.tsx")
     writeFileSync(widget, readFileSync(widget, "utf8").replace("Loading…", "Asking the panel…"))
-    // The URL may also move for a swap that an earlier save started, so wait for the served text itself.
-    const served = await eventually(
-      async () => fetch(`${server.url}${await bundleOf()}`).then((response) => response.text()),
-      (text) => text.includes("Asking the panel…")
+    // The linked file changes before the swap moves its URL, and a swap an earlier save started can move
+    // the URL first: wait until both the URL is new and what it serves holds the change.
+    const { served, url: secondUrl } = await eventually(
+      async () => {
+        const url = await bundleOf()
+        return { url, served: await fetch(`${server.url}${url}`).then((response) => response.text()) }
+      },
+      ({ served, url }) => url !== firstUrl && served.includes("Asking the panel…")
     )
-    const secondUrl = await bundleOf()
-    expect(secondUrl).not.toBe(firstUrl)
 
     output = ""
     writeFileSync(widget, readFileSync(widget, "utf8").replace("return (", "return ((<"))
