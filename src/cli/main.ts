@@ -111,7 +111,7 @@ export const parseArguments = (
 
 const hints: Partial<Record<string, string>> = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
-  StoreError: "hint: check the database setting and that the folder is writable"
+  StoreError: "hint: check the database setting (HOST_DATABASE_URL): a SQLite folder must be writable, a server reachable with those credentials"
 }
 
 const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {

@@ -12,6 +12,7 @@ import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
 import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
+import { redactUrl } from "../../store/Dialect.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 
@@ -57,7 +58,7 @@ export const statusCommand = Command.make(
         return {
           version: config.version,
           root: paths.root,
-          database: { url: config.database, ok: true },
+          database: { url: redactUrl(config.database), ok: true },
           extensions: {
             total: installed.length,
             enabled: installed.filter((e) => e.enabled).length,
