@@ -106,7 +106,8 @@ export const clientLayer = (
   }
 }
 
-// PostgreSQL type ids: json 114 and jsonb 3802 stay text; int8 20 (COUNT, SUM) becomes a number.
+// PostgreSQL type ids: json 114 and jsonb 3802 stay text (extension tables may use them); int8 20
+// (COUNT, SUM) becomes a number, as the other drivers return it.
 const jsonAsText = ((oid: number, format: "text" | "binary" = "text") => {
   if (oid === 114 || oid === 3802) return (value: string) => value
   if (oid === 20) return (value: string) => Number(value)
@@ -130,7 +131,7 @@ export interface ColumnTypes {
 export const columnTypes = (dialect: DialectName): ColumnTypes => {
   switch (dialect) {
     case "sqlite":
-      return { id: "INTEGER PRIMARY KEY", json: () => "TEXT NOT NULL", bool: "BOOLEAN", timestamp: "VARCHAR(32)", tableOptions: "" }
+      return { id: "INTEGER PRIMARY KEY", json: (column) => `TEXT NOT NULL CHECK (json_valid(${column}))`, bool: "BOOLEAN", timestamp: "VARCHAR(32)", tableOptions: "" }
     case "mysql":
       // What MariaDB's JSON type is; MySQL 8's native JSON would compare with text by JSON rules instead.
       return {
@@ -142,7 +143,14 @@ export const columnTypes = (dialect: DialectName): ColumnTypes => {
         tableOptions: " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
       }
     case "pg":
-      return { id: "SERIAL PRIMARY KEY", json: () => "JSONB NOT NULL", bool: "BOOLEAN", timestamp: "VARCHAR(32)", tableOptions: "" }
+      return {
+        id: "SERIAL PRIMARY KEY",
+        // Text as written (jsonb would reorder keys and respace); the check refuses what is not JSON.
+        json: (column) => `TEXT NOT NULL CHECK ((${column})::json IS NOT NULL)`,
+        bool: "BOOLEAN",
+        timestamp: "VARCHAR(32)",
+        tableOptions: ""
+      }
   }
 }
 
