@@ -117,6 +117,17 @@ const makeDatabase = async (dialect: DialectName): Promise<{ readonly database: 
   return { database, drop }
 }
 
+let active: TestDatabase | undefined
+
+/** The database of the running test inside describeDatabases (runHost passes its env to `host`). */
+export const activeDatabase = (): TestDatabase | undefined => active
+
+/** The running test's database; fails outside describeDatabases. */
+export const currentDatabase = (): TestDatabase => {
+  if (active === undefined) throw new Error("no test database: call this inside describeDatabases")
+  return active
+}
+
 /**
  * `describe` once per dialect of this run (`name [sqlite]`, `name [mysql]`, `name [pg]`); `body` gets the
  * current test's database through `db()`.
@@ -127,8 +138,10 @@ export const describeDatabases = (name: string, body: (db: () => TestDatabase) =
       let current: { readonly database: TestDatabase; readonly drop: () => Promise<void> } | undefined
       beforeEach(async () => {
         current = await makeDatabase(dialect)
+        active = current.database
       })
       afterEach(async () => {
+        active = undefined
         await current?.drop()
         current = undefined
       })
