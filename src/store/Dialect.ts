@@ -217,3 +217,11 @@ export const writeTransaction = <A, E, R>(
 
 /** Whether the dialect undoes DDL on rollback (MySQL and MariaDB commit each DDL statement at once). */
 export const transactionalDdl = (sql: SqlClient.SqlClient): boolean => dialectOf(sql) !== "mysql"
+
+/**
+ * Inside a write transaction, after statements that may have been DDL: where DDL commits at once
+ * (MySQL/MariaDB) the connection is left in autocommit, so a new transaction begins here and the record
+ * writes that follow stay all-or-nothing. Elsewhere nothing happens.
+ */
+export const afterDdl = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  transactionalDdl(sql) ? Effect.void : Effect.asVoid(sql.unsafe("START TRANSACTION").unprepared)

@@ -131,7 +131,7 @@ describeDatabases("add", () => {
     expect(JSON.parse(db.activity[1]!.context).no_migrate).toBe(true)
   })
 
-  it.each<[string, (dir: string) => string, string]>([
+  it.each<[string, (dir: string) => string, string | RegExp]>([
     [
       "a migration that throws halfway",
       (dir) =>
@@ -152,7 +152,7 @@ describeDatabases("add", () => {
           id: "acme/broken",
           version: "1.0.0",
           migrations: {
-            "001_async.js": "export const up = async (sql) => {\n  await sql`CREATE TABLE ext_broken_a (id INTEGER)`\n  await sql.unsafe('CREATE TABLE ext_broken_b (id INTEGER)')\n}\nexport const down = () => {}\n",
+            "001_async.js": "export const up = async (sql) => {\n  await sql`CREATE TABLE ext_broken_a (id INTEGER)`\n  await sql.unsafe('CREATE TABLE ext_broken_b (id INTEGER)')\n}\nexport const down = async (sql) => {\n  await sql`DROP TABLE IF EXISTS ext_broken_b`\n  await sql`DROP TABLE IF EXISTS ext_broken_a`\n}\n",
             "002_throws.js": `export const up = () => { throw new Error("disk on fire") }\nexport const down = () => {}\n`
           }
         }),
@@ -261,7 +261,7 @@ describeDatabases("update", () => {
     const failing = writeExtension(src, {
       id: "acme/notes",
       version: "2.0.0",
-      migrations: { "001_fail.sql": sqlMigration("CREATE TABLE ext_notes (id INTEGER);\nINSERT INTO nowhere VALUES (1);", "SELECT 1;") }
+      migrations: { "001_fail.sql": sqlMigration("CREATE TABLE ext_notes (id INTEGER);\nINSERT INTO nowhere VALUES (1);", "DROP TABLE IF EXISTS ext_notes;") }
     })
     const run = await host(root, "update", "acme/notes", "--source", failing)
     expect(run.code).toBe(1)
