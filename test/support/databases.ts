@@ -72,7 +72,7 @@ const adminStatement = (dialect: "mysql" | "pg", action: "create" | "drop", name
 let counter = 0
 
 /** A fresh database on a server (created now), or SQLite inside each root. */
-const makeDatabase = async (dialect: DialectName): Promise<{ readonly database: TestDatabase; readonly drop: () => Promise<void> }> => {
+export const makeDatabase = async (dialect: DialectName): Promise<{ readonly database: TestDatabase; readonly drop: () => Promise<void> }> => {
   let serverUrl: string | undefined
   let drop = () => Promise.resolve()
   if (dialect !== "sqlite") {
