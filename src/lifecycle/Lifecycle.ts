@@ -28,7 +28,7 @@ import { Panel } from "../panel/Panel.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
+import { LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
@@ -714,7 +714,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       Effect.scoped(
         Effect.gen(function*() {
           const lock = yield* locks.current
-          if (Option.exists(lock, (held) => !isDeadHolder(held))) return []
+          if (Option.exists(lock, (held) => !locks.isDead(held))) return []
           if (!(yield* hasJournal) && Option.isNone(lock)) return []
           yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
           return yield* recoverHeld

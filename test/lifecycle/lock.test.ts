@@ -50,11 +50,11 @@ const writeLock = async (root: string, lock: Record<string, unknown>) => {
 
 const deadPid = () => spawnSync(process.execPath, ["-e", "0"]).pid!
 
-describeDatabases("operation lock", () => {
+describeDatabases("operation lock", (_db, dialect) => {
   it("a second writer fails at once with the holder's details, or waits with --lock-timeout", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 2500))
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 6000))
     const lock = await waitForLock(root)
     expect(lock).toMatchObject({ operation: expect.stringContaining("add"), holder: "cli", hostname: hostname() })
     const refused = await host(root, "add", fixture("extensions", "hello-world"))
@@ -142,5 +142,44 @@ describeDatabases("operation lock", () => {
     await writeLock(root, { id: "dead-2", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add", acquired_at: "2026-01-01T00:00:00Z" })
     expect((await host(root, "unlock", "dead-2")).stdout).toContain("Cleared lock dead-2")
     expect((await host(root, "unlock", "dead-2")).stderr).toContain("no operation lock is held")
+  })
+
+  // Leases apply to server databases, shared by processes on several hosts; a SQLite file has one host.
+  it.skipIf(dialect === "sqlite")("a holder on another host is alive while its lease runs and dead once it lapsed", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    const base = { holder: "admin", pid: 4242, hostname: "replica-b.example", operation: "add acme/x", acquired_at: new Date().toISOString() }
+    await writeLock(root, { ...base, id: "remote-live", lease_expires_at: new Date(Date.now() + 25_000).toISOString() })
+    const status = await host(root, "status")
+    expect(status.stdout).toMatch(/Lock: +held by admin \(pid 4242 on replica-b\.example, add acme\/x, since .*, lease until .*, id remote-live\)/)
+    const refused = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("another operation holds the lock: add acme/x by admin (pid 4242 on replica-b.example")
+    expect(refused.stderr).toContain("lease until")
+    const unlock = await host(root, "unlock", "remote-live")
+    expect(unlock.code).toBe(1)
+    expect(unlock.stderr).toContain("keeps renewing its lease")
+    expect((await host(root, "unlock", "remote-live", "--force")).code).toBe(0)
+    await writeLock(root, { ...base, id: "remote-lapsed", lease_expires_at: new Date(Date.now() - 1_000).toISOString() })
+    const taken = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(taken.code).toBe(0)
+    expect(taken.stderr).toContain("taking over the lock of add acme/x (pid 4242 on replica-b.example; its lease lapsed at")
+  })
+
+  it.skipIf(dialect === "sqlite")("the holder renews its lease every 5 s while it works", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 8000))
+    const first = await waitForLock(root)
+    expect(Date.parse(first.lease_expires_at) - Date.parse(first.acquired_at)).toBe(30_000)
+    let renewed = first
+    for (let attempt = 0; attempt < 100 && renewed.lease_expires_at === first.lease_expires_at; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      renewed = JSON.parse((await host(root, "status", "--json")).stdout).lock ?? renewed
+    }
+    expect(renewed.id).toBe(first.id)
+    expect(Date.parse(renewed.lease_expires_at)).toBeGreaterThan(Date.parse(first.lease_expires_at))
+    expect((await slow).code).toBe(0)
+    expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toBeNull()
   })
 })

@@ -132,7 +132,7 @@ export const currentDatabase = (): TestDatabase => {
  * `describe` once per dialect of this run (`name [sqlite]`, `name [mysql]`, `name [pg]`); `body` gets the
  * current test's database through `db()`.
  */
-export const describeDatabases = (name: string, body: (db: () => TestDatabase) => void): void => {
+export const describeDatabases = (name: string, body: (db: () => TestDatabase, dialect: DialectName) => void): void => {
   for (const dialect of testDialects()) {
     describe(`${name} [${dialect}]`, () => {
       let current: { readonly database: TestDatabase; readonly drop: () => Promise<void> } | undefined
@@ -148,7 +148,7 @@ export const describeDatabases = (name: string, body: (db: () => TestDatabase) =
       body(() => {
         if (current === undefined) throw new Error("the test database exists only inside a test")
         return current.database
-      })
+      }, dialect)
     })
   }
 }

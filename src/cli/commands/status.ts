@@ -104,7 +104,9 @@ export const statusCommand = Command.make(
           "Lock",
           report.lock === null
             ? "free"
-            : `held by ${report.lock.holder} (pid ${report.lock.pid} on ${report.lock.hostname}, ${report.lock.operation}, since ${report.lock.acquired_at}, id ${report.lock.id})`
+            : `held by ${report.lock.holder} (pid ${report.lock.pid} on ${report.lock.hostname}, ${report.lock.operation}, since ${report.lock.acquired_at}${
+              report.lock.lease_expires_at === undefined ? "" : `, lease until ${report.lock.lease_expires_at}`
+            }, id ${report.lock.id})`
         ],
         ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
       ]))
