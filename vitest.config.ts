@@ -5,6 +5,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    pool: "forks"
+    pool: "forks",
+    // Prints which database suites were skipped (docs/operations.md).
+    globalSetup: ["test/support/databases-setup.ts"]
   }
 })

@@ -75,7 +75,7 @@ describe("decodeConfig", () => {
     ["registry scheme", { registry_url: "ftp://x" }, {}, "registry_url", "http(s):// or file://"],
     ["extensions outside the root", { extensions_path: "../elsewhere" }, {}, "extensions_path", "inside the panel root"],
     ["database outside the root", { database: "sqlite:/var/lib/host.db" }, {}, "database", "inside the panel root"],
-    ["database not supported yet", { database: "mysql://db/host" }, {}, "database", "not supported yet"],
+    ["database without a name", { database: "mysql://db" }, {}, "database", "the database name is missing"],
     ["bad framework version", { version: "one" }, {}, "version", "not a semantic version"],
     ["zero file limit", { limits: { files: 0 } }, {}, "limits.files", "positive"]
   ])("%s names the key", (_, raw, env, path, message) => {

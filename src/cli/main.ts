@@ -118,7 +118,7 @@ export const parseArguments = (
 
 const hints: Partial<Record<string, string>> = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
-  StoreError: "hint: check the database setting and that the folder is writable",
+  StoreError: "hint: check the database setting (HOST_DATABASE_URL): a SQLite folder must be writable, a server reachable with those credentials",
   DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\""
 }
 

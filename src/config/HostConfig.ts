@@ -38,10 +38,18 @@ const DatabaseUrl = Schema.String.pipe(
       return (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
         `"${url}": the SQLite file must be inside the panel root (relative path, without "..")`
     }
-    if (/^(mysql|mariadb|postgres|postgresql):\/\//.test(url)) {
-      return `"${url.split(":")[0]}" databases are not supported yet; use sqlite:<path>`
+    if (/^(mysql|mariadb|postgres|postgresql):\/\//i.test(url)) {
+      const shown = url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@")
+      try {
+        const parsed = new URL(url)
+        if (parsed.hostname === "") return `"${shown}": the database server's host is missing`
+        if (parsed.pathname.replace(/^\//, "") === "") return `"${shown}": the database name is missing (…/<database>)`
+        return true
+      } catch {
+        return `"${shown}" is not a valid URL`
+      }
     }
-    return `"${url}" must be sqlite:<path> (or sqlite::memory:)`
+    return `"${url}" must be sqlite:<path>, mysql://user:pass@host:port/db (mariadb:// too) or postgres://user:pass@host:port/db`
   })
 )
 
@@ -189,7 +197,7 @@ export interface HostPaths {
   readonly registryCache: string
   readonly publicAssets: string
   readonly desiredState: string
-  /** The SQLite file, or `:memory:`. */
+  /** The SQLite file, or `:memory:`; empty when `database` is a server's URL (mysql://, postgres://). */
   readonly databaseFile: string
 }
 
@@ -232,7 +240,7 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
   })
   const { config, warnings } = yield* decodeConfig(raw, options.env, source)
   const storage = path.join(root, "storage", "host")
-  const databasePath = config.database.slice("sqlite:".length)
+  const databasePath = config.database.startsWith("sqlite:") ? config.database.slice("sqlite:".length) : undefined
   const paths: HostPaths = {
     root,
     configFile,
@@ -244,7 +252,7 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
     registryCache: path.join(root, config.registry_cache_path),
     publicAssets: path.join(root, "public", "host"),
     desiredState: path.resolve(root, config.desired_state),
-    databaseFile: databasePath === ":memory:" ? ":memory:" : path.join(root, databasePath)
+    databaseFile: databasePath === undefined ? "" : databasePath === ":memory:" ? ":memory:" : path.join(root, databasePath)
   }
   return { config, paths, warnings }
 })

@@ -21,7 +21,14 @@ export const JournalEntry = Schema.Struct({
   /** Where the previous tree is kept until the operation commits. */
   backup: Schema.String,
   hadPrevious: Schema.Boolean,
-  startedAt: Schema.String
+  startedAt: Schema.String,
+  /**
+   * Migrations whose `up` started (name, and file as a path inside the extension's tree), in order. Where DDL commits at
+   * once (MySQL/MariaDB) an operation that does not commit is undone by their downs, in reverse.
+   */
+  migrations: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, file: Schema.String }))),
+  /** Remove: migrations whose `down` started (with their batch), in that order; redone in reverse the same way. */
+  reverted: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, file: Schema.String, batch: Schema.Number })))
 })
 export type JournalEntry = typeof JournalEntry.Type
 

@@ -28,10 +28,11 @@ import { Panel } from "../panel/Panel.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
+import { LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
+import { afterDdl } from "../store/Dialect.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
 import {
@@ -43,7 +44,7 @@ import {
   removeUnfinishedWrites,
   writeJournal
 } from "./Journal.js"
-import { migrateDownAll, migrateDownNamed, migrateUp } from "./Migrations.js"
+import { migrateDownAll, migrateDownNamed, migrateUp, redoMigrations, undoMigrations } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 
@@ -181,6 +182,26 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
         yield* removeJournal(entry.id)
       })
 
+    /**
+     * Where DDL commits at once (MySQL/MariaDB), the downs of the migrations the entry's operation started,
+     * from whichever tree holds them now (staged, or switched into place).
+     */
+    const undoStartedMigrations = (entry: JournalEntry) =>
+      Effect.gen(function*() {
+        const started = entry.migrations ?? []
+        const reverted = entry.reverted ?? []
+        if (started.length === 0 && reverted.length === 0) return
+        // Install: the new tree is staged or already switched in. Remove: the tree is in place or set aside.
+        const tree = entry.operation === "remove"
+          ? ((yield* exists(entry.backup)) ? entry.backup : entry.target)
+          : entry.staged !== null && (yield* exists(entry.staged)) ? entry.staged : entry.target
+        yield* undoMigrations(entry.extensionId, started.map((migration) => ({ name: migration.name, file: path.join(tree, migration.file) })))
+        yield* redoMigrations(
+          entry.extensionId,
+          reverted.map((migration) => ({ name: migration.name, file: path.join(tree, migration.file), batch: migration.batch }))
+        )
+      }).pipe(provideLoader, closed)
+
     const committed = (entry: JournalEntry) =>
       Effect.map(
         activity.list({ extensionId: entry.extensionId, limit: 50 }),
@@ -194,6 +215,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       return yield* Effect.forEach(entries, (entry) =>
         Effect.gen(function*() {
           const done = yield* committed(entry)
+          if (!done) yield* undoStartedMigrations(entry)
           yield* done ? finishFiles(entry) : restoreFiles(entry)
           const outcome: RecoveryOutcome = {
             id: entry.id,
@@ -402,7 +424,19 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
               const ran = options.noMigrate === true
                 ? []
-                : yield* migrateUp(id, staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations))
+                : yield* migrateUp(
+                  id,
+                  staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations),
+                  (migration) =>
+                    closed(Effect.flatMap(
+                      Ref.updateAndGet(journal, (entry) => ({
+                        ...entry,
+                        migrations: [...(entry.migrations ?? []), { name: migration.name, file: path.relative(staged.directory, migration.file) }]
+                      })),
+                      writeJournal
+                    ))
+                )
+              yield* afterDdl(sql)
               yield* crashPoint("migrated")
               yield* step("switching files")
               yield* journalStep("switching")
@@ -441,7 +475,11 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("recorded")
               return ran
             }).pipe(provideLoader)
-          ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
+          ).pipe(Effect.tapErrorCause(() =>
+            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry)), restoreFiles(entry))).pipe(
+              Effect.ignore
+            )
+          ))
           const done = yield* journalStep("committed")
           yield* crashPoint("committed")
           yield* step("cleaning up")
@@ -685,7 +723,15 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               let reverted: ReadonlyArray<string> = []
               if (options.keepData !== true) {
                 yield* step("rolling back migrations")
-                reverted = yield* migrateDownAll(id, path.join(target, migrationsFolder))
+                reverted = yield* migrateDownAll(id, path.join(target, migrationsFolder), (migration, batch) =>
+                  closed(Effect.flatMap(
+                    Ref.updateAndGet(journal, (entry) => ({
+                      ...entry,
+                      reverted: [...(entry.reverted ?? []), { name: migration.name, file: path.relative(target, migration.file), batch }]
+                    })),
+                    writeJournal
+                  )))
+                yield* afterDdl(sql)
                 yield* settings.removeAll(id)
               } else {
                 yield* step("keeping tables, migration records and settings (--keep-data)")
@@ -715,7 +761,11 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("recorded")
               return reverted
             }).pipe(provideLoader)
-          ).pipe(Effect.tapErrorCause(() => Effect.flatMap(Ref.get(journal), restoreFiles).pipe(Effect.ignore)))
+          ).pipe(Effect.tapErrorCause(() =>
+            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry)), restoreFiles(entry))).pipe(
+              Effect.ignore
+            )
+          ))
           yield* journalStep("committed")
           yield* crashPoint("committed")
           yield* step("cleaning up")
@@ -741,7 +791,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       Effect.scoped(
         Effect.gen(function*() {
           const lock = yield* locks.current
-          if (Option.exists(lock, (held) => !isDeadHolder(held))) return []
+          if (Option.exists(lock, (held) => !locks.isDead(held))) return []
           if (!(yield* hasJournal) && Option.isNone(lock)) return []
           yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
           return yield* recoverHeld

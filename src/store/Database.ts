@@ -1,11 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import type { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { closeSync, openSync, readSync } from "node:fs"
 import { HostConfig } from "../config/HostConfig.js"
+import { clientLayer, type DatabaseTarget, dialectOfUrl } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
-import { StoreError, storeError } from "./StoreError.js"
+import { type StoreError, storeError } from "./StoreError.js"
 
 /**
  * The database file exists but cannot be the panel's database: empty, unreadable, not SQLite, or
@@ -79,7 +79,7 @@ const createAtomically = (filename: string) =>
     const cleanup = Effect.forEach([creating, `${creating}-wal`, `${creating}-shm`, `${creating}-journal`], (file) =>
       Effect.ignore(fs.remove(file, { force: true })), { discard: true })
     // The client is closed (its WAL checkpointed into the file) before the link.
-    yield* Effect.provide(ensureSchema, SqliteClient.layer({ filename: creating })).pipe(
+    yield* Effect.provide(ensureSchema, clientLayer({ dialect: "sqlite", file: creating })).pipe(
       Effect.zipRight(fs.link(creating, filename).pipe(
         // Another process created it meanwhile: theirs is as good as ours.
         Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.void)
@@ -99,34 +99,42 @@ export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, 
     Effect.gen(function*() {
       if (filename !== ":memory:") {
         const fs = yield* FileSystem.FileSystem
-        const path = yield* Path.Path
-        yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
-          Effect.mapError(storeError(`creating the folder of ${filename}`))
-        )
         const info = yield* Effect.option(fs.stat(filename))
         if (Option.isSome(info)) {
           const { allowEmpty } = yield* DatabaseInitialisation
           yield* checkExisting(filename, Number(info.value.size), allowEmpty)
         } else {
+          const path = yield* Path.Path
+          yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
+            Effect.mapError(storeError(`creating the folder of ${filename}`))
+          )
           yield* createAtomically(filename)
         }
       }
-      return SqliteClient.layer({ filename }).pipe(Layer.mapError(storeError(`opening ${filename}`)))
+      return clientLayer({ dialect: "sqlite", file: filename })
     })
   )
 
+/** The database a `database` setting names (`file` is the SQLite file it resolves to inside the root). */
+export const targetOf = (database: string, file: string): DatabaseTarget => {
+  const dialect = dialectOfUrl(database)
+  return dialect === "mysql" || dialect === "pg" ? { dialect, url: database } : { dialect: "sqlite", file }
+}
+
+/** A client for `target` with the framework schema in place (a SQLite file guarded as sqliteLayer says). */
+export const layerFor = (
+  target: DatabaseTarget
+): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> => {
+  const schema = Layer.effectDiscard(ensureSchema.pipe(
+    Effect.mapError((error) =>
+      target.dialect === "sqlite" && isDamagedDatabase(error)
+        ? new DatabaseUnusable({ file: target.file, problem: "damaged", detail: String(error.cause instanceof Error ? error.cause.message : error.message) })
+        : storeError("creating the framework tables")(error)
+    )
+  ))
+  return Layer.provideMerge(schema, target.dialect === "sqlite" ? sqliteLayer(target.file) : clientLayer(target))
+}
+
 /** The database of the `database` setting with the framework schema in place. */
 export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
-  .unwrapEffect(
-    Effect.map(HostConfig, ({ paths }) => {
-      const client = sqliteLayer(paths.databaseFile)
-      const schema = Layer.effectDiscard(ensureSchema.pipe(
-        Effect.mapError((error) =>
-          isDamagedDatabase(error)
-            ? new DatabaseUnusable({ file: paths.databaseFile, problem: "damaged", detail: String(error.cause instanceof Error ? error.cause.message : error.message) })
-            : storeError("creating the framework tables")(error)
-        )
-      ))
-      return Layer.provideMerge(schema, client)
-    })
-  )
+  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) => layerFor(targetOf(config.database, paths.databaseFile))))

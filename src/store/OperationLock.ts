@@ -1,15 +1,18 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Duration, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { appendFileSync, readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { coreExtensionId } from "../domain/Installed.js"
-import { lockSettingKey, OperationLock } from "../domain/Lock.js"
+import { leaseLapsed, leaseMillis, leaseRenewMillis, lockSettingKey, OperationLock } from "../domain/Lock.js"
+import { dialectOf } from "./Dialect.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
 
-// One writer per database (DESIGN.md §10): a `host/core` row in host_settings. Taking it is an INSERT
+// One writer per database (docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
-// own row. A holder on this host whose process is gone is dead and its lock is taken over.
+// own row. The row is a lease the holder renews every 5 s: a lock whose 30 s lease lapsed is dead wherever
+// its holder ran (another replica, another host), and a holder on this host whose process is gone is dead
+// at once. A dead holder's lock is taken over.
 
 export class LockHeld extends Data.TaggedError("LockHeld")<{
   readonly lock: OperationLock
@@ -17,7 +20,9 @@ export class LockHeld extends Data.TaggedError("LockHeld")<{
 }> {
   override get message() {
     const lock = this.lock
-    return `another operation holds the lock: ${lock.operation} by ${lock.holder} (pid ${lock.pid} on ${lock.hostname}, since ${lock.acquired_at})` +
+    return `another operation holds the lock: ${lock.operation} by ${lock.holder} (pid ${lock.pid} on ${lock.hostname}, since ${lock.acquired_at}${
+      lock.lease_expires_at === undefined ? "" : `, lease until ${lock.lease_expires_at}`
+    })` +
       `${this.waitedSeconds > 0 ? `, waited ${this.waitedSeconds}s` : ""}; retry later, raise --lock-timeout, or if that process is gone: host unlock ${lock.id}`
   }
 }
@@ -37,7 +42,9 @@ export class LockHolderAlive extends Data.TaggedError("LockHolderAlive")<{
   readonly lock: OperationLock
 }> {
   override get message() {
-    return `the holder of lock ${this.lock.id} (pid ${this.lock.pid}, ${this.lock.operation}) is still running on this host; use --force to clear it anyway`
+    return this.lock.hostname === thisHost
+      ? `the holder of lock ${this.lock.id} (pid ${this.lock.pid}, ${this.lock.operation}) is still running on this host; use --force to clear it anyway`
+      : `the holder of lock ${this.lock.id} (pid ${this.lock.pid} on ${this.lock.hostname}, ${this.lock.operation}) keeps renewing its lease (until ${this.lock.lease_expires_at}); use --force to clear it anyway`
   }
 }
 
@@ -74,26 +81,32 @@ export const processAlive = (pid: number): boolean => {
 }
 
 /**
- * Whether the process that took `lock` still runs: on this host, its pid is alive and, when the lock
- * recorded it, started at the same time (else the pid was reused). Holders on other hosts cannot be
- * checked and count as alive.
+ * Whether the process that took `lock` still runs. A lapsed lease means no, wherever it ran. On this
+ * host (the fast path, no waiting for the lease): its pid is alive and, when the lock recorded it,
+ * started at the same time (else the pid was reused). On other hosts: its lease is being renewed.
  */
-export const holderAlive = (lock: OperationLock): boolean => {
+export const holderAlive = (lock: OperationLock, leases = true): boolean => {
+  if (leases && leaseLapsed(lock)) return false
   if (lock.hostname !== thisHost) return true
   if (lock.pid === process.pid) return lock.process_started === undefined || lock.process_started === thisProcessStarted
   if (!processAlive(lock.pid)) return false
   return lock.process_started === undefined || lock.process_started === processStarted(lock.pid)
 }
 
-/** A lock whose holder ran on this host and is gone. */
-export const isDeadHolder = (lock: OperationLock): boolean => !holderAlive(lock)
+/** A lock whose holder is gone: its lease lapsed, or it ran on this host and its process ended. */
+export const isDeadHolder = (lock: OperationLock, leases = true): boolean => !holderAlive(lock, leases)
 
 const decodeLock = Schema.decodeUnknownOption(Schema.parseJson(OperationLock))
+
+const leaseFrom = (now: number) => new Date(now + leaseMillis).toISOString()
 
 export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const key = sql("key")
+    // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
+    // the whole of a long migration batch, so a renewal could not get through in time.
+    const leases = dialectOf(sql) !== "sqlite"
 
     // Every lock is a host/core row: the operation lock under `lock`, others (scheduled tasks that must
     // not overlap) under their own name.
@@ -131,8 +144,42 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       })
 
     /**
-     * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder. A dead holder's lock is
-     * taken over (its interrupted operation is then recovered by the caller).
+     * Replaces the lock row's value only while it still holds exactly `json` (compare-and-swap); false
+     * when another process changed or took it meanwhile.
+     */
+    const replaceIfUnchanged = (name: string, json: string, next: string) =>
+      sql`UPDATE host_settings SET value = ${next}, updated_at = ${new Date().toISOString()}
+          WHERE extension_id = ${coreExtensionId} AND ${key} = ${name} AND value = ${json}`.pipe(
+        Effect.zipRight(readRow(name)),
+        Effect.map((row) => Option.getOrNull(row) === next),
+        Effect.mapError(storeError(`renewing the lock ${name}`))
+      )
+
+    /**
+     * Renews the lease every 5 s while the scope lasts, keeping `current` (the row's JSON) up to date for
+     * the release. A renewal that finds the row changed means the lock was taken over: warned about once.
+     */
+    const renewing = (name: string, current: Ref.Ref<string>) =>
+      Effect.gen(function*() {
+        for (;;) {
+          yield* Effect.sleep(Duration.millis(leaseRenewMillis))
+          const json = yield* Ref.get(current)
+          const lock = Option.getOrThrow(decodeLock(json))
+          const next = JSON.stringify({ ...lock, lease_expires_at: leaseFrom(Date.now()) })
+          const renewed = yield* replaceIfUnchanged(name, json, next).pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not renew the lease of lock ${name}: ${error.message}`), true))
+          )
+          if (!renewed) {
+            return yield* Effect.logWarning(`the lock ${name} (${lock.operation}) was taken over by another process; its lease is no longer renewed`)
+          }
+          yield* Ref.set(current, next)
+        }
+      })
+
+    /**
+     * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder, and renews its lease
+     * until the scope closes. A dead holder's lock is taken over (its interrupted operation is then
+     * recovered by the caller).
      */
     const acquireNamed = Effect.fn("OperationLocks.acquire")(
       function*(
@@ -146,6 +193,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           // lock, and an INSERT would wait for that instead of reporting the holder at once.
           const row = yield* readRow(name)
           if (Option.isNone(row)) {
+            const now = Date.now()
             const lock: OperationLock = {
               id: randomUUID(),
               holder: options.holder,
@@ -153,20 +201,24 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
               hostname: thisHost,
               ...startedField,
               operation: options.operation,
-              acquired_at: new Date().toISOString()
+              acquired_at: new Date(now).toISOString(),
+              lease_expires_at: leaseFrom(now)
             }
             if (yield* insert(name, lock)) {
               yield* traceLock("begin", name)
-              return [name, lock] as const
+              return [name, lock, yield* Ref.make(JSON.stringify(lock))] as const
             }
             continue
           }
           const held = decodeLock(row.value)
-          if (Option.isNone(held) || isDeadHolder(held.value)) {
+          if (Option.isNone(held) || isDeadHolder(held.value, leases)) {
             yield* Effect.logWarning(
               Option.match(held, {
                 onNone: () => "clearing an unreadable operation lock",
-                onSome: (dead) => `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
+                onSome: (dead) =>
+                  leases && leaseLapsed(dead)
+                    ? `taking over the lock of ${dead.operation} (pid ${dead.pid} on ${dead.hostname}; its lease lapsed at ${dead.lease_expires_at})`
+                    : `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
               })
             )
             yield* deleteIfUnchanged(row.value, name)
@@ -178,7 +230,10 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - Date.now()))))
         }
       },
-      Effect.acquireRelease(([name, lock]) => Effect.zipRight(traceLock("end", name), Effect.ignore(deleteIfUnchanged(JSON.stringify(lock), name)))),
+      Effect.acquireRelease(([name, , current]) =>
+        Effect.zipRight(traceLock("end", name), Effect.ignore(Effect.flatMap(Ref.get(current), (json) => deleteIfUnchanged(json, name))))
+      ),
+      Effect.tap(([name, , current]) => Effect.forkScoped(renewing(name, current))),
       Effect.map(([, lock]) => lock)
     )
 
@@ -193,7 +248,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
         return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
       }
-      if (!force && held.value.hostname === thisHost && holderAlive(held.value)) {
+      if (!force && holderAlive(held.value, leases) && (held.value.hostname === thisHost || (leases && held.value.lease_expires_at !== undefined))) {
         return yield* new LockHolderAlive({ lock: held.value })
       }
       yield* deleteIfUnchanged(row.value)
@@ -222,6 +277,9 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       return claimed
     })
 
-    return { current, acquire, acquireNamed, claimOnce, unlock } as const
+    /** Whether the lock's holder is gone, by this database's rules (leases on servers, pids everywhere). */
+    const isDead = (lock: OperationLock) => isDeadHolder(lock, leases)
+
+    return { current, acquire, acquireNamed, claimOnce, isDead, unlock } as const
   })
 }) {}

@@ -2,74 +2,88 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
+import { columnTypes, dialectOf, withSchemaLock, writeTransaction } from "./Dialect.js"
 import { isUniqueViolation } from "./StoreError.js"
-import { writeTransaction } from "./Transaction.js"
 
 // The framework's own schema: exactly four tables, versioned in host_migrations under `host/core`.
-// Written once for every dialect; only the auto-increment key differs.
+// Written once for every dialect; the column types come from Dialect (docs/decisions.md, "Column types
+// per dialect").
 
 type Migration = (sql: SqlClient.SqlClient) => Effect.Effect<unknown, SqlError>
 
-const primaryKey = (sql: SqlClient.SqlClient) =>
-  sql.unsafe(
-    sql.onDialectOrElse({
-      sqlite: () => "INTEGER PRIMARY KEY",
-      pg: () => "BIGSERIAL PRIMARY KEY",
-      mysql: () => "BIGINT AUTO_INCREMENT PRIMARY KEY",
-      orElse: () => "INTEGER PRIMARY KEY"
-    })
-  )
+const types = (sql: SqlClient.SqlClient) => columnTypes(dialectOf(sql))
 
 const createMigrationsTable = (sql: SqlClient.SqlClient) =>
   sql`CREATE TABLE IF NOT EXISTS host_migrations (
-    id ${primaryKey(sql)},
+    id ${sql.unsafe(types(sql).id)},
     extension_id VARCHAR(191) NOT NULL,
     migration VARCHAR(191) NOT NULL,
     batch INTEGER NOT NULL,
-    ran_at VARCHAR(32) NOT NULL,
+    ran_at ${sql.unsafe(types(sql).timestamp)} NOT NULL,
     UNIQUE (extension_id, migration)
-  )`
+  )${sql.unsafe(types(sql).tableOptions)}`
 
 /** Framework migrations, in order. Loaded from this record (not a directory) so the CLI bundles. */
 export const frameworkMigrations: ReadonlyArray<readonly [string, Migration]> = [
   [
     "0001_create_host_tables",
-    (sql) =>
-      Effect.all([
+    (sql) => {
+      const { bool, id, json, tableOptions, timestamp } = types(sql)
+      const t = sql.unsafe
+      // MySQL has no CREATE INDEX IF NOT EXISTS; the index is part of its CREATE TABLE instead.
+      const inlineIndex = dialectOf(sql) === "mysql"
+      return Effect.all([
         createMigrationsTable(sql),
         sql`CREATE TABLE IF NOT EXISTS host_extensions (
-          id ${primaryKey(sql)},
+          id ${t(id)},
           extension_id VARCHAR(191) NOT NULL UNIQUE,
           name VARCHAR(255) NOT NULL,
           version VARCHAR(64) NOT NULL,
-          enabled BOOLEAN NOT NULL,
-          manifest TEXT NOT NULL,
-          source TEXT NOT NULL,
-          signature TEXT NOT NULL,
-          created_at VARCHAR(32) NOT NULL,
-          updated_at VARCHAR(32) NOT NULL
-        )`,
+          enabled ${t(bool)} NOT NULL,
+          manifest ${t(json("manifest"))},
+          source ${t(json("source"))},
+          signature ${t(json("signature"))},
+          created_at ${t(timestamp)} NOT NULL,
+          updated_at ${t(timestamp)} NOT NULL
+        )${t(tableOptions)}`,
         sql`CREATE TABLE IF NOT EXISTS host_settings (
-          id ${primaryKey(sql)},
+          id ${t(id)},
           extension_id VARCHAR(191) NOT NULL,
           ${sql("key")} VARCHAR(191) NOT NULL,
-          value TEXT NOT NULL,
-          created_at VARCHAR(32) NOT NULL,
-          updated_at VARCHAR(32) NOT NULL,
+          value ${t(json("value"))},
+          created_at ${t(timestamp)} NOT NULL,
+          updated_at ${t(timestamp)} NOT NULL,
           UNIQUE (extension_id, ${sql("key")})
-        )`,
+        )${t(tableOptions)}`,
         sql`CREATE TABLE IF NOT EXISTS host_activity_logs (
-          id ${primaryKey(sql)},
+          id ${t(id)},
           extension_id VARCHAR(191) NOT NULL,
           action VARCHAR(32) NOT NULL,
           summary VARCHAR(255) NOT NULL,
-          context TEXT NOT NULL,
-          created_at VARCHAR(32) NOT NULL
-        )`,
-        sql`CREATE INDEX IF NOT EXISTS host_activity_logs_extension_id ON host_activity_logs (extension_id)`
+          context ${t(json("context"))},
+          created_at ${t(timestamp)} NOT NULL${t(inlineIndex ? ",\n          INDEX host_activity_logs_extension_id (extension_id)" : "")}
+        )${t(tableOptions)}`,
+        inlineIndex
+          ? Effect.void
+          : sql`CREATE INDEX IF NOT EXISTS host_activity_logs_extension_id ON host_activity_logs (extension_id)`
       ], { discard: true })
+    }
   ]
 ]
+
+const appliedCore = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<{ migration: string }>`SELECT migration FROM host_migrations WHERE extension_id = ${coreExtensionId}`,
+    (rows) => new Set(rows.map((row) => row.migration))
+  )
+
+const recordCore = (sql: SqlClient.SqlClient, name: string) =>
+  Effect.flatMap(
+    sql<{ batch: number | null }>`SELECT MAX(batch) AS batch FROM host_migrations WHERE extension_id = ${coreExtensionId}`,
+    ([row]) =>
+      sql`INSERT INTO host_migrations (extension_id, migration, batch, ran_at)
+        VALUES (${coreExtensionId}, ${name}, ${(row?.batch ?? 0) + 1}, ${new Date().toISOString()})`
+  )
 
 /**
  * Brings the framework schema up to date. Safe to run twice and from two processes at once: every
@@ -78,21 +92,26 @@ export const frameworkMigrations: ReadonlyArray<readonly [string, Migration]> = 
  */
 export const ensureSchema = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  if (dialectOf(sql) !== "sqlite") {
+    // One advisory lock around the whole check: two CREATE TABLE IF NOT EXISTS at once can still collide
+    // on a server (PostgreSQL's catalog), and MySQL commits each DDL statement, so no transaction helps.
+    return yield* withSchemaLock(sql, "host_schema", Effect.gen(function*() {
+      yield* createMigrationsTable(sql)
+      for (const [name, migrate] of frameworkMigrations) {
+        if ((yield* appliedCore(sql)).has(name)) continue
+        yield* migrate(sql)
+        yield* recordCore(sql, name)
+      }
+    }))
+  }
+  // SQLite: each migration in a transaction that takes the write lock first; a copy recorded meanwhile by
+  // another process (unique violation on its host_migrations row) rolls back and counts as done.
   yield* createMigrationsTable(sql)
-  const applied = new Set(
-    (yield* sql<{ migration: string }>`SELECT migration FROM host_migrations WHERE extension_id = ${coreExtensionId}`)
-      .map((row) => row.migration)
-  )
+  const applied = yield* appliedCore(sql)
   for (const [name, migrate] of frameworkMigrations) {
     if (applied.has(name)) continue
-    yield* writeTransaction(sql,
-      Effect.gen(function*() {
-        yield* migrate(sql)
-        const [row] = yield* sql<{ batch: number | null }>`
-          SELECT MAX(batch) AS batch FROM host_migrations WHERE extension_id = ${coreExtensionId}`
-        yield* sql`INSERT INTO host_migrations (extension_id, migration, batch, ran_at)
-          VALUES (${coreExtensionId}, ${name}, ${(row?.batch ?? 0) + 1}, ${new Date().toISOString()})`
-      })
-    ).pipe(Effect.catchIf(isUniqueViolation, () => Effect.void))
+    yield* writeTransaction(sql, Effect.zipRight(migrate(sql), recordCore(sql, name))).pipe(
+      Effect.catchIf(isUniqueViolation, () => Effect.void)
+    )
   }
 }).pipe(Effect.withSpan("Store.ensureSchema"))

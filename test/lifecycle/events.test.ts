@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -8,16 +8,17 @@ import { LifecycleEvents } from "../../src/lifecycle/Events.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { fixture, repoRoot, tempDir } from "../support/cli.js"
-import { inspectDatabase, writeExtension } from "../support/extensions.js"
+import { writeExtension } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 const panelIn = (root: string, panel: string) => {
   mkdirSync(join(root, "config"), { recursive: true })
   writeFileSync(join(root, "config", "panel.yaml"), panel)
 }
 
-const withPanel = (root: string) => storeLayer({ frameworkRoot: repoRoot, root, verbose: false, env: {} })
+const withPanel = (root: string) => storeLayer({ frameworkRoot: repoRoot, root, verbose: false, env: currentDatabase().env })
 
-describe("events", () => {
+describeDatabases("events", () => {
   it.effect("are published after each operation commits; a failing listener undoes nothing", () => {
     const root = tempDir("host-root-")
     const admin = { type: "admin", user: "root" } as const
@@ -42,14 +43,14 @@ describe("events", () => {
         { _tag: "ExtensionUpdated", extensionId: "acme/hello-world", fromVersion: "1.0.0", toVersion: "1.0.0" },
         { _tag: "ExtensionRemoved", extensionId: "acme/hello-world" }
       ])
-      const activity = inspectDatabase(root.path).activity
+      const activity = (yield* Effect.promise(() => currentDatabase().inspect(root.path))).activity
       expect(activity.map((row) => row.summary)).toEqual(["Installed v1.0.0", "Disabled", "Enabled", "Reinstalled v1.0.0", "Removed"])
       expect(JSON.parse(activity[4]!.context)).toMatchObject({ actor: admin, plan: "p-1" })
     }).pipe(Effect.provide(Layer.fresh(withPanel(root.path))), Effect.ensuring(Effect.sync(root.cleanup)))
   })
 })
 
-describe("requires against the panel", () => {
+describeDatabases("requires against the panel", () => {
   it.effect("refuses an unmet panel or php range and accepts a met one", () => {
     const root = tempDir("host-root-")
     const src = tempDir("host-src-")

@@ -1,11 +1,10 @@
 import { spawnSync } from "node:child_process"
-import { join } from "node:path"
-import Database from "better-sqlite3"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
-import { inspectDatabase, writeExtension } from "../support/extensions.js"
+import { writeExtension } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 const temp = tempDirsPerTest()
 const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
@@ -36,20 +35,26 @@ const waitForLock = async (root: string) => {
   throw new Error("the lock was never taken")
 }
 
-const writeLock = (root: string, lock: Record<string, unknown>) => {
-  const db = new Database(join(root, "storage", "host", "host.db"))
-  db.prepare("INSERT INTO host_settings (extension_id, key, value, created_at, updated_at) VALUES ('host/core', 'lock', ?, '', '')")
-    .run(JSON.stringify(lock))
-  db.close()
+const writeLock = async (root: string, lock: Record<string, unknown>) => {
+  const db = currentDatabase()
+  const key = db.dialect === "mysql" ? "`key`" : `"key"`
+  await db.query(
+    root,
+    `INSERT INTO host_settings (extension_id, ${key}, value, created_at, updated_at) VALUES ('host/core', 'lock', ?, '', '')`.replace(
+      "?",
+      db.dialect === "pg" ? "$1" : "?"
+    ),
+    [JSON.stringify(lock)]
+  )
 }
 
 const deadPid = () => spawnSync(process.execPath, ["-e", "0"]).pid!
 
-describe("operation lock", () => {
+describeDatabases("operation lock", (_db, dialect) => {
   it("a second writer fails at once with the holder's details, or waits with --lock-timeout", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 2500))
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 6000))
     const lock = await waitForLock(root)
     expect(lock).toMatchObject({ operation: expect.stringContaining("add"), holder: "cli", hostname: hostname() })
     const refused = await host(root, "add", fixture("extensions", "hello-world"))
@@ -59,7 +64,7 @@ describe("operation lock", () => {
     const waited = await host(root, "add", fixture("extensions", "hello-world"), "--lock-timeout", "30")
     expect(waited.code).toBe(0)
     expect((await slow).code).toBe(0)
-    expect(inspectDatabase(root).activity.map((a) => a.extension_id)).toEqual(["acme/slow", "acme/hello-world"])
+    expect((await currentDatabase().inspect(root)).activity.map((a) => a.extension_id)).toEqual(["acme/slow", "acme/hello-world"])
   })
 
   it("two processes racing host add serialize and never interleave", async () => {
@@ -72,7 +77,7 @@ describe("operation lock", () => {
     ])
     expect(runs.map((run) => run.code)).toEqual([0, 0])
     // Each operation's steps are contiguous: the second starts staging only after the first cleaned up.
-    const db = inspectDatabase(root)
+    const db = (await currentDatabase().inspect(root))
     expect(db.extensions.map((e) => e.extension_id)).toEqual(["acme/one", "acme/two"])
     expect(db.migrations.map((m) => m.batch)).toEqual([1, 1])
     expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toBeNull()
@@ -81,7 +86,7 @@ describe("operation lock", () => {
   it("a dead holder's lock is taken over", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    writeLock(root, { id: "dead-1", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add acme/x", acquired_at: "2026-01-01T00:00:00Z" })
+    await writeLock(root, { id: "dead-1", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add acme/x", acquired_at: "2026-01-01T00:00:00Z" })
     const run = await host(root, "add", fixture("extensions", "hello-world"))
     expect(run.code).toBe(0)
     expect(run.stderr).toContain("taking over the lock of add acme/x")
@@ -91,7 +96,7 @@ describe("operation lock", () => {
     const root = temp("host-root-")
     await host(root, "list")
     // This test's own pid is alive, but it started at another time than the lock says.
-    writeLock(root, {
+    await writeLock(root, {
       id: "reused-1",
       holder: "cli",
       pid: process.pid,
@@ -105,14 +110,14 @@ describe("operation lock", () => {
     expect(status.stderr).toContain("taking over the lock of update acme/x")
     // With its real start time it is a live holder.
     const started = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!
-    writeLock(root, { id: "live-2", holder: "cli", pid: process.pid, hostname: hostname(), operation: "update acme/y", acquired_at: "2026-01-01T00:00:00Z", process_started: started })
+    await writeLock(root, { id: "live-2", holder: "cli", pid: process.pid, hostname: hostname(), operation: "update acme/y", acquired_at: "2026-01-01T00:00:00Z", process_started: started })
     expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toMatchObject({ id: "live-2" })
   })
 
   it("a dead holder's lock is cleared by the next command, even a read-only one", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    writeLock(root, { id: "dead-3", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "remove acme/x", acquired_at: "2026-01-01T00:00:00Z" })
+    await writeLock(root, { id: "dead-3", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "remove acme/x", acquired_at: "2026-01-01T00:00:00Z" })
     const status = await host(root, "status", "--json")
     expect(status.code).toBe(0)
     expect(JSON.parse(status.stdout).lock).toBeNull()
@@ -122,7 +127,7 @@ describe("operation lock", () => {
   it("host unlock clears a dead holder's lock and refuses a live one without --force", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    writeLock(root, { id: "live-1", holder: "cli", pid: process.pid, hostname: hostname(), operation: "reconcile", acquired_at: "2026-01-01T00:00:00Z" })
+    await writeLock(root, { id: "live-1", holder: "cli", pid: process.pid, hostname: hostname(), operation: "reconcile", acquired_at: "2026-01-01T00:00:00Z" })
     const status = await host(root, "status")
     expect(status.stdout).toContain("Lock:       held by cli (pid")
     const wrongId = await host(root, "unlock", "nope")
@@ -134,8 +139,47 @@ describe("operation lock", () => {
     const forced = await host(root, "unlock", "live-1", "--force", "--json")
     expect(forced.code).toBe(0)
     expect(JSON.parse(forced.stdout).unlocked.id).toBe("live-1")
-    writeLock(root, { id: "dead-2", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add", acquired_at: "2026-01-01T00:00:00Z" })
+    await writeLock(root, { id: "dead-2", holder: "cli", pid: deadPid(), hostname: hostname(), operation: "add", acquired_at: "2026-01-01T00:00:00Z" })
     expect((await host(root, "unlock", "dead-2")).stdout).toContain("Cleared lock dead-2")
     expect((await host(root, "unlock", "dead-2")).stderr).toContain("no operation lock is held")
+  })
+
+  // Leases apply to server databases, shared by processes on several hosts; a SQLite file has one host.
+  it.skipIf(dialect === "sqlite")("a holder on another host is alive while its lease runs and dead once it lapsed", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    const base = { holder: "admin", pid: 4242, hostname: "replica-b.example", operation: "add acme/x", acquired_at: new Date().toISOString() }
+    await writeLock(root, { ...base, id: "remote-live", lease_expires_at: new Date(Date.now() + 25_000).toISOString() })
+    const status = await host(root, "status")
+    expect(status.stdout).toMatch(/Lock: +held by admin \(pid 4242 on replica-b\.example, add acme\/x, since .*, lease until .*, id remote-live\)/)
+    const refused = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("another operation holds the lock: add acme/x by admin (pid 4242 on replica-b.example")
+    expect(refused.stderr).toContain("lease until")
+    const unlock = await host(root, "unlock", "remote-live")
+    expect(unlock.code).toBe(1)
+    expect(unlock.stderr).toContain("keeps renewing its lease")
+    expect((await host(root, "unlock", "remote-live", "--force")).code).toBe(0)
+    await writeLock(root, { ...base, id: "remote-lapsed", lease_expires_at: new Date(Date.now() - 1_000).toISOString() })
+    const taken = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(taken.code).toBe(0)
+    expect(taken.stderr).toContain("taking over the lock of add acme/x (pid 4242 on replica-b.example; its lease lapsed at")
+  })
+
+  it.skipIf(dialect === "sqlite")("the holder renews its lease every 5 s while it works", async () => {
+    const root = temp("host-root-")
+    await host(root, "list")
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 8000))
+    const first = await waitForLock(root)
+    expect(Date.parse(first.lease_expires_at) - Date.parse(first.acquired_at)).toBe(30_000)
+    let renewed = first
+    for (let attempt = 0; attempt < 100 && renewed.lease_expires_at === first.lease_expires_at; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      renewed = JSON.parse((await host(root, "status", "--json")).stdout).lock ?? renewed
+    }
+    expect(renewed.id).toBe(first.id)
+    expect(Date.parse(renewed.lease_expires_at)).toBeGreaterThan(Date.parse(first.lease_expires_at))
+    expect((await slow).code).toBe(0)
+    expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toBeNull()
   })
 })

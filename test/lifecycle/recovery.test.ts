@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
-import { describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
-import { inspectDatabase, sqlMigration, writeExtension } from "../support/extensions.js"
+import { sqlMigration, writeExtension } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 const temp = tempDirsPerTest()
 const host = (root: string, args: Array<string>, env: Record<string, string> = {}) => runHost([...args, "--root", root], { env })
@@ -17,7 +18,7 @@ const files = (dir: string): Array<string> =>
 export const assertConsistent = async (root: string) => {
   // Any command first finishes or rolls back what the crash interrupted.
   expect((await host(root, ["list"])).code).toBe(0)
-  const db = inspectDatabase(root)
+  const db = (await currentDatabase().inspect(root))
   const extensionsDir = join(root, "host", "extensions")
   const installedDirs = existsSync(extensionsDir)
     ? readdirSync(extensionsDir).flatMap((vendor) => readdirSync(join(extensionsDir, vendor)).map((name) => `${vendor}/${name}`)).sort()
@@ -39,7 +40,7 @@ export const assertConsistent = async (root: string) => {
 
 const steps = ["staged", "migrated", "switched", "recorded", "committed"] as const
 
-describe("crash recovery: the process is killed at each journal step", () => {
+describeDatabases("crash recovery: the process is killed at each journal step", () => {
   const v1Migrations = { "001_items.sql": sqlMigration("CREATE TABLE ext_items_a (id INTEGER);", "DROP TABLE ext_items_a;") }
   const v2Migrations = { ...v1Migrations, "002_more.sql": sqlMigration("CREATE TABLE ext_items_b (id INTEGER);", "DROP TABLE ext_items_b;") }
 

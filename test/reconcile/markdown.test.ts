@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { diffCapabilities, noCapabilities, type Plan, type PlanAction, summarize } from "../../src/domain/Plan.js"
 import { formatPlanMarkdown, type MarkdownInput } from "../../src/domain/PlanMarkdown.js"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
-import { inspectDatabase } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 // Golden files for the markdown plan (docs/plan-format.md): one per action type, one with warnings, one
 // with blocked items, and the apply outcomes. `UPDATE_GOLDEN=1 npx vitest run test/reconcile/markdown.test.ts`
@@ -153,7 +153,7 @@ describe("markdown plans", () => {
   })
 })
 
-describe("host reconcile --format markdown", () => {
+describeDatabases("host reconcile --format markdown", () => {
   const temp = tempDirsPerTest()
   const env = { FULL_API_KEY: "top-secret-value" }
   const panel = () => {
@@ -184,7 +184,7 @@ describe("host reconcile --format markdown", () => {
       "cli-install-configure",
       dry.stdout.replace(saved.id, "plan-ID").replace(saved.fingerprint.slice(0, 12), "FINGERPRINT").replace(saved.created_at, "TIME")
     )
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
 
     const applied = await runHost(["--root", root, "reconcile", "--plan", planFile, "--format", "markdown"], { env })
     expect(applied.code, applied.stderr).toBe(0)
@@ -208,7 +208,7 @@ describe("host reconcile --format markdown", () => {
       ""
     ].join("\n"))
     expect(run.stderr).toContain("error: reconcile: the desired state in")
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
   })
 
   it("--json is --format json and refuses another --format", async () => {

@@ -1,8 +1,9 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
-import { inspectDatabase, sqlMigration, writeExtension } from "../support/extensions.js"
+import { sqlMigration, writeExtension } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 const temp = tempDirsPerTest()
 const host = (root: string, args: Array<string>, env: Record<string, string> = {}) => runHost([...args, "--root", root], { env })
@@ -32,7 +33,7 @@ ${extra}`
 
 const env = { FULL_API_KEY: "top-secret-value" }
 
-describe("host reconcile", () => {
+describeDatabases("host reconcile", () => {
   it("plans, applies in dependency order, then has nothing to do", async () => {
     const { root } = panel(demo())
     const dry = await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"], env)
@@ -45,12 +46,12 @@ describe("host reconcile", () => {
       "Plan: 2 to install, 0 to update, 0 to enable, 0 to disable, 1 to configure, 0 to repair, 0 to remove.",
       ""
     ].join("\n"))
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
 
     const applied = await host(root, ["reconcile"], env)
     expect(applied.code).toBe(0)
     expect(applied.stdout).toContain("Apply complete: 3 action(s) applied.")
-    const db = inspectDatabase(root)
+    const db = (await currentDatabase().inspect(root))
     expect(db.extensions.map((e) => e.extension_id)).toEqual(["acme/full", "acme/hello-world"])
     expect(db.settings.map((s) => [s.extension_id, s.key, JSON.parse(s.value)])).toEqual(
       expect.arrayContaining([["acme/full", "api_key", "top-secret-value"], ["acme/full", "refreshRate", 15]])
@@ -65,7 +66,7 @@ describe("host reconcile", () => {
     const rerun = await host(root, ["reconcile"], env)
     expect(rerun.code).toBe(0)
     expect(rerun.stdout).toBe("No changes. Panel matches desired state.\n")
-    expect(inspectDatabase(root).activity).toHaveLength(db.activity.length)
+    expect((await currentDatabase().inspect(root)).activity).toHaveLength(db.activity.length)
   })
 
   it("a setting once taken from ${ENV} stays hidden in plans after it becomes a literal", async () => {
@@ -118,7 +119,7 @@ describe("host reconcile", () => {
     const run = await host(root, ["reconcile"], env)
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("extensions.acme/full.settings.refreshRate: must be a number")
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
     const missing = await host(panel(demo()).root, ["reconcile", "--dry-run"])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain("environment variable FULL_API_KEY not set")
@@ -131,7 +132,7 @@ describe("host reconcile", () => {
     expect(saved.code).toBe(0)
     expect(saved.stdout).toContain(`apply it with: host reconcile --plan ${planFile}`)
     expect(readFileSync(planFile, "utf8")).not.toContain("top-secret-value")
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
 
     expect((await host(root, ["add", fixture("extensions", "hello-world")])).code).toBe(0)
     for (const extra of ["--dry-run", "--watch"]) {
@@ -150,7 +151,7 @@ describe("host reconcile", () => {
 
     const applied = await host(root, ["reconcile", "--plan", planFile], env)
     expect(applied.code).toBe(0)
-    expect(inspectDatabase(root).extensions).toHaveLength(2)
+    expect((await currentDatabase().inspect(root)).extensions).toHaveLength(2)
   })
 
   it("repairs modified files, toggles state, removes absent ones and prunes with protection", async () => {
@@ -168,7 +169,7 @@ describe("host reconcile", () => {
     expect(disable.stdout).toContain("~ disable acme/full: enabled, desired disabled")
     expect(JSON.parse(readFileSync(planFile, "utf8")).protected).toEqual(["acme/full"])
     expect((await host(root, ["reconcile", "--plan", planFile], env)).code).toBe(0)
-    expect(inspectDatabase(root).extensions.find((e) => e.extension_id === "acme/full")?.enabled).toBe(0)
+    expect((await currentDatabase().inspect(root)).extensions.find((e) => e.extension_id === "acme/full")?.enabled).toBe(0)
 
     writeDesired(file, `host: "1.0"\nextensions:\n  acme/hello-world:\n    source: { path: ${fixture("extensions", "hello-world")} }\n`)
     const warned = await host(root, ["reconcile", "--dry-run"], env)
@@ -182,7 +183,7 @@ describe("host reconcile", () => {
 
     writeDesired(file, `host: "1.0"\nextensions:\n  acme/hello-world: absent\n`)
     expect((await host(root, ["reconcile"], env)).stdout).toContain("- remove acme/hello-world 1.0.0: marked absent in the desired state")
-    expect(inspectDatabase(root).extensions).toEqual([])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([])
   })
 
   it("converges when dependencies change with their dependents, and refuses an end state that breaks one", async () => {
@@ -200,20 +201,20 @@ describe("host reconcile", () => {
     const bumped = await host(root, ["reconcile"])
     expect(bumped.stderr).not.toContain("error")
     expect(bumped.code).toBe(0)
-    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "3.0.0"], ["acme/base", "2.0.0"]])
+    expect((await currentDatabase().inspect(root)).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "3.0.0"], ["acme/base", "2.0.0"]])
     expect((await host(root, ["reconcile", "--dry-run", "--detailed-exitcode"])).code).toBe(0)
 
     // app stops needing base, and base goes.
     writeDesired(file, both(null, app("4.0.0")))
     expect((await host(root, ["reconcile"])).code).toBe(0)
-    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
+    expect((await currentDatabase().inspect(root)).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
 
     // An end state where an enabled extension lacks its dependency fails the plan, before anything runs.
     writeDesired(file, both(null, app("5.0.0", { "acme/base": "^2" })))
     const broken = await host(root, ["reconcile"])
     expect(broken.code).toBe(1)
     expect(broken.stderr).toContain("acme/app depends on acme/base ^2, which the desired state does not keep installed")
-    expect(inspectDatabase(root).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
+    expect((await currentDatabase().inspect(root)).extensions.map((e) => [e.extension_id, e.version])).toEqual([["acme/app", "4.0.0"]])
   })
 
   it("stops at a failing action, reports what was and was not applied, and converges once fixed", async () => {
@@ -239,7 +240,7 @@ extensions:
     expect(run.stderr).toContain("error: reconcile: install acme/middle failed: add acme/middle failed while running migrations")
     expect(run.stdout).toContain("Applied (1):\n  + install acme/hello-world 1.0.0: not installed")
     expect(run.stdout).toContain("Not applied (2):\n  + install acme/middle 1.0.0: not installed\n  + install acme/zeta 1.0.0: not installed")
-    expect(inspectDatabase(root).extensions.map((e) => e.extension_id)).toEqual(["acme/hello-world"])
+    expect((await currentDatabase().inspect(root)).extensions.map((e) => e.extension_id)).toEqual(["acme/hello-world"])
 
     writeFileSync(join(broken, "database", "migrations", "001_fail.sql"), sqlMigration("CREATE TABLE ext_middle (id INTEGER);", "DROP TABLE ext_middle;"))
     const fixed = await host(root, ["reconcile", "--json"])
@@ -277,7 +278,7 @@ extensions:
     writeDesired(file, `host: "1.0"\nextensions:\n  acme/local:\n    source: { path: ./exts/acme-local-1.0.0 }\n`)
     const run = await host(root, ["reconcile"])
     expect(run.code).toBe(0)
-    expect(inspectDatabase(root).extensions.map((e) => e.extension_id)).toEqual(["acme/local"])
+    expect((await currentDatabase().inspect(root)).extensions.map((e) => e.extension_id)).toEqual(["acme/local"])
   })
 
   it("--file with a bad desired state names the problem", async () => {

@@ -1,13 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { entryFor, exportArchives, index, writeIndex } from "../registry/helpers.js"
 import { runHost, tempDirsPerTest } from "../support/cli.js"
-import { inspectDatabase } from "../support/extensions.js"
+import { currentDatabase, describeDatabases } from "../support/databases.js"
 
 const temp = tempDirsPerTest()
 
-describe("reconcile with registry sources", () => {
+describeDatabases("reconcile with registry sources", () => {
   it("installs the latest version in range, keeps it while in range (also for a disable or a repair), and moves when the range moves", async () => {
     const registryDir = temp("host-registry-")
     const archives = await exportArchives(registryDir, [{ fixture: "hello-world" }, { fixture: "hello-world", version: "1.1.0" }])
@@ -25,7 +25,7 @@ describe("reconcile with registry sources", () => {
     expect(first.code).toBe(0)
     const plan = JSON.parse(first.stdout)
     expect(plan.actions[0]).toMatchObject({ type: "install", to: "1.1.0", source: { type: "registry", id: "acme/hello-world", version: "1.1.0" } })
-    expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.1.0", enabled: 1 }])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.1.0", enabled: 1 }])
     expect((await host("reconcile", "--dry-run", "--detailed-exitcode")).code).toBe(0)
 
     desired("~1.0.0")
@@ -33,7 +33,7 @@ describe("reconcile with registry sources", () => {
     const saved = await host("reconcile", "--out", planFile)
     expect(saved.stdout).toContain("~ update acme/hello-world 1.1.0 → 1.0.0: installed 1.1.0 does not satisfy ~1.0.0")
     expect((await host("reconcile", "--plan", planFile)).code).toBe(0)
-    expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 1 }])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 1 }])
 
     // In range, the installed 1.0.0 stays: a settings change or a repair does not move it to 1.1.0.
     writeFileSync(join(root, "desired-state", "extensions.yaml"), `host: "1.0"\nextensions:\n  acme/hello-world:\n    version: "^1.0"\n    enabled: false\n`)
@@ -42,7 +42,7 @@ describe("reconcile with registry sources", () => {
     writeFileSync(join(root, "host", "extensions", "acme", "hello-world", "extension.yaml"), "tampered: true\n")
     const repaired = JSON.parse((await host("reconcile", "--json")).stdout)
     expect(repaired.actions).toMatchObject([{ type: "repair", from: "1.0.0", to: "1.0.0", source: { version: "1.0.0" } }])
-    expect(inspectDatabase(root).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 0 }])
+    expect((await currentDatabase().inspect(root)).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 0 }])
 
     desired("^3.0")
     const none = await host("reconcile", "--dry-run")

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { processAlive } from "../../src/store/OperationLock.js"
+import { hostname } from "node:os"
+import { leaseLapsed } from "../../src/domain/Lock.js"
+import { holderAlive, processAlive } from "../../src/store/OperationLock.js"
 
 describe("processAlive", () => {
   it("is true for a running process and false for an exited one", () => {
@@ -18,5 +20,33 @@ describe("processAlive", () => {
     } finally {
       parent.kill("SIGKILL")
     }
+  })
+})
+
+describe("holderAlive with leases", () => {
+  const now = Date.now()
+  const lock = (hostname: string, leaseFromNow: number | undefined) => ({
+    id: "l",
+    holder: "cli",
+    pid: process.pid,
+    hostname,
+    operation: "add acme/x",
+    acquired_at: new Date(now).toISOString(),
+    ...(leaseFromNow === undefined ? {} : { lease_expires_at: new Date(now + leaseFromNow).toISOString() })
+  })
+
+  it("a lapsed lease is dead wherever the holder ran; a running one keeps a remote holder alive", () => {
+    expect(holderAlive(lock("replica-b.example", 20_000))).toBe(true)
+    expect(holderAlive(lock("replica-b.example", -1_000))).toBe(false)
+    expect(holderAlive(lock(hostname(), -1_000))).toBe(false)
+    expect(holderAlive(lock(hostname(), 20_000))).toBe(true)
+    expect(leaseLapsed(lock("replica-b.example", -1), now)).toBe(true)
+  })
+
+  it("without leases (SQLite) the pid decides on this host, and a remote or lease-less holder counts as alive", () => {
+    expect(holderAlive(lock(hostname(), -1_000), false)).toBe(true)
+    expect(holderAlive(lock("replica-b.example", -1_000), false)).toBe(true)
+    expect(holderAlive(lock("replica-b.example", undefined))).toBe(true)
+    expect(holderAlive({ ...lock(hostname(), 20_000), pid: 2 ** 22 + 12345 })).toBe(false)
   })
 })

@@ -12,50 +12,54 @@ import { ensureSchema } from "../../src/store/Schema.js"
 import { SettingsRepo } from "../../src/store/SettingsRepo.js"
 import { writeTransaction } from "../../src/store/Transaction.js"
 import { runHost, tempDir } from "../support/cli.js"
+import { describeDatabases, type TestDatabase } from "../support/databases.js"
 
-const tablesOf = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pipe(
-    Effect.map((rows) => rows.map((row) => row.name))
-  )
+const repositories = Layer.mergeAll(ExtensionsRepo.Default, MigrationsRepo.Default, SettingsRepo.Default, ActivityRepo.Default)
 
-/** A temp-file SQLite database with the schema and the four repositories. */
+/** The test's database (for a panel root) with the schema and the four repositories. */
+const storeOn = (db: TestDatabase, root: string) => repositories.pipe(Layer.provideMerge(db.layer(root)))
+
+/** A SQLite file with the schema and the four repositories (SQLite's own locking is tested below). */
 const storeIn = (file: string) => {
   const client = sqliteLayer(file).pipe(Layer.provide(NodeContext.layer))
   const schema = Layer.effectDiscard(ensureSchema)
-  const repositories = Layer.mergeAll(ExtensionsRepo.Default, MigrationsRepo.Default, SettingsRepo.Default, ActivityRepo.Default)
   return repositories.pipe(Layer.provideMerge(schema), Layer.provideMerge(client))
 }
 
-describe("framework schema", () => {
+describeDatabases("framework schema", (db) => {
   it.effect("creates exactly the four tables and records itself under host/core, once", () => {
     const dir = tempDir()
-    const file = join(dir.path, "nested", "host.db")
     return Effect.gen(function*() {
-      expect(yield* tablesOf).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
+      expect(yield* Effect.promise(() => db().tables(join(dir.path, "nested")))).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
       yield* ensureSchema
       yield* ensureSchema
       const migrations = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor("host/core"))
       expect(migrations.map((m) => [m.migration, m.batch])).toEqual([["0001_create_host_tables", 1]])
-    }).pipe(Effect.provide(storeIn(file)), Effect.ensuring(Effect.sync(dir.cleanup)))
+    }).pipe(Effect.provide(storeOn(db(), join(dir.path, "nested"))), Effect.ensuring(Effect.sync(dir.cleanup)))
   })
 
   it("is safe when several processes create it at once", async () => {
     const root = tempDir()
-    const runs = await Promise.all(Array.from({ length: 6 }, () => runHost(["list", "--json", "--root", root.path])))
+    const runs = await Promise.all(Array.from({ length: 6 }, () => runHost(["list", "--json", "--root", root.path], { env: db().env })))
     for (const run of runs) {
       expect(run.stderr).toBe("")
       expect(run.code).toBe(0)
       expect(JSON.parse(run.stdout)).toEqual([])
     }
-    await Effect.runPromise(
-      Effect.gen(function*() {
-        expect(yield* tablesOf).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql`SELECT * FROM host_migrations`
-        expect(rows).toHaveLength(1)
-      }).pipe(Effect.provide(storeIn(join(root.path, "storage", "host", "host.db"))))
-    )
+    expect(await db().tables(root.path)).toEqual(["host_activity_logs", "host_extensions", "host_migrations", "host_settings"])
+    expect(await db().query(root.path, "SELECT * FROM host_migrations")).toHaveLength(1)
     root.cleanup()
+  })
+
+  it.effect("JSON columns refuse what is not JSON", () => {
+    const dir = tempDir()
+    return Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const error = yield* Effect.flip(
+        sql`INSERT INTO host_settings (extension_id, ${sql("key")}, value, created_at, updated_at) VALUES ('acme/x', 'k', 'not json', '', '')`
+      )
+      expect(error._tag).toBe("SqlError")
+    }).pipe(Effect.provide(storeOn(db(), dir.path)), Effect.ensuring(Effect.sync(dir.cleanup)))
   })
 })
 
@@ -113,10 +117,10 @@ describe("write transactions", () => {
     ))
 })
 
-describe("repositories", () => {
+describeDatabases("repositories", (db) => {
   const withStore = <A, E>(effect: Effect.Effect<A, E, ExtensionsRepo | MigrationsRepo | SettingsRepo | ActivityRepo | SqlClient.SqlClient>) => {
     const dir = tempDir()
-    return effect.pipe(Effect.provide(storeIn(join(dir.path, "host.db"))), Effect.ensuring(Effect.sync(dir.cleanup)))
+    return effect.pipe(Effect.provide(storeOn(db(), dir.path)), Effect.ensuring(Effect.sync(dir.cleanup)))
   }
 
   it.effect("host_extensions: save, find, list, enable, replace, remove", () =>

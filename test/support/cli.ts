@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { activeDatabase } from "./databases.js"
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 export const hostBin = join(repoRoot, "bin", "host.js")
@@ -15,7 +16,10 @@ export interface HostRun {
   readonly stderr: string
 }
 
-/** Runs the built `bin/host.js` as a real child process. */
+/**
+ * Runs the built `bin/host.js` as a real child process. Inside describeDatabases it uses the test's
+ * database (HOST_DATABASE_URL), unless `options.env` says otherwise.
+ */
 export const runHost = (
   args: ReadonlyArray<string>,
   options: { readonly cwd?: string; readonly env?: Readonly<Record<string, string | undefined>> } = {}
@@ -25,7 +29,7 @@ export const runHost = (
     for (const [key, value] of Object.entries({ ...process.env, NO_COLOR: "1", ...options.env })) {
       if (value !== undefined && !key.startsWith("HOST_")) env[key] = value
     }
-    for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value
+    for (const [key, value] of Object.entries({ ...activeDatabase()?.env, ...options.env })) if (value !== undefined) env[key] = value
     const child = spawn(process.execPath, [hostBin, ...args], { cwd: options.cwd ?? repoRoot, env })
     let stdout = ""
     let stderr = ""

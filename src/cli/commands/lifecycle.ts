@@ -283,7 +283,7 @@ export const unlockCommand = Command.make(
   "unlock",
   {
     lockId: Args.text({ name: "lock-id" }).pipe(Args.withDescription("the id `host status` shows for the lock")),
-    force: Options.boolean("force").pipe(Options.withDescription("clear it even if its holder still runs on this host")),
+    force: Options.boolean("force").pipe(Options.withDescription("clear it even if its holder still runs on this host or keeps renewing its lease")),
     json
   },
   (options) =>
@@ -294,7 +294,11 @@ export const unlockCommand = Command.make(
         Effect.provide(storeLayer(invocation, { recover: false }))
       )
       if (options.json) return yield* printJson({ unlocked: cleared })
-      yield* Console.log(`Cleared lock ${cleared.id} (${cleared.operation} by ${cleared.holder}, pid ${cleared.pid} on ${cleared.hostname}).`)
+      yield* Console.log(
+        `Cleared lock ${cleared.id} (${cleared.operation} by ${cleared.holder}, pid ${cleared.pid} on ${cleared.hostname}${
+          cleared.lease_expires_at === undefined ? "" : `, lease until ${cleared.lease_expires_at}`
+        }).`
+      )
     })
 ).pipe(Command.withDescription("Clear the operation lock of a process that is gone"))
 

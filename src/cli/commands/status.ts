@@ -12,6 +12,7 @@ import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
 import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
+import { redactUrl } from "../../store/Dialect.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
@@ -69,7 +70,7 @@ export const statusCommand = Command.make(
         return {
           version: config.version,
           root: paths.root,
-          database: { url: config.database, ok: true },
+          database: { url: redactUrl(config.database), ok: true },
           extensions: {
             total: installed.length,
             enabled: installed.filter((e) => e.enabled).length,
@@ -117,7 +118,9 @@ export const statusCommand = Command.make(
           "Lock",
           report.lock === null
             ? "free"
-            : `held by ${report.lock.holder} (pid ${report.lock.pid} on ${report.lock.hostname}, ${report.lock.operation}, since ${report.lock.acquired_at}, id ${report.lock.id})`
+            : `held by ${report.lock.holder} (pid ${report.lock.pid} on ${report.lock.hostname}, ${report.lock.operation}, since ${report.lock.acquired_at}${
+              report.lock.lease_expires_at === undefined ? "" : `, lease until ${report.lock.lease_expires_at}`
+            }, id ${report.lock.id})`
         ],
         ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
       ]))

@@ -1,0 +1,227 @@
+import { FileSystem, Path } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { MysqlClient } from "@effect/sql-mysql2"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Effect, Layer, Redacted } from "effect"
+import { StoreError, storeError } from "./StoreError.js"
+import pgTypes from "pg-types"
+
+// Everything the store knows about the three database dialects lives here (docs/operations.md,
+// "Running on MySQL/MariaDB or PostgreSQL, and replicas"): which URL means which client, the column types of
+// the four tables, how a write transaction and the schema lock are taken. Repositories write one SQL for all.
+
+export type DialectName = "sqlite" | "mysql" | "pg"
+
+/** Where the framework's database is: a SQLite file (or `:memory:`), or a database server's URL. */
+export type DatabaseTarget =
+  | { readonly dialect: "sqlite"; readonly file: string }
+  | { readonly dialect: "mysql" | "pg"; readonly url: string }
+
+/** The dialect a `database` URL names, or undefined for a URL that is none of them. */
+export const dialectOfUrl = (url: string): DialectName | undefined => {
+  if (url.startsWith("sqlite:")) return "sqlite"
+  if (/^(mysql|mariadb):\/\//i.test(url)) return "mysql"
+  if (/^(postgres|postgresql):\/\//i.test(url)) return "pg"
+  return undefined
+}
+
+/** The URL with its password replaced by `***`, fit for messages and logs. */
+export const redactUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password === "") return url
+    parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@")
+  }
+}
+
+/** A connection failure as a StoreError naming the URL without its password (nor the password anywhere). */
+const connectFailure = (url: string) => (cause: unknown): StoreError => {
+  const root = (cause as { cause?: unknown } | undefined)?.cause ?? cause
+  const errors = (root as { errors?: ReadonlyArray<unknown> } | undefined)?.errors
+  // Several refused addresses come as an AggregateError with an empty message and its reasons in `errors`.
+  const reason = root instanceof Error && root.message !== ""
+    ? root.message
+    : errors !== undefined && errors.length > 0
+    ? errors.map((error) => (error instanceof Error ? error.message : String(error))).join("; ")
+    : String((root as { code?: unknown } | undefined)?.code ?? root)
+  let password = ""
+  try {
+    password = decodeURIComponent(new URL(url).password)
+  } catch {
+    // an unparsable URL: the driver said so, and there is no password to hide
+  }
+  const safe = password === "" ? reason : reason.split(password).join("***")
+  return new StoreError({ operation: `connecting to ${redactUrl(url)}`, cause: new Error(safe) })
+}
+
+/** The SQL client of a target: the file's folder is created for SQLite; a server is connected to at once. */
+export const clientLayer = (
+  target: DatabaseTarget
+): Layer.Layer<SqlClient.SqlClient, StoreError, FileSystem.FileSystem | Path.Path> => {
+  switch (target.dialect) {
+    case "sqlite":
+      return Layer.unwrapEffect(
+        Effect.gen(function*() {
+          if (target.file !== ":memory:") {
+            const fs = yield* FileSystem.FileSystem
+            const path = yield* Path.Path
+            yield* fs.makeDirectory(path.dirname(target.file), { recursive: true }).pipe(
+              Effect.mapError(storeError(`creating the folder of ${target.file}`))
+            )
+          }
+          return SqliteClient.layer({ filename: target.file }).pipe(Layer.mapError(storeError(`opening ${target.file}`)))
+        })
+      )
+    case "mysql": {
+      // mysql2 knows only mysql://; MariaDB speaks the same protocol.
+      const url = new URL(target.url.replace(/^mariadb:/i, "mysql:"))
+      return MysqlClient.layer({
+        host: url.hostname,
+        port: url.port === "" ? 3306 : Number(url.port),
+        database: decodeURIComponent(url.pathname.slice(1)),
+        username: decodeURIComponent(url.username),
+        ...(url.password === "" ? {} : { password: Redacted.make(decodeURIComponent(url.password)) }),
+        maxConnections: 8,
+        poolConfig: {
+          connectTimeout: 5000,
+          // JSON columns come back as their text, as on the other dialects (repositories decode it once).
+          jsonStrings: true
+        }
+      }).pipe(Layer.mapError(connectFailure(target.url)))
+    }
+    case "pg": {
+      return PgClient.layer({
+        url: Redacted.make(target.url),
+        maxConnections: 8,
+        connectTimeout: "5 seconds",
+        // JSON columns come back as their text, as on the other dialects (repositories decode it once).
+        types: { getTypeParser: jsonAsText }
+      }).pipe(Layer.mapError(connectFailure(target.url)))
+    }
+  }
+}
+
+// PostgreSQL type ids: json 114 and jsonb 3802 stay text (extension tables may use them); int8 20
+// (COUNT, SUM) becomes a number, as the other drivers return it.
+const jsonAsText = ((oid: number, format: "text" | "binary" = "text") => {
+  if (oid === 114 || oid === 3802) return (value: string) => value
+  if (oid === 20) return (value: string) => Number(value)
+  return format === "binary" ? pgTypes.getTypeParser(oid, "binary") : pgTypes.getTypeParser(oid, "text")
+}) as typeof pgTypes.getTypeParser
+
+
+/** Column types of the framework tables, per dialect (the tables themselves are written once, in Schema). */
+export interface ColumnTypes {
+  /** An auto-increment integer primary key (read back as a number on every dialect). */
+  readonly id: string
+  /** A required JSON document (with its NOT NULL): stored as JSON, read back as text everywhere. */
+  readonly json: (column: string) => string
+  readonly bool: string
+  /** A UTC instant as ISO-8601 text with milliseconds, which sorts as time does on every dialect. */
+  readonly timestamp: string
+  /** After a CREATE TABLE's closing parenthesis. */
+  readonly tableOptions: string
+}
+
+export const columnTypes = (dialect: DialectName): ColumnTypes => {
+  switch (dialect) {
+    case "sqlite":
+      return { id: "INTEGER PRIMARY KEY", json: (column) => `TEXT NOT NULL CHECK (json_valid(${column}))`, bool: "BOOLEAN", timestamp: "VARCHAR(32)", tableOptions: "" }
+    case "mysql":
+      // What MariaDB's JSON type is; MySQL 8's native JSON would compare with text by JSON rules instead.
+      return {
+        id: "INTEGER AUTO_INCREMENT PRIMARY KEY",
+        json: (column) => `LONGTEXT NOT NULL CHECK (JSON_VALID(${column}))`,
+        bool: "BOOLEAN",
+        timestamp: "VARCHAR(32)",
+        // Ids and keys compare exactly, as on the other dialects (the server default collation ignores case).
+        tableOptions: " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+      }
+    case "pg":
+      return {
+        id: "SERIAL PRIMARY KEY",
+        // Text as written (jsonb would reorder keys and respace); the check refuses what is not JSON.
+        json: (column) => `TEXT NOT NULL CHECK ((${column})::json IS NOT NULL)`,
+        bool: "BOOLEAN",
+        timestamp: "VARCHAR(32)",
+        tableOptions: ""
+      }
+  }
+}
+
+/** The dialect of a client. */
+export const dialectOf = (sql: SqlClient.SqlClient): DialectName =>
+  sql.onDialectOrElse({ sqlite: () => "sqlite" as const, mysql: () => "mysql" as const, pg: () => "pg" as const, orElse: () => "sqlite" as const })
+
+/**
+ * Runs `effect` while this process alone changes the framework schema. SQLite: inside a transaction that
+ * takes the write lock first. PostgreSQL: a transaction-scoped advisory lock (DDL is transactional there).
+ * MySQL/MariaDB: a named lock (GET_LOCK) on the transaction's connection, since DDL commits implicitly.
+ */
+export const withSchemaLock = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  name: string,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> => {
+  switch (dialectOf(sql)) {
+    case "sqlite":
+      return writeTransaction(sql, effect)
+    case "pg":
+      return sql.withTransaction(Effect.zipRight(sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`, effect))
+    case "mysql":
+      return onOneConnection(
+        sql,
+        Effect.acquireUseRelease(
+          sql`SELECT GET_LOCK(${name}, 60) AS taken`,
+          () => effect,
+          () => Effect.ignore(sql`SELECT RELEASE_LOCK(${name})`)
+        )
+      )
+  }
+}
+
+/**
+ * Runs `effect` with every statement on one reserved connection, outside a transaction (MySQL's named
+ * locks belong to a session). A transaction started inside uses a savepoint on that connection.
+ */
+const onOneConnection = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) =>
+  Effect.scoped(
+    Effect.flatMap(sql.reserve, (connection) =>
+      Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 0] as const))
+  )
+
+/**
+ * `sql.withTransaction` that takes SQLite's write lock as its first statement. A deferred SQLite
+ * transaction that reads first and writes later fails with "database is locked" at once (no busy
+ * wait) when another process committed in between; a write as the first statement waits for the
+ * lock with the busy timeout instead. The server dialects lock rows as they go and need nothing.
+ */
+export const writeTransaction = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> =>
+  sql.withTransaction(
+    Effect.zipRight(
+      sql.onDialectOrElse({
+        sqlite: () => Effect.asVoid(sql`UPDATE host_migrations SET batch = batch WHERE 1 = 0`),
+        orElse: () => Effect.void
+      }),
+      effect
+    )
+  )
+
+/** Whether the dialect undoes DDL on rollback (MySQL and MariaDB commit each DDL statement at once). */
+export const transactionalDdl = (sql: SqlClient.SqlClient): boolean => dialectOf(sql) !== "mysql"
+
+/**
+ * Inside a write transaction, after statements that may have been DDL: where DDL commits at once
+ * (MySQL/MariaDB) the connection is left in autocommit, so a new transaction begins here and the record
+ * writes that follow stay all-or-nothing. Elsewhere nothing happens.
+ */
+export const afterDdl = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  transactionalDdl(sql) ? Effect.void : Effect.asVoid(sql.unsafe("START TRANSACTION").unprepared)
