@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod } from "node:fs/promises"
+import { deepImports } from "./deep-imports.mjs"
 
 await Promise.all([
   build({
@@ -18,6 +19,7 @@ await Promise.all([
     external: ["better-sqlite3", "esbuild"],
     sourcemap: "linked",
     minify: true,
+    plugins: [deepImports],
     logLevel: "warning"
   }),
   build({

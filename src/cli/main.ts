@@ -1,68 +1,61 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { NotAvailableYet } from "../domain/Errors.js"
-import { exportCommand } from "./commands/export.js"
-import { keygenCommand } from "./commands/keygen.js"
-import {
-  addCommand,
-  disableCommand,
-  enableCommand,
-  migrateStatusCommand,
-  removeCommand,
-  unlockCommand,
-  updateCommand
-} from "./commands/lifecycle.js"
-import { listCommand } from "./commands/list.js"
-import { panelTokenCommand } from "./commands/panel.js"
-import { reconcileCommand } from "./commands/reconcile.js"
-import { commandsCommand, runExtensionCommand } from "./commands/extensionCommands.js"
-import { scheduleListCommand, scheduleRunCommand } from "./commands/schedule.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
-import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
-import { serveCommand } from "./commands/serve.js"
-import { statusCommand } from "./commands/status.js"
-import { validateCommand } from "./commands/validate.js"
-import { verifyCommand } from "./commands/verify.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
-import { type Invocation, stderrLogger } from "./Runtime.js"
+import { type Invocation, platformLayer, stderrLogger } from "./Runtime.js"
 
-const host = Command.make("host").pipe(
-  Command.withDescription(
-    "Host: install, enable, disable, update and remove panel extensions, or converge the panel to a desired-state file.\n" +
-      "Global flags: --root DIR (else HOST_ROOT, else the current folder), --verbose."
-  ),
-  Command.withSubcommands([
-    validateCommand,
-    listCommand,
-    statusCommand,
-    addCommand,
-    updateCommand,
-    enableCommand,
-    disableCommand,
-    removeCommand,
-    unlockCommand,
-    migrateStatusCommand,
-    reconcileCommand,
-    scheduleListCommand,
-    scheduleRunCommand,
-    commandsCommand,
-    exportCommand,
-    keygenCommand,
-    verifyCommand,
-    serveCommand,
-    panelTokenCommand,
-    registrySyncCommand,
-    registryStatusCommand,
-    ...pendingCommands.map(([name, description]) => pendingCommand(name, description))
-  ])
-)
+/**
+ * The built-in commands, each loaded only when it runs: a command module pulls in the code below it
+ * (lifecycle, archive, registry, runtime, server), and `host list` should not pay for `host serve`.
+ * Help without a command loads them all.
+ */
+const builtins = {
+  validate: () => import("./commands/validate.js").then((module) => module.validateCommand),
+  list: () => import("./commands/list.js").then((module) => module.listCommand),
+  status: () => import("./commands/status.js").then((module) => module.statusCommand),
+  add: () => import("./commands/lifecycle.js").then((module) => module.addCommand),
+  update: () => import("./commands/lifecycle.js").then((module) => module.updateCommand),
+  enable: () => import("./commands/lifecycle.js").then((module) => module.enableCommand),
+  disable: () => import("./commands/lifecycle.js").then((module) => module.disableCommand),
+  remove: () => import("./commands/lifecycle.js").then((module) => module.removeCommand),
+  unlock: () => import("./commands/lifecycle.js").then((module) => module.unlockCommand),
+  "migrate:status": () => import("./commands/lifecycle.js").then((module) => module.migrateStatusCommand),
+  reconcile: () => import("./commands/reconcile.js").then((module) => module.reconcileCommand),
+  "schedule:list": () => import("./commands/schedule.js").then((module) => module.scheduleListCommand),
+  "schedule:run": () => import("./commands/schedule.js").then((module) => module.scheduleRunCommand),
+  commands: () => import("./commands/extensionCommands.js").then((module) => module.commandsCommand),
+  export: () => import("./commands/export.js").then((module) => module.exportCommand),
+  keygen: () => import("./commands/keygen.js").then((module) => module.keygenCommand),
+  verify: () => import("./commands/verify.js").then((module) => module.verifyCommand),
+  serve: () => import("./commands/serve.js").then((module) => module.serveCommand),
+  "panel:token": () => import("./commands/panel.js").then((module) => module.panelTokenCommand),
+  "registry:sync": () => import("./commands/registry.js").then((module) => module.registrySyncCommand),
+  "registry:status": () => import("./commands/registry.js").then((module) => module.registryStatusCommand)
+} as const
 
-const runCli = Command.run(host, { name: "Host", version: frameworkVersion })
+type BuiltinName = keyof typeof builtins
+type BuiltinCommand = Awaited<ReturnType<(typeof builtins)[BuiltinName]>>
 
-const builtinNames: ReadonlySet<string> = new Set(HashMap.keys(Command.getSubcommands(host)))
+const builtinNames: ReadonlySet<string> = new Set([...Object.keys(builtins), ...pendingNames])
+const isBuiltin = (name: string): name is BuiltinName => Object.hasOwn(builtins, name)
+
+/** The `host` command with the subcommands this run needs: the one named, or all of them for help. */
+const hostCommand = async (name: string) => {
+  const [first, ...others]: ReadonlyArray<BuiltinCommand> = isBuiltin(name)
+    ? [await builtins[name]()]
+    : await Promise.all(Object.values(builtins).map((load) => load()))
+  const pending = pendingCommands.map(([pendingName, description]) => pendingCommand(pendingName, description))
+  return Command.make("host").pipe(
+    Command.withDescription(
+      "Host: install, enable, disable, update and remove panel extensions, or converge the panel to a desired-state file.\n" +
+        "Global flags: --root DIR (else HOST_ROOT, else the current folder), --verbose."
+    ),
+    Command.withSubcommands([first!, ...others, ...pending])
+  )
+}
 
 /** A name shaped like an extension command (`vendor:thing`) that no built-in has. */
 const isExtensionCommand = (name: string) => !builtinNames.has(name) && /^[a-z0-9-]+(:[a-z0-9-]+)+$/.test(name)
@@ -183,13 +176,19 @@ export const main = async (
     pendingNames.has(command) && !args.includes("--help")
       ? Effect.fail(new NotAvailableYet({ command }))
       : isExtensionCommand(command)
-      ? runExtensionCommand(command, args.slice(1))
-      : runCli(["node", "host", ...args])
+      ? Effect.flatMap(
+        Effect.promise(() => import("./commands/extensionCommands.js")),
+        (module) => module.runExtensionCommand(command, args.slice(1))
+      )
+      : Effect.flatMap(
+        Effect.promise(() => hostCommand(command)),
+        (host) => Command.run(host, { name: "Host", version: frameworkVersion })(["node", "host", ...args])
+      )
   const exit = await Effect.runPromiseExit(
     program.pipe(
       withUsageErrorLines(command),
       Effect.provideService(CliInvocation, invocation),
-      Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
+      Effect.provide(Layer.merge(platformLayer, stderrLogger))
     )
   )
   return renderExit(exit, command, invocation.verbose)

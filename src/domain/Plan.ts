@@ -9,7 +9,7 @@ import { dependencyOrder } from "./Rules.js"
 import { type SettingField, validateSettingValues } from "./Settings.js"
 import { bundleSlotReferences } from "./Slots.js"
 
-// The reconciler's pure core (DESIGN.md §10): desired × actual → ordered actions. No I/O here: the
+// The reconciler's pure core (docs/plan-format.md): desired × actual → ordered actions. No I/O here: the
 // caller reads the desired file, the tables, the installed files and the sources, and applies the plan.
 
 // ---- capabilities ------------------------------------------------------------------------------

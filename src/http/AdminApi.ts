@@ -20,7 +20,7 @@ import { csrfOk } from "./Auth.js"
 import { authenticate, header, requireAdmin } from "./Context.js"
 import { badRequest, HttpFailure, notFound } from "./Errors.js"
 
-// The admin JSON API (DESIGN.md §12) under /admin/host/api: an admin's session (CSRF-checked on
+// The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
 // unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
 // the CLI, with the actor {type: "admin", user}; the runtime swaps to a new generation before answering.
 

@@ -1,7 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Cause, Data, Effect } from "effect"
 
-// Every error answer of the server has one shape (DESIGN.md §12):
+// Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
 // Known failures keep their tag as the code; anything unexpected is a 500 that says nothing internal.
 

@@ -28,26 +28,19 @@ import { Panel } from "../panel/Panel.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { isDeadHolder, LockHeld, OperationLocks } from "../store/OperationLock.js"
+import { LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
 import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
-import {
-  hasJournal,
-  type JournalEntry,
-  type JournalStep,
-  readJournal,
-  removeJournal,
-  removeUnfinishedWrites,
-  writeJournal
-} from "./Journal.js"
+import { finishFiles, holderName, recover, recoverHeld, restoreFiles, switchFiles } from "./FileSwitch.js"
+import { type JournalEntry, type JournalStep, writeJournal } from "./Journal.js"
 import { migrateDownAll, migrateUp } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 
-// The five operations (DESIGN.md §7), each all-or-nothing under the operation lock:
+// The five operations (docs/architecture.md "One install"), each all-or-nothing under the operation lock:
 // stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
 // A failure rolls the transaction back and puts the files back; a crash is finished or rolled back by
 // `recover` from the journal (committed means: the activity row carrying the operation id exists).
@@ -88,12 +81,7 @@ export interface OperationResult {
   readonly warnings: ReadonlyArray<string>
 }
 
-export interface RecoveryOutcome {
-  readonly id: string
-  readonly operation: JournalEntry["operation"]
-  readonly extensionId: string
-  readonly outcome: "finished" | "rolled back"
-}
+export type { RecoveryOutcome } from "./FileSwitch.js"
 
 /** Present while a caller (the reconciler) holds the operation lock for a run of operations. */
 export class HeldOperationLock extends Context.Tag("host/HeldOperationLock")<HeldOperationLock, OperationLock>() {}
@@ -139,7 +127,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const loader = yield* ModuleLoader
     const provideLoader = Effect.provideService(ModuleLoader, loader)
     // The journal and staging helpers read these from the context; methods get them from the layer.
-    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo
+    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo | ActivityRepo | OperationLocks
     const platform = yield* Effect.context<Internal>()
     const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
     const hostVersion = config.version
@@ -147,61 +135,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
     const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
 
-    // ---- journal-driven file switching, shared by the live error path and crash recovery ----------
-
-    /** Puts the files back as they were before the entry's operation. */
-    const restoreFiles = (entry: JournalEntry) =>
-      Effect.gen(function*() {
-        if (yield* exists(entry.backup)) {
-          yield* fs.remove(entry.target, { recursive: true, force: true })
-          yield* fs.rename(entry.backup, entry.target)
-        } else if (!entry.hadPrevious && (entry.step === "switching" || entry.step === "switched")) {
-          yield* fs.remove(entry.target, { recursive: true, force: true })
-        }
-        if (entry.staged !== null) {
-          yield* fs.remove(entry.staged, { recursive: true, force: true })
-          // An unpack interrupted before its final rename leaves `.<name>.partial` beside it.
-          yield* fs.remove(path.join(path.dirname(entry.staged), `.${path.basename(entry.staged)}.partial`), { recursive: true, force: true })
-        }
-        yield* removeJournal(entry.id)
-      })
-
-    /** After commit: drop the previous tree and the journal. */
-    const finishFiles = (entry: JournalEntry) =>
-      Effect.gen(function*() {
-        yield* fs.remove(entry.backup, { recursive: true, force: true })
-        if (entry.staged !== null) yield* fs.remove(entry.staged, { recursive: true, force: true })
-        yield* removeJournal(entry.id)
-      })
-
-    const committed = (entry: JournalEntry) =>
-      Effect.map(
-        activity.list({ extensionId: entry.extensionId, limit: 50 }),
-        (rows) => rows.some((row) => row.context.operation === entry.id)
-      )
-
-    /** Finishes or rolls back every interrupted operation in the journal. Call it holding the lock. */
-    const recoverHeld = Effect.gen(function*() {
-      yield* removeUnfinishedWrites
-      const entries = yield* readJournal
-      return yield* Effect.forEach(entries, (entry) =>
-        Effect.gen(function*() {
-          const done = yield* committed(entry)
-          yield* done ? finishFiles(entry) : restoreFiles(entry)
-          const outcome: RecoveryOutcome = {
-            id: entry.id,
-            operation: entry.operation,
-            extensionId: entry.extensionId,
-            outcome: done ? "finished" : "rolled back"
-          }
-          yield* Effect.logWarning(`recovered an interrupted ${entry.operation} of ${entry.extensionId}: ${outcome.outcome}`)
-          return outcome
-        }))
-    })
-
     // ---- the lock and error shaping ------------------------------------------------------------
-
-    const holder = (actor: Actor) => `${actor.type}${actor.user === undefined ? "" : ` (${actor.user})`}`
 
     /**
      * Runs `body` holding the lock, after recovering interrupted operations. Every failure that is not
@@ -221,7 +155,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             Effect.flatMap(Effect.serviceOption(Progress), Option.match({ onNone: () => Effect.void, onSome: (progress) => progress.step(name) }))
           )
         const held = yield* Effect.serviceOption(HeldOperationLock)
-        const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig> =
+        const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig | ActivityRepo> =
           Option.isSome(held) ? body(step) : withLockHeld(`${operation} ${extensionId}`, options, body(step))
         return yield* run.pipe(
           Effect.catchAll((error): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> => {
@@ -240,7 +174,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
         Effect.gen(function*() {
           const lock = yield* locks.acquire({
             operation,
-            holder: holder(options.actor),
+            holder: holderName(options.actor),
             timeout: Duration.seconds(options.lockTimeout ?? 0)
           })
           yield* recoverHeld
@@ -391,9 +325,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("migrated")
               yield* step("switching files")
               yield* journalStep("switching")
-              if (hadPrevious) yield* fs.rename(target, (yield* Ref.get(journal)).backup)
-              yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-              yield* fs.rename(staged.directory, target)
+              yield* switchFiles({ ...(yield* Ref.get(journal)), staged: staged.directory })
               yield* journalStep("switched")
               yield* crashPoint("switched")
               yield* step("recording")
@@ -524,7 +456,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
     /**
      * Writes settings values, each validated against the extension's normalized settings schema. Keys
-     * not given keep their values. Settings have no activity action of their own (DESIGN.md §4).
+     * not given keep their values. Settings have no activity action of their own (docs/architecture.md "Store").
      */
     const configure = (id: string, values: Readonly<Record<string, unknown>>, options: OperationOptions) =>
       operate("configure", id, options, (step) =>
@@ -616,11 +548,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("migrated")
               yield* step("removing files")
               yield* journalStep("switching")
-              const entry = yield* Ref.get(journal)
-              if (entry.hadPrevious) {
-                yield* fs.makeDirectory(paths.staging, { recursive: true })
-                yield* fs.rename(target, entry.backup)
-              }
+              yield* switchFiles(yield* Ref.get(journal))
               yield* journalStep("switched")
               yield* crashPoint("switched")
               yield* step("recording")
@@ -655,21 +583,6 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             warnings
           } satisfies OperationResult
         }))
-
-    /**
-     * Recovers interrupted operations, and clears the lock of a holder that died, unless a live process
-     * holds the lock (it is mid-operation and owns its journal).
-     */
-    const recover = (actor: Actor) =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          const lock = yield* locks.current
-          if (Option.exists(lock, (held) => !isDeadHolder(held))) return []
-          if (!(yield* hasJournal) && Option.isNone(lock)) return []
-          yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
-          return yield* recoverHeld
-        })
-      ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed([])))
 
     return {
       add: (spec: SourceSpec, options: AddOptions) => closed(add(spec, options)),

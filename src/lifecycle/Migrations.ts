@@ -5,7 +5,7 @@ import { awaitableSql } from "../store/AwaitableSql.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 
-// Per-extension migrations (DESIGN.md §11): files of the migrations folder sorted by name; `.ts`/`.js`
+// Per-extension migrations (docs/architecture.md "One install"): files of the migrations folder sorted by name; `.ts`/`.js`
 // modules export `up(sql)`/`down(sql)` returning an Effect or a Promise, `.sql` files hold `-- up` and
 // `-- down` sections. The caller runs a batch inside its transaction.
 

@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Option, Schema } from "effect"
 import semver from "semver"
-import { parse as parseYaml } from "yaml"
+import { isScalar, LineCounter, parse as parseYaml, parseDocument, visit } from "yaml"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
@@ -26,6 +26,34 @@ export interface DesiredFile {
   readonly state: DesiredState
 }
 
+/**
+ * Parses YAML refusing a key given twice in one mapping. yaml's own `uniqueKeys` check compares each
+ * key with every earlier one, which makes a desired state of 1,000 extensions take a quarter second to
+ * read; one Set per mapping does the same check in one pass, with yaml's wording.
+ */
+const parseUniqueKeys = (text: string): unknown => {
+  const lineCounter = new LineCounter()
+  const document = parseDocument(text, { uniqueKeys: false, lineCounter })
+  const [error] = document.errors
+  if (error !== undefined) throw error
+  visit(document, {
+    Map: (_, map) => {
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        // Keys here are scalars (ids, field names); a complex key is left to the schema to refuse.
+        if (!isScalar(pair.key)) continue
+        const key = pair.key.value
+        if (seen.has(key)) {
+          const at = lineCounter.linePos(pair.key.range?.[0] ?? 0)
+          throw new Error(`Map keys must be unique at line ${at.line}, column ${at.col}`)
+        }
+        seen.add(key)
+      }
+    }
+  })
+  return document.toJS()
+}
+
 /** Reads and decodes the desired-state file; relative source paths become absolute, from the file's folder. */
 export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(file: string) {
   const fs = yield* FileSystem.FileSystem
@@ -34,7 +62,7 @@ export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(
   const invalid = (where: string, message: string) => new DesiredStateInvalid({ source: file, problems: [problem(where, message)] })
   const text = yield* fs.readFileString(absolute).pipe(Effect.mapError((error) => invalid("(file)", error.message)))
   const raw = yield* Effect.try({
-    try: () => parseYaml(text, { uniqueKeys: true }) as unknown,
+    try: () => parseUniqueKeys(text),
     catch: (error) => invalid("(yaml)", error instanceof Error ? error.message.split("\n")[0]! : String(error))
   })
   const decoded = decodeDesiredState(raw)

@@ -7,7 +7,7 @@ import { coreExtensionId } from "../domain/Installed.js"
 import { lockSettingKey, OperationLock } from "../domain/Lock.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
 
-// One writer per database (DESIGN.md §10): a `host/core` row in host_settings. Taking it is an INSERT
+// One writer per database (docs/architecture.md "Store"): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
 // own row. A holder on this host whose process is gone is dead and its lock is taken over.
 

@@ -32,7 +32,7 @@ export class ToolsExtension extends HostExtension {
 
   getEventListeners() {
     return {
-      // SPEC's class name in the Host\\Events namespace names the same event as the bare name.
+      // The class name in the Host\\Events namespace names the same event as the bare name.
       "Host\\\\Events\\\\ExtensionInstalled": [(event: { extensionId: string }) => { appendFileSync(out(), \`installed \${event.extensionId}\\n\`) }],
       ExtensionEnabled: [() => { throw new Error("listener broke") }]
     }

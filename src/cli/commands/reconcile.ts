@@ -9,7 +9,7 @@ import { exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
 import { registryLayer } from "./registry.js"
 
-// host reconcile: a thin adapter over reconcile/ (DESIGN.md §10).
+// host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
 
 const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
 
