@@ -70,6 +70,16 @@ export const ConfigDocument = Schema.Struct({
     { default: () => ({ host: "127.0.0.1", port: 8080 }) }
   ),
   desired_state: Schema.optionalWith(Schema.NonEmptyString, { default: () => "desired-state/extensions.yaml" }),
+  // The HMAC key of signed reconcile webhooks (docs/gitops.md); "" refuses every signed request. Short
+  // keys are refused because a guessable key lets anyone apply the desired state.
+  webhook_secret: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((secret) =>
+        secret === "" || secret.length >= 16 || "must be at least 16 characters (a long random string: openssl rand -hex 32), or empty to refuse signed webhooks"
+      )
+    ),
+    { default: () => "" }
+  ),
   limits: Schema.optionalWith(
     Schema.Struct({
       archive_bytes: Count(50 * 1024 * 1024),
@@ -92,7 +102,8 @@ const environmentOverrides: ReadonlyArray<{
   { env: "HOST_PUBLIC_KEY", path: ["public_key"], read: (text) => text.trim() },
   { env: "HOST_DATABASE_URL", path: ["database"], read: (text) => text },
   { env: "HOST_BASE_URL", path: ["base_url"], read: (text) => text },
-  { env: "HOST_PORT", path: ["server", "port"], read: (text) => (/^\d+$/.test(text.trim()) ? Number(text) : text) }
+  { env: "HOST_PORT", path: ["server", "port"], read: (text) => (/^\d+$/.test(text.trim()) ? Number(text) : text) },
+  { env: "HOST_WEBHOOK_SECRET", path: ["webhook_secret"], read: (text) => text }
 ]
 
 const parseBoolean = (text: string): unknown => {

@@ -16,9 +16,11 @@ import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import { WebhookDeliveries } from "../store/WebhookDeliveries.js"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header, requireAdmin } from "./Context.js"
-import { badRequest, HttpFailure, notFound } from "./Errors.js"
+import { badRequest, HttpFailure, notFound, unauthorized } from "./Errors.js"
+import * as Webhook from "./Webhook.js"
 
 // The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
 // unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
@@ -282,30 +284,99 @@ const ReconcileRequest = Schema.Struct({
   allow_destroy: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 
+/** Who asked for a reconcile: an admin (session or token), or a signed webhook delivery. */
+type ReconcileCaller =
+  | { readonly _tag: "Admin" }
+  | { readonly _tag: "Webhook"; readonly delivery: string }
+
 /**
- * `POST /admin/host/api/reconcile` (for CI webhooks): plans the desired-state file of `config/host.yaml`
- * and applies it (`{"dry_run": true}`: plan only). The body is the plan, with `apply` when applied;
- * 200 when everything applied, 409 when another operation holds the lock, 422 when the plan cannot be
- * made or the apply stopped (the body then says what was and was not applied).
+ * A request carrying X-Host-Signature-256 is a webhook: it must be signed with `webhook_secret` and carry
+ * an unanswered X-Host-Delivery, and needs no session, token or CSRF token. Anything else is an admin's.
+ */
+const reconcileCaller = (body: Uint8Array) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const signature = header(request, Webhook.signatureHeader)
+    if (signature === undefined) {
+      const { auth } = yield* authenticate
+      if (auth.user === undefined) {
+        return yield* unauthorized(
+          `sign the request (${Webhook.signatureHeader} with webhook_secret, docs/gitops.md), sign in, or send an admin API token`
+        )
+      }
+      yield* adminActor
+      return { _tag: "Admin" } satisfies ReconcileCaller
+    }
+    const { config } = yield* HostConfig
+    if (config.webhook_secret === "") {
+      return yield* new HttpFailure({
+        status: 401,
+        code: "WebhookNotConfigured",
+        detail: "signed webhooks are refused: no webhook_secret is configured (config/host.yaml or HOST_WEBHOOK_SECRET)"
+      })
+    }
+    yield* Either.match(Webhook.verifySignature(config.webhook_secret, body, signature), {
+      onLeft: (detail) => Effect.fail(new HttpFailure({ status: 401, code: "SignatureInvalid", detail })),
+      onRight: () => Effect.void
+    })
+    const delivery = header(request, Webhook.deliveryHeader)
+    if (delivery === undefined || !Webhook.validDelivery(delivery)) {
+      return yield* new HttpFailure({
+        status: 400,
+        code: "DeliveryMissing",
+        detail: `a signed request needs ${Webhook.deliveryHeader}: a unique id of up to 100 visible characters (a UUID, the CI job id)`
+      })
+    }
+    return { _tag: "Webhook", delivery } satisfies ReconcileCaller
+  })
+
+/**
+ * `POST /admin/host/api/reconcile` and `POST /admin/host/reconcile` (CI webhooks, docs/gitops.md): plans
+ * the desired-state file of `config/host.yaml` and applies it (`{"dry_run": true}`: plan only). The body
+ * is the plan, with `apply` when applied; 200 when everything applied, 409 when another operation holds
+ * the lock or a signed delivery was already answered, 422 when the plan cannot be made or the apply
+ * stopped (the body then says what was and was not applied).
  */
 export const reconcile = Effect.gen(function*() {
-  yield* adminActor
   const request = yield* HttpServerRequest.HttpServerRequest
-  const text = yield* request.text
+  // The signature covers the exact bytes received, so the body is read once, as bytes.
+  const body = new Uint8Array(yield* request.arrayBuffer)
+  const caller = yield* reconcileCaller(body)
+  const text = new TextDecoder().decode(body)
   const options = yield* Schema.decodeUnknown(Schema.parseJson(ReconcileRequest))(text.trim() === "" ? "{}" : text).pipe(
     Effect.mapError((error) => badRequest(`the body must be {dry_run?, prune?, allow_destroy?}: ${error.message.split("\n")[0]}`))
   )
   const { paths } = yield* HostConfig
   const reconciler = yield* Reconciler
   const planRequest = { file: paths.desiredState, prune: options.prune, allowDestroy: options.allow_destroy, env: process.env }
-  if (options.dry_run) return yield* ok(yield* reconciler.plan(planRequest))
-  const { plan, result } = yield* reconciler.reconcile(planRequest, { env: process.env })
-  yield* swap
-  return yield* ok(
-    { ...plan, apply: { applied: result.applied, failed: result.failed, not_applied: result.notApplied } },
-    result.failed === null ? 200 : 422
-  )
+  const run = Effect.gen(function*() {
+    if (options.dry_run) return yield* ok(yield* reconciler.plan(planRequest))
+    const { plan, result } = yield* reconciler.reconcile(planRequest, {
+      env: process.env,
+      ...(caller._tag === "Webhook" ? { actor: webhookActor, context: { delivery: caller.delivery } } : {})
+    })
+    yield* swap
+    return yield* ok(
+      { ...plan, apply: { applied: result.applied, failed: result.failed, not_applied: result.notApplied } },
+      result.failed === null ? 200 : 422
+    )
+  })
+  if (caller._tag === "Admin") return yield* run
+  // A delivery is answered once; one that failed before changing anything (lock held, plan invalid) is
+  // forgotten again, so the sender's retry of it is not refused.
+  const deliveries = yield* WebhookDeliveries
+  if (!(yield* deliveries.claim(caller.delivery))) {
+    return yield* new HttpFailure({
+      status: 409,
+      code: "DeliveryRepeated",
+      detail: `delivery ${caller.delivery} was already answered in the last 24 hours; send a new ${Webhook.deliveryHeader} to reconcile again`
+    })
+  }
+  return yield* run.pipe(Effect.tapError(() => deliveries.release(caller.delivery).pipe(Effect.ignore)))
 })
+
+/** Activity of a signed webhook names it as an API caller; the context adds the delivery id. */
+const webhookActor = { type: "api", user: "webhook" } satisfies Actor
 
 /** `POST /admin/host/api/servers` `{uuid, name, owner}`: adds a server to the embedded panel (ServerCreated follows). */
 export const createServer = Effect.gen(function*() {

@@ -3,7 +3,7 @@ import { Data, Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import type { DesiredExtension, DesiredState } from "../domain/DesiredState.js"
-import { coreExtensionId } from "../domain/Installed.js"
+import { type Actor, coreExtensionId } from "../domain/Installed.js"
 import {
   type ActualExtension,
   basisChanges,
@@ -83,9 +83,15 @@ export interface ApplyOptions extends Pick<OperationOptions, "lockTimeout"> {
   readonly env: Readonly<Record<string, string | undefined>>
   /** Called with the plan before its first action runs (to show it before the work starts). */
   readonly onPlan?: (plan: Plan) => Effect.Effect<void>
+  /**
+   * Who the activity rows name (default `{type: "reconcile"}`) and what else their context carries
+   * besides the plan id (a signed webhook: its delivery id, docs/gitops.md).
+   */
+  readonly actor?: Actor
+  readonly context?: Readonly<Record<string, unknown>>
 }
 
-const actor = { type: "reconcile" } as const
+const reconcileActor: Actor = { type: "reconcile" }
 
 const sourceSpec = (source: PlanSource | undefined, id: string): Effect.Effect<SourceSpec, SourceUnavailable> => {
   switch (source?.type) {
@@ -185,10 +191,10 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
       }).pipe(Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
 
     /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
-    const execute = (thePlan: Plan, env: ApplyOptions["env"]) =>
+    const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env }: ApplyOptions) =>
       Effect.gen(function*() {
         const applied: Array<PlanAction> = []
-        const context = { plan: thePlan.id }
+        const context = { ...extra, plan: thePlan.id }
         // The planner checked every dependency against the end state, so a step may pass through a state
         // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
         for (const [index, action] of thePlan.actions.entries()) {
@@ -254,12 +260,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const reconcile = (request: PlanRequest, options: ApplyOptions) =>
       lifecycle.withLock(
         "reconcile",
-        { actor, lockTimeout: options.lockTimeout ?? 0 },
+        { actor: options.actor ?? reconcileActor, lockTimeout: options.lockTimeout ?? 0 },
         Effect.gen(function*() {
           const desired = yield* readDesiredFile(request.file)
           const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
           if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
-          const result = yield* execute(thePlan, options.env)
+          const result = yield* execute(thePlan, options)
           if (result.failed === null) yield* rememberProtected(thePlan.protected)
           return { plan: thePlan, result }
         })
@@ -293,7 +299,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
     const applyPlan = (thePlan: Plan, options: ApplyOptions) =>
       lifecycle.withLock(
         `reconcile ${thePlan.id}`,
-        { actor, lockTimeout: options.lockTimeout ?? 0 },
+        { actor: options.actor ?? reconcileActor, lockTimeout: options.lockTimeout ?? 0 },
         Effect.gen(function*() {
           const basis = yield* currentBasis(thePlan, options.env)
           if (fingerprintOf(basis) !== thePlan.fingerprint) {
@@ -301,7 +307,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             return yield* new StalePlan({ planId: thePlan.id, changes: changes.length > 0 ? changes : ["the fingerprint differs"] })
           }
           if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
-          const result = yield* execute(thePlan, options.env)
+          const result = yield* execute(thePlan, options)
           if (result.failed === null) yield* rememberProtected(thePlan.protected)
           return result
         })

@@ -3,9 +3,10 @@ import { FileSystem, Path } from "@effect/platform"
 import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { formatAction, formatPlan, type Plan, type PlanAction } from "../../domain/Plan.js"
+import { formatFailureMarkdown, formatPlanMarkdown } from "../../domain/PlanMarkdown.js"
 import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
-import { exitWith, printJson } from "../Output.js"
+import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
 import { registryLayer } from "./registry.js"
 
@@ -40,7 +41,11 @@ export const reconcileCommand = Command.make(
   {
     file: Options.text("file").pipe(Options.optional, Options.withDescription("the desired-state file (default: desired_state of config/host.yaml)")),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("only print the plan")),
-    json: Options.boolean("json").pipe(Options.withDescription("print the plan object (and the apply result) only")),
+    json: Options.boolean("json").pipe(Options.withDescription("print the plan object (and the apply result) only (= --format json)")),
+    format: Options.choice("format", ["text", "json", "markdown"]).pipe(
+      Options.optional,
+      Options.withDescription("text (default), json (= --json) or markdown (a pull request comment, docs/gitops.md)")
+    ),
     detailedExitcode: Options.boolean("detailed-exitcode").pipe(
       Options.withDescription("with --dry-run: exit 0 when nothing would change, 2 when changes are pending")
     ),
@@ -61,19 +66,32 @@ export const reconcileCommand = Command.make(
       const { paths } = yield* HostConfig
       const file = Option.match(options.file, { onNone: () => paths.desiredState, onSome: (given) => path.resolve(given) })
       const request = { file, prune: options.prune, allowDestroy: options.allowDestroy, env: invocation.env }
-      const printPlan = (plan: Plan) => (options.json ? printJson(plan) : Console.log(formatPlan(plan)))
-      // Text: the plan is shown before its first action runs, the outcome after. JSON: one document at the end.
+      if (options.json && Option.isSome(options.format) && options.format.value !== "json") {
+        yield* Console.error(`error: reconcile: --json means --format json; it does not go with --format ${options.format.value}`)
+        return yield* exitWith(2)
+      }
+      const format = options.json ? "json" : Option.getOrElse(options.format, () => "text" as const)
+      const printPlan = (plan: Plan) =>
+        format === "json"
+          ? printJson(plan)
+          : format === "markdown"
+          ? Console.log(formatPlanMarkdown({ plan }).trimEnd())
+          : Console.log(formatPlan(plan))
+      // Text: the plan is shown before its first action runs, the outcome after. JSON and markdown: one
+      // document at the end, holding both.
       const applyOptions = {
         env: invocation.env,
         lockTimeout: options.lockTimeout,
-        ...(options.json ? {} : { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) })
+        ...(format === "text" ? { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) } : {})
       }
       const reconciler = yield* Reconciler
       // The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too.
       const printResult = (plan: Plan, result: ApplyResult) =>
         Effect.zipRight(
-          options.json
+          format === "json"
             ? printJson({ ...plan, apply: applyJson(result) })
+            : format === "markdown"
+            ? Console.log(formatPlanMarkdown({ plan, apply: result }).trimEnd())
             : describeApply(result) === "" ? Effect.void : Console.log(describeApply(result).replace(/^\n/, "")),
           result.failed === null
             ? Effect.void
@@ -94,9 +112,11 @@ export const reconcileCommand = Command.make(
         const plan = yield* reconciler.plan(request)
         if (Option.isSome(options.out)) {
           const saved = yield* savePlan(plan, options.out.value)
-          yield* options.json
-            ? printJson(plan)
-            : Console.log(`${formatPlan(plan)}\n\nSaved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`)
+          const applyHint = `Saved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`
+          // JSON and markdown keep stdout one document (`> plan.md`); the hint goes to stderr there.
+          yield* format === "text"
+            ? Console.log(`${formatPlan(plan)}\n\n${applyHint}`)
+            : Effect.zipRight(printPlan(plan), format === "markdown" ? Console.error(applyHint) : Effect.void)
         } else {
           yield* printPlan(plan)
         }
@@ -123,6 +143,12 @@ export const reconcileCommand = Command.make(
         Stream.runForEach(() => runLogged)
       )
     }).pipe(
+      // Markdown goes to a pull request: a failure is a document there too (and the usual error on stderr).
+      Effect.tapError((error) =>
+        options.format._tag === "Some" && options.format.value === "markdown" && !options.json && !(error instanceof CommandExit)
+          ? Console.log(formatFailureMarkdown(error.message, "problems" in error ? error.problems : []).trimEnd())
+          : Effect.void
+      ),
       Effect.provide(
         Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
           Reconciler.Default.pipe(

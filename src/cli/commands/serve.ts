@@ -7,6 +7,7 @@ import * as LiveState from "../../runtime/LiveState.js"
 import { Reconciler } from "../../reconcile/Reconciler.js"
 import { runEveryMinute } from "../../runtime/Scheduler.js"
 import { registryLayer } from "./registry.js"
+import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
 
@@ -61,7 +62,7 @@ export const serveCommand = Command.make(
         })
       ).pipe(
         Effect.provide(
-          Layer.mergeAll(live, Reconciler.Default, registryLayer(invocation)).pipe(
+          Layer.mergeAll(live, Reconciler.Default, registryLayer(invocation), WebhookDeliveries.Default).pipe(
             Layer.provideMerge(storeLayer(invocation, { listeners: false }))
           )
         )
