@@ -1,7 +1,10 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
-import { NotAvailableYet } from "../domain/Errors.js"
+import { type ConfigInvalid, NotAvailableYet } from "../domain/Errors.js"
+import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
+import type { LockHeld } from "../store/OperationLock.js"
+import type { StoreError } from "../store/StoreError.js"
 import { pendingCommand, pendingCommands, pendingNames } from "./commands/pending.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
@@ -102,10 +105,24 @@ export const parseArguments = (
   return { invocation: { frameworkRoot, root, verbose, env }, args: command === undefined ? [] : [command, ...rest] }
 }
 
-const hints: Partial<Record<string, string>> = {
+/** Failures with a hint of their own, per tag; exhaustive, so a new kind of failure gets one or says none. */
+type HintedFailure = ConfigInvalid | StoreError | OperationFailed | OperationRefused | LockHeld
+
+const hints: { readonly [Tag in HintedFailure["_tag"]]: string | undefined } = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
-  StoreError: "hint: check the database setting and that the folder is writable"
+  StoreError: "hint: check the database setting and that the folder is writable",
+  StoreUnavailable: "hint: the database did not answer; check the database setting, then run the command again",
+  SourceRejected: "hint: the archive, its signature, its manifest or the registry's answer was refused (host verify <file> shows why)",
+  SourceUnreachable: "hint: the source could not be fetched; check registry_url and the network, then retry",
+  MigrationsFailed: "hint: a migration of the extension failed and was rolled back; fix the extension and run the command again",
+  FilesFailed: "hint: check free disk space and that the panel root is writable",
+  // Their messages already say what to do.
+  OperationRefused: undefined,
+  LockHeld: undefined
 }
+
+const hintOf = (tag: string | undefined): string | undefined =>
+  tag !== undefined && Object.hasOwn(hints, tag) ? hints[tag as HintedFailure["_tag"]] : undefined
 
 const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {
   if (error !== null && typeof error === "object") {
@@ -129,7 +146,7 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
     const { message, tag } = describe(error)
     const subject = message.startsWith(`${command} `) ? message : `${command}: ${message}`
     process.stderr.write(`error: ${subject}\n`)
-    const hint = tag === undefined ? undefined : hints[tag]
+    const hint = hintOf(tag)
     if (hint !== undefined) process.stderr.write(`${hint}\n`)
     if (verbose) process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
     return 1

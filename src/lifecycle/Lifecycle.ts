@@ -32,7 +32,7 @@ import { LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
-import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
+import { type FailureKind, failureKinds, type OperationFailed, type OperationName, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
 import { finishFiles, holderName, recover, recoverHeld, restoreFiles, switchFiles } from "./FileSwitch.js"
 import { type JournalEntry, type JournalStep, writeJournal } from "./Journal.js"
@@ -104,13 +104,54 @@ const installedStates = (extensions: ReadonlyArray<InstalledExtension>): Readonl
     })
   }]))
 
-const describeFailure = (error: unknown): { readonly reason: string; readonly detail: string } => {
-  const failure = error as { _tag?: unknown; message?: unknown }
-  return {
-    reason: typeof failure?._tag === "string" ? failure._tag : "Error",
-    detail: typeof failure?.message === "string" && failure.message !== "" ? failure.message : String(error)
-  }
-}
+/**
+ * The kind of failure each error an operation's steps can raise is. `operate` accepts only bodies whose
+ * errors are all listed here, so a step that starts raising something new does not compile until it is
+ * classified (and so gets its HTTP status and CLI hint).
+ */
+const kindByTag = {
+  // archive/, registry/ and the manifest: the input was refused
+  ArchiveRefused: "SourceRejected",
+  SignatureRefused: "SourceRejected",
+  KeyInvalid: "SourceRejected",
+  ManifestInvalid: "SourceRejected",
+  ChecksumMismatch: "SourceRejected",
+  RegistryArchiveMismatch: "SourceRejected",
+  RegistryIndexInvalid: "SourceRejected",
+  RegistryLookupFailed: "SourceRejected",
+  RegistryNotConfigured: "SourceRejected",
+  RegistryServiceMissing: "SourceRejected",
+  // the registry could not be reached
+  RegistryFetchFailed: "SourceUnreachable",
+  RegistryCacheError: "SourceUnreachable",
+  // the extension's migrations
+  MigrationFailed: "MigrationsFailed",
+  ModuleLoadError: "MigrationsFailed",
+  // the database
+  StoreError: "StoreUnavailable",
+  SqlError: "StoreUnavailable",
+  // files
+  ArchiveIOError: "FilesFailed",
+  SystemError: "FilesFailed",
+  BadArgument: "FilesFailed"
+} as const satisfies Record<string, FailureKind>
+
+/** An error a step may raise: classified above, or already a refusal or a held lock. */
+type StepError = { readonly _tag: keyof typeof kindByTag; readonly message: string } | OperationRefused | LockHeld
+
+const classify = (
+  operation: OperationName,
+  extensionId: string,
+  step: string,
+  error: { readonly _tag: keyof typeof kindByTag; readonly message: string }
+): OperationFailed =>
+  new failureKinds[kindByTag[error._tag]]({
+    operation,
+    extensionId,
+    step,
+    reason: error._tag,
+    detail: error.message === "" ? error._tag : error.message
+  })
 
 export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
   effect: Effect.gen(function*() {
@@ -139,9 +180,9 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
     /**
      * Runs `body` holding the lock, after recovering interrupted operations. Every failure that is not
-     * a refusal or a held lock becomes OperationFailed naming the step it happened in.
+     * a refusal or a held lock becomes the OperationFailed of its kind, naming the step it happened in.
      */
-    const operate = <A, E, R>(
+    const operate = <A, E extends StepError, R>(
       operation: OperationName,
       extensionId: string,
       options: OperationOptions,
@@ -158,13 +199,10 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
         const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig | ActivityRepo> =
           Option.isSome(held) ? body(step) : withLockHeld(`${operation} ${extensionId}`, options, body(step))
         return yield* run.pipe(
-          Effect.catchAll((error): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> => {
-            if (error instanceof OperationRefused || error instanceof LockHeld || error instanceof OperationFailed) {
-              return Effect.fail(error as OperationFailed | OperationRefused | LockHeld)
-            }
-            return Effect.flatMap(Ref.get(current), (stepName) =>
-              Effect.fail(new OperationFailed({ operation, extensionId, step: stepName, ...describeFailure(error) })))
-          })
+          Effect.catchAll((error: StepError): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> =>
+            error._tag === "OperationRefused" || error._tag === "LockHeld"
+              ? Effect.fail(error)
+              : Effect.flatMap(Ref.get(current), (stepName) => Effect.fail(classify(operation, extensionId, stepName, error))))
         )
       }).pipe(Effect.withSpan(`Lifecycle.${operation}`, { attributes: { extensionId } }))
 

@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { ensureSchema } from "./Schema.js"
 import { StoreError, storeError } from "./StoreError.js"
@@ -17,7 +17,11 @@ export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, 
           Effect.mapError(storeError(`creating the folder of ${filename}`))
         )
       }
-      return SqliteClient.layer({ filename }).pipe(Layer.mapError(storeError(`opening ${filename}`)))
+      // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
+      // defect: it is the database being unavailable, so it fails as a StoreError like any other.
+      return SqliteClient.layer({ filename }).pipe(
+        Layer.catchAllCause((cause) => Layer.fail(storeError(`opening ${filename}`)(Cause.squash(cause))))
+      )
     })
   )
 
