@@ -36,7 +36,10 @@ export const restoreFiles = (entry: JournalEntry) =>
     if (yield* exists(fs, entry.backup)) {
       yield* fs.remove(entry.target, { recursive: true, force: true })
       yield* fs.rename(entry.backup, entry.target)
-    } else if (!entry.hadPrevious && (entry.step === "switching" || entry.step === "switched")) {
+    } else if (!entry.hadPrevious && (entry.step === "switching" || entry.step === "switched") && (yield* exists(fs, entry.target))) {
+      // Only when something is there: a switch that failed because the target's folder could not be
+      // made (a file in its place) left nothing to remove, and removing would fail the same way and
+      // keep the entry — and every later operation — stuck.
       yield* fs.remove(entry.target, { recursive: true, force: true })
     }
     if (entry.staged !== null) {

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
@@ -59,6 +59,13 @@ describe("operation failures on the CLI, by kind", () => {
     expect(run.stderr).toContain("hint: check free disk space and that the panel root is writable")
     expect(inspectDatabase(root).extensions).toEqual([])
     expect(readFileSync(join(root, "host", "extensions", "acme"), "utf8")).toBe("not a folder")
+    // Nothing is left half-done: once the file is gone the same add works (it used to stay stuck on
+    // an entry recovery could not undo).
+    rmSync(join(root, "host", "extensions", "acme"))
+    const again = await host(root, "add", fixture("extensions", "hello-world"))
+    expect(again.stderr).not.toContain("error:")
+    expect(again.code).toBe(0)
+    expect(readdirSync(join(root, "storage", "host", "journal"))).toEqual([])
   })
 
   it("a database that cannot be opened: one error line and the database hint, exit 1", async () => {
