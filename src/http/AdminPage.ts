@@ -1,7 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Either } from "effect"
 import { Eta } from "eta"
-import { formatPlan } from "../domain/Plan.js"
+import { formatPlan } from "../reconcile/PlanRender.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
 import { extensionView } from "../runtime/ExtensionView.js"
