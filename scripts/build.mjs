@@ -7,8 +7,15 @@ import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod } from "node:fs/promises"
 import { deepImports } from "./deep-imports.mjs"
+import { buildBridge } from "./build-bridge.mjs"
 
 await Promise.all([
+  // /host/bridge.js (src/bridge): the browser runtime extension bundles register with.
+  buildBridge(),
+  // The reference panel's browser files and /host/utility.css (scripts/build-panel.mjs).
+  import("./build-panel.mjs").then((panel) => panel.buildPanel()),
+  // The admin screens: /host/admin.js and /host/admin.css (scripts/build-admin.mjs).
+  import("./build-admin.mjs").then((admin) => admin.buildAdmin()),
   build({
     entryPoints: ["src/cli/bin.ts"],
     outfile: "dist/host.cjs",
@@ -30,6 +37,16 @@ await Promise.all([
     format: "esm",
     target: "es2022",
     external: ["yaml", "node:*"],
+    logLevel: "warning"
+  }),
+  // @host/sdk/testing: the authors' test harness (node built-ins only; it drives bin/host.js).
+  build({
+    entryPoints: ["sdk/src/testing.ts"],
+    outdir: "sdk/dist",
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
     logLevel: "warning"
   }),
   // host-pack / host-keygen: self-contained bundles of the framework's own src/archive code, so an

@@ -36,7 +36,10 @@ const builtins = {
   serve: () => import("./commands/serve.js").then((module) => module.serveCommand),
   "panel:token": () => import("./commands/panel.js").then((module) => module.panelTokenCommand),
   "registry:sync": () => import("./commands/registry.js").then((module) => module.registrySyncCommand),
-  "registry:status": () => import("./commands/registry.js").then((module) => module.registryStatusCommand)
+  "registry:status": () => import("./commands/registry.js").then((module) => module.registryStatusCommand),
+  build: () => import("./commands/build.js").then((module) => module.buildCommand),
+  new: () => import("./commands/new.js").then((module) => module.newCommand),
+  dev: () => import("./commands/dev.js").then((module) => module.devCommand)
 } as const
 
 type BuiltinName = keyof typeof builtins

@@ -12,11 +12,32 @@ import { addServer, NewServer, removeServer } from "../panel/Servers.js"
 import { Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
+import { readFrontendErrors } from "../runtime/FrontendErrors.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { WebhookDeliveries } from "../store/WebhookDeliveries.js"
+import { inspectFile, integrityRefusal, limitsFromConfig, listedFileCount } from "../archive/Archive.js"
+import { keyringFromConfig, signaturePolicy } from "../archive/Signing.js"
+import { sha256Hex } from "../archive/Tree.js"
+import { frameworkVersion } from "../config/HostConfig.js"
+import type { DesiredExtension } from "../domain/DesiredState.js"
+import { ActivityAction } from "../domain/Installed.js"
+import { type ManifestDocument, routeGroups } from "../domain/Manifest.js"
+import { formatPlan } from "../reconcile/PlanRender.js"
+import { availableVersions, newerVersion, type RegistryIndex, searchEntries } from "../domain/Registry.js"
+import { checkRequires, dependencyProblems } from "../domain/Rules.js"
+import { nextRuns } from "../domain/Schedules.js"
+import { bundleSlotReferences } from "../domain/Slots.js"
+import { removalImpact } from "../lifecycle/Impact.js"
+import { discoverMigrations } from "../lifecycle/Migrations.js"
+import { adopt } from "../reconcile/Adopt.js"
+import { readArchiveCandidate, readDesiredFile } from "../reconcile/Inputs.js"
+import { Registry } from "../registry/Registry.js"
+import { extensionCommands, extensionHealth } from "../runtime/Backend.js"
+import { MigrationsRepo } from "../store/MigrationsRepo.js"
+import semver from "semver"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header, requireAdmin } from "./Context.js"
 import { badRequest, HttpFailure, notFound, unauthorized } from "./Errors.js"
@@ -49,6 +70,7 @@ export const listExtensions = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
   const live = runtime.current()
   const recorded = yield* readQuarantine
+  const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((extension) => {
     const reason = live?.generation.quarantined.get(extension.extensionId) ??
       (live === undefined ? quarantineReason(recorded, extension) : undefined)
@@ -61,7 +83,9 @@ export const listExtensions = Effect.gen(function*() {
       quarantine: reason ?? null,
       signature: extension.signature.status,
       source: extension.source,
-      updatedAt: extension.updatedAt
+      updatedAt: extension.updatedAt,
+      // Recent render errors the bridge reported (docs/frontend.md "Diagnostics"), newest first.
+      frontendErrors: frontendErrors.get(extension.extensionId) ?? []
     }
   }))
 })
@@ -219,13 +243,8 @@ const installedFields = (id: string) =>
     return manifest?.settings ?? []
   })
 
-export const readSettings = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  const fields = yield* installedFields(id)
-  const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
-  return yield* ok({ fields, values: effectiveSettings(fields, stored) })
-})
+/** The settings form's data (see settingsView below). */
+export const readSettings = Effect.suspend(() => settingsView)
 
 const SettingsBody = Schema.Union(
   Schema.Struct({ values: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
@@ -235,7 +254,7 @@ const SettingsBody = Schema.Union(
 export const writeSettings = Effect.gen(function*() {
   const actor = yield* adminActor
   const id = yield* extensionIdParam
-  const fields = yield* installedFields(id)
+  yield* installedFields(id)
   const body = yield* HttpServerRequest.schemaBodyJson(SettingsBody).pipe(
     Effect.mapError(() => badRequest("send a JSON object of setting key → value"))
   )
@@ -254,8 +273,7 @@ export const writeSettings = Effect.gen(function*() {
         })
     )
   )
-  const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
-  return yield* ok({ fields, values: effectiveSettings(fields, stored) })
+  return yield* settingsView
 })
 
 export const activity = Effect.gen(function*() {
@@ -401,3 +419,503 @@ export const deleteServer = Effect.gen(function*() {
 
 const conflict = <E extends { readonly _tag: string; readonly message: string }>(error: E) =>
   error._tag === "PanelServerConflict" ? new HttpFailure({ status: 409, code: "Conflict", detail: error.message }) : error
+
+// ---- additions for the admin screens (docs/http.md "Admin screens"): every screen reads and changes
+// the panel only through these, so the UI can do nothing the API cannot.
+
+const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URLSearchParams(request.url.split("?")[1] ?? "")
+
+const runtimeVersions = (live: { readonly panelInfo: { readonly version: string | undefined; readonly php: string | undefined } }) => ({
+  host: frameworkVersion,
+  panel: live.panelInfo.version,
+  php: live.panelInfo.php,
+  node: process.versions.node
+})
+
+/** `requires` of a manifest or registry entry against this panel: each range with the version it meets. */
+const requiresReport = (
+  requires: Readonly<Record<string, string>> | undefined,
+  versions: ReturnType<typeof runtimeVersions>
+) => {
+  const outcome = checkRequires({ requires } as Pick<ManifestDocument, "requires"> as ManifestDocument, versions)
+  const ranges = Object.entries(requires ?? {}).map(([key, range]) => {
+    const actual = (versions as Record<string, string | undefined>)[key]
+    const unmet = outcome.unmet.find((line) => line.startsWith(`requires.${key} `))
+    const unknown = outcome.warnings.find((line) => line.startsWith(`requires.${key} `))
+    return { key, range, actual: actual ?? null, ok: unmet === undefined, detail: unmet ?? unknown ?? null }
+  })
+  return { ok: outcome.unmet.length === 0, unmet: outcome.unmet, warnings: outcome.warnings, ranges }
+}
+
+/** The registry index when one is configured and answers quickly (a cached index answers at once). */
+const registryIndexQuietly = Effect.gen(function*() {
+  const registry = yield* Effect.serviceOption(Registry)
+  if (Option.isNone(registry) || registry.value.url === "") return undefined
+  return yield* registry.value.index.pipe(
+    Effect.timeout("3 seconds"),
+    Effect.map((result) => result.index),
+    Effect.orElseSucceed(() => undefined)
+  )
+})
+
+/** The newer registry version of an installed extension, if the registry lists one. */
+const newerInRegistry = (index: RegistryIndex | undefined, record: { readonly extensionId: string; readonly version: string; readonly source: { readonly type: string } }) => {
+  if (index === undefined || record.source.type !== "registry") return null
+  const entry = index.extensions.find((candidate) => candidate.id === record.extensionId)
+  return entry === undefined ? null : newerVersion(entry, record.version) ?? null
+}
+
+/** What the desired-state file says about each extension, when it exists and decodes. */
+const desiredEntries = Effect.gen(function*() {
+  const { paths } = yield* HostConfig
+  const fs = yield* FileSystem.FileSystem
+  if (!(yield* fs.exists(paths.desiredState).pipe(Effect.orElseSucceed(() => false)))) return new Map<string, DesiredExtension>()
+  const desired = yield* Effect.either(readDesiredFile(paths.desiredState))
+  return Either.isLeft(desired) ? new Map<string, DesiredExtension>() : new Map(desired.right.state.extensions.map((entry) => [entry.id, entry]))
+})
+
+const quarantineOf = Effect.gen(function*() {
+  const runtime = yield* LiveRuntime
+  const live = runtime.current()
+  const recorded = yield* readQuarantine
+  return (extension: { readonly extensionId: string; readonly version: string; readonly enabled: boolean }) =>
+    live?.generation.quarantined.get(extension.extensionId) ??
+      (live === undefined ? quarantineReason(recorded, extension as Parameters<typeof quarantineReason>[1]) : undefined)
+})
+
+/** `GET extensions/overview`: the Extensions screen's rows: the list plus update, dependents and desired-state facts. */
+export const extensionsOverview = Effect.gen(function*() {
+  yield* adminActor
+  const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const reasonOf = yield* quarantineOf
+  const index = yield* registryIndexQuietly
+  const desired = yield* desiredEntries
+  const dependencies = new Map(installed.map((record) => [record.extensionId, decodeManifest(record.manifest).document?.dependencies ?? {}]))
+  const frontendErrors = yield* readFrontendErrors
+  return yield* ok(installed.map((record) => {
+    const reason = reasonOf(record)
+    const manifest = decodeManifest(record.manifest).document
+    return {
+      id: record.extensionId,
+      name: record.name,
+      description: manifest?.description ?? "",
+      version: record.version,
+      enabled: record.enabled,
+      status: reason !== undefined && record.enabled ? "quarantined" : record.enabled ? "enabled" : "disabled",
+      quarantine: reason ?? null,
+      signature: record.signature.status,
+      signatureKey: record.signature.key,
+      source: record.source,
+      updateAvailable: newerInRegistry(index, record),
+      dependents: [...dependencies.entries()].filter(([other, deps]) => other !== record.extensionId && record.extensionId in deps).map(([other]) => other).sort(),
+      managed: desired.has(record.extensionId),
+      frontendErrors: frontendErrors.get(record.extensionId) ?? [],
+      updatedAt: record.updatedAt
+    }
+  }))
+})
+
+/** The bundle's page registrations (`routes: [{area, path, …}]`), as far as the built text shows them. */
+const bundlePages = (bundle: string | undefined): ReadonlyArray<{ readonly area: string; readonly path: string }> => {
+  if (bundle === undefined) return []
+  const found = new Map<string, { area: string; path: string }>()
+  const pattern = /area\s*:\s*["'`](server|dashboard|account)["'`]\s*,\s*path\s*:\s*["'`]([^"'`]+)["'`]|path\s*:\s*["'`]([^"'`]+)["'`]\s*,\s*area\s*:\s*["'`](server|dashboard|account)["'`]/g
+  for (const match of bundle.matchAll(pattern)) {
+    const area = match[1] ?? match[4]!
+    const path = match[2] ?? match[3]!
+    found.set(`${area} ${path}`, { area, path })
+  }
+  return [...found.values()]
+}
+
+/** `GET extensions/{vendor}/{name}`: everything the detail screen shows (docs/admin.md "Extension detail"). */
+export const extensionDetail = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
+  if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
+  const extension = record.value
+  const decoded = decodeManifest(extension.manifest)
+  const document = decoded.document
+  const manifest = decoded.manifest
+  const runtime = yield* LiveRuntime
+  const live = runtime.current()
+  const loaded = live?.generation.extensions.get(id)
+  const reason = (yield* quarantineOf)(extension)
+  const all = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const installedVersions = new Map(all.map((other) => [other.extensionId, other]))
+  const { paths } = yield* HostConfig
+  const path = yield* Path.Path
+  const fs = yield* FileSystem.FileSystem
+  const directory = path.join(paths.extensions, ...id.split("/"))
+  const migrationsFolder = document?.backend?.migrations ?? "database/migrations"
+  const files = yield* discoverMigrations(path.join(directory, migrationsFolder)).pipe(Effect.orElseSucceed(() => []))
+  const recorded = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor(id))
+  const ranByName = new Map(recorded.map((migration) => [migration.migration, migration]))
+  const migrations = [
+    ...files.map((file) => {
+      const ran = ranByName.get(file.name)
+      return { name: file.name, status: ran === undefined ? "pending" : "ran", batch: ran?.batch ?? null, ranAt: ran?.ranAt ?? null }
+    }),
+    ...recorded.filter((migration) => !files.some((file) => file.name === migration.migration)).map((migration) => ({
+      name: migration.migration,
+      status: "file missing",
+      batch: migration.batch,
+      ranAt: migration.ranAt
+    }))
+  ]
+  const now = new Date()
+  const schedules = (manifest?.schedules ?? []).map((task) => {
+    const next = Either.getOrUndefined(Either.try(() => nextRuns(task.cron, now, 1)[0]?.toISOString() ?? null))
+    return { id: task.id, label: task.label, command: task.command, cron: task.cron, withoutOverlapping: task.withoutOverlapping, nextRun: next ?? null }
+  })
+  const commands = live === undefined || loaded === undefined
+    ? []
+    : (yield* extensionCommands({ ...live.generation, extensions: new Map([[id, loaded]]) })).map((command) => ({
+      name: command.name,
+      description: command.description
+    }))
+  const routeGroupsOf = Object.fromEntries(routeGroups.map((group) => [
+    group,
+    (loaded?.routes[group] ?? []).map((route) => ({ method: route.method, path: route.path, permission: route.permission ?? null, file: route.file }))
+  ]))
+  const bundleText = loaded?.bundleSource ?? (yield* Effect.gen(function*() {
+    const bundle = document?.frontend?.bundle
+    if (bundle === undefined) return undefined
+    return yield* fs.readFileString(path.join(directory, bundle)).pipe(Effect.orElseSucceed(() => undefined))
+  }))
+  const slots = loaded !== undefined
+    ? [...new Set(loaded.slots.map((slot) => slot.slot))].sort()
+    : [...new Set(bundleText === undefined ? [] : bundleSlotReferences(bundleText))].sort()
+  const desired = (yield* desiredEntries).get(id)
+  const index = yield* registryIndexQuietly
+  const frontendErrors = (yield* readFrontendErrors).get(id) ?? []
+  return yield* ok({
+    frontendErrors,
+    id,
+    name: extension.name,
+    version: extension.version,
+    description: document?.description ?? "",
+    license: document?.license ?? null,
+    authors: document?.authors ?? [],
+    enabled: extension.enabled,
+    status: reason !== undefined && extension.enabled ? "quarantined" : extension.enabled ? "enabled" : "disabled",
+    quarantine: reason ?? null,
+    loaded: loaded !== undefined,
+    signature: extension.signature,
+    source: extension.source,
+    installedAt: extension.createdAt,
+    updatedAt: extension.updatedAt,
+    updateAvailable: newerInRegistry(index, extension),
+    requires: requiresReport(document?.requires, live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)),
+    dependencies: Object.entries(document?.dependencies ?? {}).map(([dependency, range]) => {
+      const other = installedVersions.get(dependency)
+      return {
+        id: dependency,
+        range,
+        installed: other?.version ?? null,
+        enabled: other?.enabled ?? false,
+        ok: other !== undefined && other.enabled && semver.satisfies(other.version, range, { includePrerelease: true })
+      }
+    }),
+    dependents: all.filter((other) => other.extensionId !== id && id in (decodeManifest(other.manifest).document?.dependencies ?? {}))
+      .map((other) => ({ id: other.extensionId, enabled: other.enabled })),
+    capabilities: {
+      permissions: manifest?.permissions ?? [],
+      routes: routeGroupsOf,
+      routeFiles: document?.backend?.routes ?? {},
+      slots,
+      pages: bundlePages(bundleText),
+      migrations,
+      schedules,
+      commands,
+      listeners: loaded === undefined ? [] : Object.keys(loaded.listeners).sort(),
+      healthChecks: document?.health?.checks ?? [],
+      settings: (manifest?.settings ?? []).length
+    },
+    managed: desired === undefined
+      ? null
+      : {
+        file: paths.desiredState,
+        absent: desired._tag === "Absent",
+        enabled: desired._tag === "Present" ? desired.enabled : false,
+        settings: desired._tag === "Present" ? Object.keys(desired.settings ?? {}) : []
+      }
+  })
+})
+
+/** `GET extensions/{vendor}/{name}/impact`: what disable/remove would affect (dependents, tables and rows). */
+export const extensionImpact = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  return yield* ok(yield* removalImpact(id))
+})
+
+/** `POST extensions/{vendor}/{name}/health`: runs this extension's health checks now. */
+export const extensionHealthNow = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  const runtime = yield* LiveRuntime
+  const loaded = runtime.current()?.generation.extensions.get(id)
+  if (loaded === undefined) {
+    return yield* new HttpFailure({ status: 409, code: "NotLoaded", detail: `${id} is not running (disabled, quarantined or not installed), so its checks cannot run` })
+  }
+  const report = yield* extensionHealth(loaded, "5 seconds")
+  return yield* ok({ ...report, checkedAt: new Date().toISOString() })
+})
+
+/** The settings screen's view: secrets (password inputs) never echoed, and which keys the desired state sets. */
+export const settingsView = Effect.gen(function*() {
+  yield* adminActor
+  const id = yield* extensionIdParam
+  const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
+  if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
+  const settingsSection = decodeManifest(record.value.manifest).document?.admin?.settings
+  const fields = yield* installedFields(id)
+  const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
+  const values = effectiveSettings(fields, stored)
+  const secrets: Record<string, boolean> = {}
+  for (const field of fields) {
+    if (field.input !== "password") continue
+    secrets[field.key] = field.key in stored
+    values[field.key] = null
+  }
+  const desired = (yield* desiredEntries).get(id)
+  return yield* ok({
+    title: settingsSection?.title ?? null,
+    description: settingsSection?.description ?? null,
+    fields,
+    values,
+    secrets,
+    managed: desired?._tag === "Present" ? Object.keys(desired.settings ?? {}) : []
+  })
+})
+
+/** Inspects an uploaded archive without installing it: what the install would do and which check refuses it. */
+export const uploadPreview = Effect.gen(function*() {
+  yield* adminActor
+  const { config } = yield* HostConfig
+  const preview = yield* withUpload((upload) =>
+    Effect.gen(function*() {
+      if (upload._tag !== "Upload") return yield* badRequest("expected an upload")
+      const inspection = yield* inspectFile(upload.path, { limits: limitsFromConfig(config), keyring: keyringFromConfig(config) }).pipe(
+        Effect.catchTag("ArchiveRefused", (error) =>
+          new HttpFailure({ status: 422, code: "ArchiveRefused", detail: `${error.message} (check: ${error.reason})` }))
+      )
+      const checks: Array<{ check: string; ok: boolean; detail: string }> = []
+      const integrity = integrityRefusal(inspection)
+      checks.push(integrity === undefined
+        ? { check: "integrity", ok: true, detail: `${listedFileCount(inspection)} files match checksums.json` }
+        : { check: `integrity (${integrity.reason})`, ok: false, detail: integrity.message })
+      const policy = signaturePolicy(inspection.status, config.require_signatures)
+      checks.push({
+        check: "signature",
+        ok: Either.isRight(policy) && inspection.status !== "invalid" && inspection.status !== "modified",
+        detail: Either.isLeft(policy)
+          ? policy.left
+          : inspection.status === "signed"
+          ? `signed by ${inspection.signature.trustedAs ?? inspection.signature.key ?? "a trusted key"}`
+          : `${inspection.status}${config.require_signatures ? "" : " (this panel does not require signatures)"}`
+      })
+      const manifest = inspection.manifest.decoded
+      checks.push(manifest === undefined
+        ? { check: "manifest", ok: false, detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "extension.yaml cannot be read" }
+        : { check: "manifest", ok: true, detail: `${manifest.id} ${manifest.version}` })
+      const live = (yield* LiveRuntime).current()
+      const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
+      const requires = requiresReport(manifest?.document.requires, versions)
+      if (manifest !== undefined) {
+        checks.push({ check: "requires", ok: requires.ok, detail: requires.ok ? (requires.warnings.join("; ") || "met") : requires.unmet.join("; ") })
+      }
+      const all = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+      const states = new Map(all.map((other) => [other.extensionId, {
+        version: other.version,
+        enabled: other.enabled,
+        dependencies: decodeManifest(other.manifest).document?.dependencies ?? {}
+      }]))
+      if (manifest !== undefined) {
+        const problems = dependencyProblems(manifest.document, states)
+        checks.push({ check: "dependencies", ok: problems.length === 0, detail: problems.join("; ") || "met" })
+      }
+      const existing = manifest === undefined ? undefined : all.find((other) => other.extensionId === manifest.id)
+      const action = existing === undefined || manifest === undefined
+        ? "install"
+        : semver.gt(manifest.version, existing.version)
+        ? "update"
+        : semver.eq(manifest.version, existing.version)
+        ? "reinstall"
+        : "downgrade"
+      if (existing !== undefined && action !== "update") {
+        checks.push({ check: "version", ok: false, detail: `${existing.extensionId} ${existing.version} is installed; a ${action} needs force` })
+      }
+      const capabilities = manifest === undefined
+        ? null
+        : yield* readArchiveCandidate(manifest.id, upload.path, undefined).pipe(
+          Effect.map((candidate) => candidate.capabilities),
+          Effect.orElseSucceed(() => null)
+        )
+      const failing = checks.find((check) => !check.ok)
+      return {
+        archive: upload.name,
+        sha256: inspection.sha256,
+        bytes: inspection.bytes,
+        id: inspection.manifest.id,
+        version: inspection.manifest.version,
+        name: manifest?.document.name ?? null,
+        description: manifest?.document.description ?? null,
+        signature: { status: inspection.status, key: inspection.signature.key, trustedAs: inspection.signature.trustedAs ?? null },
+        installed: existing === undefined ? null : { version: existing.version, enabled: existing.enabled },
+        action,
+        requires,
+        dependencies: manifest?.document.dependencies ?? {},
+        settings: manifest?.settings.length ?? 0,
+        capabilities,
+        checks,
+        refusal: failing === undefined ? null : { check: failing.check, detail: failing.detail },
+        installable: failing === undefined
+      }
+    })
+  )
+  return yield* ok(preview)
+})
+
+/** `GET registry?q=`: registry entries matching the search, each with versions and `requires` checked here. */
+export const registrySearch = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = queryOf(request).get("q") ?? ""
+  const registry = yield* Effect.serviceOption(Registry)
+  if (Option.isNone(registry) || registry.value.url === "") {
+    return yield* new HttpFailure({ status: 409, code: "RegistryNotConfigured", detail: "no registry is configured (registry_url in config/host.yaml)" })
+  }
+  const result = yield* registry.value.index.pipe(
+    Effect.mapError((error) => new HttpFailure({ status: 502, code: error._tag, detail: error.message }))
+  )
+  const installed = new Map((yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)).map((record) => [record.extensionId, record]))
+  const live = (yield* LiveRuntime).current()
+  const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
+  return yield* HttpServerResponse.json({
+    data: searchEntries(result.index.extensions, query).map((entry) => {
+      const record = installed.get(entry.id)
+      const requires = requiresReport(entry.requires, versions)
+      return {
+        id: entry.id,
+        name: entry.name,
+        description: entry.description,
+        tags: entry.tags,
+        license: entry.license,
+        authors: entry.authors,
+        repository: entry.repository ?? null,
+        latest: entry.latest_version,
+        versions: availableVersions(entry).map((version) => ({ version, requires: requires.ok, latest: version === entry.latest_version })),
+        requires,
+        dependencies: entry.dependencies,
+        installed: record === undefined ? null : { version: record.version, enabled: record.enabled, source: record.source.type },
+        updateAvailable: record === undefined || record.source.type !== "registry" ? null : newerVersion(entry, record.version) ?? null
+      }
+    }),
+    meta: { url: result.url, source: result.source, fetchedAt: result.fetchedAt.toISOString(), warning: result.warning ?? null, query }
+  })
+})
+
+const RegistryInstall = Schema.Struct({ id: Schema.String, version: Schema.optional(Schema.String) })
+
+/** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
+export const registryInstall = Effect.gen(function*() {
+  const actor = yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const text = yield* request.text
+  const body = yield* Schema.decodeUnknown(Schema.parseJson(RegistryInstall))(text).pipe(
+    Effect.mapError((error) => badRequest(`the body must be {id, version?}: ${error.message.split("\n")[0]}`))
+  )
+  const lifecycle = yield* Lifecycle
+  const result = yield* lifecycle.add(SourceSpec.Registry({ id: body.id, range: body.version }), {
+    actor,
+    expectedId: body.id,
+    lockTimeout: 5
+  })
+  yield* swap
+  return yield* ok(result, 201)
+})
+
+/** `GET desired-state`: the file, the plan against it (or why there is none), and the drift. */
+export const desiredState = Effect.gen(function*() {
+  yield* adminActor
+  const { paths } = yield* HostConfig
+  const fs = yield* FileSystem.FileSystem
+  const exists = yield* fs.exists(paths.desiredState).pipe(Effect.orElseSucceed(() => false))
+  const text = exists ? yield* fs.readFileString(paths.desiredState) : null
+  if (!exists) {
+    return yield* ok({ file: paths.desiredState, exists, text, sha256: null, plan: null, planError: null, drift: [] })
+  }
+  const reconciler = yield* Reconciler
+  const plan = yield* Effect.either(reconciler.plan({ file: paths.desiredState, prune: false, allowDestroy: false, env: process.env }))
+  if (Either.isLeft(plan)) {
+    const error = plan.left
+    const problems = "problems" in error ? error.problems : []
+    return yield* ok({
+      file: paths.desiredState,
+      exists,
+      text,
+      sha256: sha256Hex(text ?? ""),
+      plan: null,
+      planError: { code: error._tag, detail: error.message, problems },
+      drift: []
+    })
+  }
+  // Drift: what changed on the panel since the file was applied — every action on an installed extension
+  // and every installed extension the file does not list.
+  const drift = [
+    ...plan.right.actions.filter((action) => action.type !== "install").map((action) => ({ id: action.id, type: action.type, detail: action.reason })),
+    ...plan.right.warnings.filter((warning) => warning.includes("not in the desired state")).map((warning) => ({
+      id: warning.split(" ")[0]!,
+      type: "unlisted",
+      detail: warning
+    }))
+  ]
+  const { basis: _basis, ...shown } = plan.right
+  return yield* ok({ file: paths.desiredState, exists, text, sha256: sha256Hex(text ?? ""), plan: { ...shown, text: formatPlan(plan.right) }, planError: null, drift })
+})
+
+const AdoptRequest = Schema.Struct({
+  write: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  expected_sha256: Schema.optional(Schema.String)
+})
+
+/** `POST desired-state/adopt {write?, expected_sha256?}`: the diff adopt would make; with write, writes it. */
+export const adoptDesiredState = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const text = yield* request.text
+  const body = yield* Schema.decodeUnknown(Schema.parseJson(AdoptRequest))(text.trim() === "" ? "{}" : text).pipe(
+    Effect.mapError((error) => badRequest(`the body must be {write?, expected_sha256?}: ${error.message.split("\n")[0]}`))
+  )
+  const { paths } = yield* HostConfig
+  const result = yield* adopt(paths.desiredState, { write: body.write, expectedSha256: body.expected_sha256, env: process.env }).pipe(
+    Effect.catchTag("AdoptRefused", (error) => new HttpFailure({ status: 409, code: "AdoptRefused", detail: error.message }))
+  )
+  return yield* ok(result)
+})
+
+const ActivityQuery = Schema.Struct({
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 50 }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0)), { default: () => 0 }),
+  extension: Schema.optional(Schema.String),
+  action: Schema.optional(ActivityAction)
+})
+
+/** `GET activity/page?limit&offset&extension&action`: one page of activity with the total that matches. */
+export const activityPage = Effect.gen(function*() {
+  yield* adminActor
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const query = Object.fromEntries([...queryOf(request).entries()].filter(([, value]) => value !== ""))
+  const options = yield* Schema.decodeUnknown(ActivityQuery)(query).pipe(
+    Effect.mapError((error) => badRequest(`bad activity query: ${error.message.split("\n").slice(-1)[0]?.trim() ?? error.message}`))
+  )
+  const page = yield* Effect.flatMap(ActivityRepo, (repo) =>
+    repo.page({ extensionId: options.extension, action: options.action, limit: options.limit, offset: options.offset }))
+  return yield* HttpServerResponse.json({
+    data: page.rows,
+    meta: { total: page.total, limit: options.limit, offset: options.offset, extension: options.extension ?? null, action: options.action ?? null }
+  })
+})

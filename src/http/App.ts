@@ -5,11 +5,15 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./AdminApi.js"
 import { adminPage } from "./AdminPage.js"
+import * as AdminScreens from "./AdminScreens.js"
 import { authenticate, header, requireUser } from "./Context.js"
 import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import * as Login from "./Login.js"
+import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
+import * as ClientEvents from "./ClientEvents.js"
+import * as Diagnostics from "./Diagnostics.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 
 // The server's routes (docs/http.md). The three read-only client bodies are precomputed per runtime
@@ -60,6 +64,9 @@ const clientRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/api/client/host/extensions", precomputed("extensions")),
   HttpRouter.get("/api/client/host/config", precomputed("config")),
   HttpRouter.get("/api/client/host/extensions/:vendor/:name/settings", publicSettings),
+  // The bridge's live updates and error reports (docs/frontend.md).
+  HttpRouter.get("/api/client/host/events", ClientEvents.events),
+  HttpRouter.post("/api/client/host/diagnostics", Diagnostics.diagnostics),
   HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
   HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
   HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)
@@ -68,6 +75,8 @@ const clientRoutes = HttpRouter.empty.pipe(
 const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
+  // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
+  HttpRouter.concat(AdminScreens.routes),
   HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
@@ -93,7 +102,9 @@ const extensionRoutes = HttpRouter.empty.pipe(
   HttpRouter.all("/host/:vendor/:name/*", extensionRoute("web"))
 )
 
-export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes)
+// The reference panel (its JSON, files and page shell) last: its catch-all shell route matches only
+// what no other route does.
+export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes, PanelPages.routes)
 
 /** The router as one app whose every failure is a JSON error body. */
 export const app = Effect.map(HttpRouter.toHttpApp(router), withErrorBodies)

@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Effect } from "effect"
+import { Context, Deferred, Effect } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
@@ -18,6 +18,9 @@ export interface ServerOptions {
 }
 
 export class ServerSettings extends Context.Tag("host/http/ServerSettings")<ServerSettings, ServerOptions>() {}
+
+/** Completed when the server starts closing: long-lived responses (the events stream) end then. */
+export class ServerClosing extends Context.Tag("host/http/ServerClosing")<ServerClosing, Deferred.Deferred<void>>() {}
 
 const headerOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => {
   const value = request.headers[name]

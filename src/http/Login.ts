@@ -13,32 +13,38 @@ import { badRequest, HttpFailure, unauthorized } from "./Errors.js"
 
 const eta = new Eta({ autoEscape: true, useWith: false })
 
+// The sign-in page wears the reference panel's look (/host/panel.css, /host/utility.css: docs/frontend.md)
+// and carries the auth.container slots around the form.
 const loginTemplate = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>Sign in · <%= it.panelName %></title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font-family:system-ui,sans-serif;background:#0f172a;color:#f8fafc;display:flex;min-height:100vh;align-items:center;justify-content:center;margin:0}
-form{background:#1e293b;padding:2rem;border-radius:12px;width:20rem;display:flex;flex-direction:column;gap:.75rem}
-input{padding:.5rem;border-radius:6px;border:1px solid #475569;background:#0f172a;color:inherit}
-button{padding:.6rem;border:0;border-radius:6px;background:#3b82f6;color:#fff;font-weight:600;cursor:pointer}
-.error{color:#fca5a5}
-</style>
+<link rel="icon" href="/host/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/host/utility.css">
+<link rel="stylesheet" href="/host/panel.css">
 </head>
 <body>
-<div data-host-slot="auth.container.before"></div>
-<form method="post" action="/auth/login">
-<h1>Sign in to <%= it.panelName %></h1>
-<% if (it.error) { %><p class="error"><%= it.error %></p><% } %>
-<label>Username <input name="username" autocomplete="username" value="<%= it.username %>" required></label>
-<label>API token <input name="password" type="password" autocomplete="current-password" required></label>
+<main class="flex min-h-screen flex-col items-center justify-center gap-4 px-4 py-10">
+<div class="host-slot w-full max-w-sm" data-host-slot="auth.container.before"></div>
+<form class="host-card flex w-full max-w-sm flex-col gap-4 p-6 sm:p-8" method="post" action="/auth/login">
+<div class="flex items-center gap-3">
+<span class="host-logo" aria-hidden="true">H</span>
+<div>
+<h1 class="text-lg font-semibold text-host-text-primary">Sign in</h1>
+<p class="text-sm text-host-text-muted"><%= it.panelName %></p>
+</div>
+</div>
+<% if (it.error) { %><p class="error rounded-md border border-host-danger px-3 py-2 text-sm text-host-danger" role="alert"><%= it.error %></p><% } %>
+<label class="flex flex-col gap-1.5 text-sm text-host-text-secondary">Username <input class="host-input" name="username" autocomplete="username" value="<%= it.username %>" required autofocus></label>
+<label class="flex flex-col gap-1.5 text-sm text-host-text-secondary">API token <input class="host-input font-mono" name="password" type="password" autocomplete="current-password" required></label>
 <input type="hidden" name="redirect" value="<%= it.redirect %>">
-<button type="submit">Sign in</button>
-<p><small>Issue a token with <code>host panel:token &lt;username&gt;</code>.</small></p>
+<button class="host-button host-button--primary py-2.5" type="submit">Sign in</button>
+<p class="text-xs text-host-text-muted">Issue a token with <code class="font-mono text-host-text-secondary">host panel:token &lt;username&gt;</code>.</p>
 </form>
-<div data-host-slot="auth.container.after"></div>
+<div class="host-slot w-full max-w-sm" data-host-slot="auth.container.after"></div>
+</main>
 </body>
 </html>
 `

@@ -1,6 +1,6 @@
 import { FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Effect, Option } from "effect"
+import { Data, Deferred, Effect, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
@@ -8,7 +8,7 @@ import type { ClientBodies } from "../runtime/ClientView.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
 import { resolveAuth } from "./Auth.js"
-import { type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
+import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -75,8 +75,10 @@ export const listen = (options: ListenOptions) =>
     const runtime = yield* LiveRuntime
     const sessions = makeSessions(yield* loadSessionKey)
     const httpApp = yield* app
+    const closing = yield* Deferred.make<void>()
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
+      Effect.provideService(ServerClosing, closing),
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
@@ -92,14 +94,14 @@ export const listen = (options: ListenOptions) =>
         })
       ),
       (server) =>
-        Effect.async<void>((resume) => {
+        Effect.zipRight(Deferred.succeed(closing, undefined), Effect.async<void>((resume) => {
           const timer = setTimeout(() => server.closeAllConnections(), 5_000)
           server.close(() => {
             clearTimeout(timer)
             resume(Effect.void)
           })
           server.closeIdleConnections()
-        })
+        }))
     )
     yield* Effect.async<void, ListenFailed>((resume) => {
       const onError = (error: Error) => resume(Effect.fail(new ListenFailed({ host: options.host, port: options.port, detail: error.message })))

@@ -64,7 +64,7 @@ export const finishFiles = (entry: JournalEntry) =>
  * its place. The caller journals "switching" before and "switched" after, so recovery knows which
  * of the two renames may have happened.
  */
-export const switchFiles = (entry: JournalEntry) =>
+export const switchFiles = (entry: JournalEntry, options: { readonly link?: boolean } = {}) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -74,7 +74,9 @@ export const switchFiles = (entry: JournalEntry) =>
     }
     if (entry.staged !== null) {
       yield* fs.makeDirectory(path.dirname(entry.target), { recursive: true })
-      yield* fs.rename(entry.staged, entry.target)
+      // `link`: the target becomes a symbolic link to the staged folder (a dev link to the author's tree).
+      if (options.link === true) yield* fs.symlink(entry.staged, entry.target)
+      else yield* fs.rename(entry.staged, entry.target)
     }
   })
 

@@ -363,7 +363,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("migrated")
               yield* step("switching files")
               yield* journalStep("switching")
-              yield* switchFiles({ ...(yield* Ref.get(journal)), staged: staged.directory })
+              // A dev link is served from the author's folder itself: the installed path only points there.
+              yield* switchFiles({ ...(yield* Ref.get(journal)), staged: staged.directory }, { link: staged.source.type === "dev-link" })
               yield* journalStep("switched")
               yield* crashPoint("switched")
               yield* step("recording")
@@ -422,6 +423,66 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
     const update = (id: string, spec: SourceSpec, options: Omit<AddOptions, "expectedId">) =>
       operate("update", id, options, (step) => install("update", spec, { ...options, expectedId: id }, step))
+
+    // ---- dev links -------------------------------------------------------------------------------
+
+    /**
+     * `host dev --watch` after a saved change: re-reads the linked folder's manifest, runs migrations it
+     * added, and saves the record. The new updated_at is what makes a running server swap its runtime
+     * (recompiling the backend) and the bridge reload the bundle. No activity row: saves are not events.
+     */
+    const refreshLink = (id: string, options: OperationOptions) =>
+      operate("update", id, options, (step) =>
+        Effect.gen(function*() {
+          const record = yield* requireInstalled("update", id)
+          if (record.source.type !== "dev-link") {
+            return yield* new OperationRefused({
+              operation: "update",
+              extensionId: id,
+              reason: "id-mismatch",
+              detail: `it is installed from ${record.source.type} ${record.source.ref}, not linked`,
+              hint: `host remove ${id} first to link a folder instead`
+            })
+          }
+          yield* step(`reading ${record.source.ref}`)
+          const staged = yield* stageSource({ _tag: "DevLink", path: record.source.ref }, id, hostVersion)
+          if (staged.manifest.id !== id) {
+            return yield* new OperationRefused({
+              operation: "update",
+              extensionId: id,
+              reason: "id-mismatch",
+              detail: `${record.source.ref} now holds ${staged.manifest.id}`,
+              hint: `host dev ${record.source.ref} --unlink, then link it again`
+            })
+          }
+          const migrations = yield* writeTransaction(sql,
+            Effect.gen(function*() {
+              yield* step("running new migrations")
+              const ran = yield* migrateUp(id, staged.layout.migrations === undefined ? undefined : path.join(staged.directory, staged.layout.migrations))
+              yield* step("recording")
+              yield* extensions.save({
+                extensionId: id,
+                name: staged.manifest.document.name,
+                version: staged.manifest.version,
+                enabled: record.enabled,
+                manifest: staged.manifest.document,
+                source: record.source,
+                signature: record.signature
+              })
+              return ran
+            }).pipe(provideLoader)
+          )
+          return {
+            operation: "update",
+            id,
+            action: "updated",
+            version: staged.manifest.version,
+            fromVersion: record.version,
+            enabled: record.enabled,
+            migrations,
+            warnings: []
+          } satisfies OperationResult
+        }))
 
     // ---- enable / disable ----------------------------------------------------------------------
 
@@ -628,6 +689,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       enable: (id: string, options: ToggleOptions) => closed(toggle("enable", id, options)),
       disable: (id: string, options: ToggleOptions) => closed(toggle("disable", id, options)),
       remove: (id: string, options: RemoveOptions) => closed(remove(id, options)),
+      /** Re-reads a dev-linked folder (manifest, new migrations) and bumps its record; see refreshLink. */
+      refreshLink: (id: string, options: OperationOptions) => closed(refreshLink(id, options)),
       configure: (id: string, values: Readonly<Record<string, unknown>>, options: OperationOptions) =>
         closed(configure(id, values, options)),
       /** Runs `effect` holding the operation lock; lifecycle operations inside it do not take it again. */

@@ -26,11 +26,33 @@ export type SourceSpec = Data.TaggedEnum<{
   Upload: { readonly path: string; readonly name: string }
   /** `range`: an exact version or a range; undefined means the registry's latest_version. */
   Registry: { readonly id: string; readonly range: string | undefined }
+  /**
+   * A development folder served in place (`host dev --link`): validated like any folder, but neither
+   * packed nor copied; the installed path becomes a link to it (docs/authoring.md, "Dev loop").
+   */
+  DevLink: { readonly path: string }
 }>
 export const SourceSpec = Data.taggedEnum<SourceSpec>()
 
 export const describeSource = (spec: SourceSpec): string =>
   spec._tag === "Registry" ? formatReference(spec) : spec._tag === "Upload" ? spec.name : spec.path
+
+/** A dev-link folder checked in place: the same validation as every install, no staging copy. */
+const stageLink = Effect.fn("Source.stageLink")(function*(folder: string, frameworkVersion: string) {
+  const path = yield* Path.Path
+  const absolute = path.resolve(folder)
+  const validation = yield* validateDirectory(absolute, frameworkVersion)
+  if (validation.manifest === undefined || validation.layout === undefined || validation.errors.length > 0) {
+    return yield* new ManifestInvalid({ source: absolute, problems: validation.errors })
+  }
+  return {
+    directory: validation.root,
+    manifest: validation.manifest,
+    layout: validation.layout,
+    source: { type: "dev-link", ref: validation.root, sha256: null },
+    signature: { status: "unsigned", key: null }
+  } satisfies StagedExtension
+})
 
 export interface StagedExtension {
   readonly directory: string
@@ -42,6 +64,7 @@ export interface StagedExtension {
 
 /** Verifies the source and unpacks it as `<staging>/<name>`; the manifest is decoded and checked there. */
 export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec, name: string, frameworkVersion: string) {
+  if (spec._tag === "DevLink") return yield* stageLink(spec.path, frameworkVersion)
   const path = yield* Path.Path
   const { config, paths } = yield* HostConfig
   const limits = limitsFromConfig(config)
@@ -57,7 +80,8 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
       })),
     Archive: ({ path: file }) => readLocalArchive(path.resolve(file), path.basename(file), { type: "archive", ref: path.resolve(file) }),
     Upload: ({ name, path: file }) => readLocalArchive(path.resolve(file), name, { type: "upload", ref: name }),
-    Registry: (reference) => downloadFromRegistry(reference)
+    Registry: (reference) => downloadFromRegistry(reference),
+    DevLink: () => Effect.dieMessage("dev-link folders are staged by stageLink")
   })
   const { inspection, staged } = yield* verifyAndUnpack(bytes, {
     source: label,

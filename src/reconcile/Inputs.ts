@@ -178,10 +178,12 @@ const readInstalled = (
     const decoded = decodeManifest(record.manifest)
     const manifest = decoded.manifest
     // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
-    const recorded = yield* readTextIfExists(path.join(root, "checksums.json"))
+    // A dev link (host dev --link) is the author's working folder and never checked: unverifiable.
+    const linked = record.source.type === "dev-link"
+    const recorded = linked ? undefined : yield* readTextIfExists(path.join(root, "checksums.json"))
     const present = recorded !== undefined || (yield* Effect.map(Effect.either(listFiles(root)), (listing) => listing._tag === "Right"))
     // Integrity compares every entry of the tree (hashInstalledTree); the full reading adds capabilities.
-    const hashes = present ? yield* Effect.option(hashInstalledTree(root)) : Option.none()
+    const hashes = present && !linked ? yield* Effect.option(hashInstalledTree(root)) : Option.none()
     const capabilities = present && detail === "full"
       ? Option.map(yield* Effect.option(readTree(root, record.extensionId)), (reading) => reading.capabilities)
       : Option.none()

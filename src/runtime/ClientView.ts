@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { isolationClass, routeGroups } from "../domain/Manifest.js"
 import { slotIds } from "../domain/Slots.js"
+import { themeDefaults } from "../domain/Theme.js"
 import { routeUrl } from "./Routes.js"
 import type { Generation, LoadedExtension } from "./Runtime.js"
 import { servedSlot, slotMap } from "./Slots.js"
@@ -20,30 +21,8 @@ export interface ClientBodies {
   readonly config: PrecomputedBody
 }
 
-/** The `--host-*` theme variables the panel starts with (theme extensions override them in CSS). */
-export const defaultTheme = {
-  name: "default",
-  variables: {
-    "--host-primary": "#3b82f6",
-    "--host-primary-hover": "#2563eb",
-    "--host-bg-primary": "#0f172a",
-    "--host-bg-secondary": "#1e293b",
-    "--host-bg-tertiary": "#334155",
-    "--host-text-primary": "#f8fafc",
-    "--host-text-secondary": "#cbd5e1",
-    "--host-text-muted": "#94a3b8",
-    "--host-border-primary": "#334155",
-    "--host-border-secondary": "#475569",
-    "--host-success": "#22c55e",
-    "--host-warning": "#f59e0b",
-    "--host-danger": "#ef4444",
-    "--host-radius-sm": "4px",
-    "--host-radius-md": "8px",
-    "--host-radius-lg": "12px",
-    "--host-font-sans": "ui-sans-serif, system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif",
-    "--host-font-mono": "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
-  }
-} as const
+/** The `--host-*` theme variables with their defaults (the panel's CSS and extension themes override them). */
+export const defaultTheme = { name: "default", variables: themeDefaults } as const
 
 export const precompute = (value: unknown): PrecomputedBody => {
   const bytes = Buffer.from(JSON.stringify(value))

@@ -14,8 +14,10 @@ export const extensionView = (extension: InstalledExtension, quarantine: Quarant
     enabled: extension.enabled,
     status: reason !== undefined ? "quarantined" : extension.enabled ? "enabled" : "disabled",
     ...(reason !== undefined ? { quarantine: reason } : {}),
-    signature: extension.signature.status,
-    source: extension.source
+    // A dev link was never packed or signed: "linked" says what it is (docs/authoring.md, "Dev loop").
+    signature: extension.source.type === "dev-link" ? "linked" : extension.signature.status,
+    source: extension.source,
+    ...(extension.source.type === "dev-link" ? { linked: extension.source.ref } : {})
   }
 }
 
@@ -23,5 +25,8 @@ export const extensionView = (extension: InstalledExtension, quarantine: Quarant
 export const extensionTable = (views: ReadonlyArray<ReturnType<typeof extensionView>>) => ({
   header: ["ID", "Name", "Version", "Status", "Signature"],
   rows: views.map((view) => [view.id, view.name, view.version, view.status, view.signature]),
-  notes: views.flatMap((view) => view.quarantine === undefined ? [] : [`${view.id} is quarantined: ${view.quarantine}`])
+  notes: views.flatMap((view) => [
+    ...(view.quarantine === undefined ? [] : [`${view.id} is quarantined: ${view.quarantine}`]),
+    ...(view.linked === undefined ? [] : [`${view.id} is linked to ${view.linked} (host dev)`])
+  ])
 })

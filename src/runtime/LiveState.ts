@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { coreExtensionId } from "../domain/Installed.js"
@@ -11,6 +11,7 @@ import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
 import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
+import { devSignals } from "./DevSignal.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
 
 // The live runtime of a server (docs/http.md "Runtime generations, quarantine, live state"): the current generation, swapped for a new one when
@@ -30,6 +31,8 @@ export interface LiveRuntimeService {
   readonly current: () => LiveGeneration | undefined
   /** Re-reads the state now and swaps if it changed (or always, with `force`). */
   readonly refresh: (force?: boolean) => Effect.Effect<LiveGeneration>
+  /** Called with every new generation once it is current (the bridge's events stream); returns an unsubscribe. */
+  readonly onSwap: (listener: (live: LiveGeneration) => void) => () => void
 }
 
 export class LiveRuntime extends Context.Tag("host/runtime/LiveRuntime")<LiveRuntime, LiveRuntimeService>() {}
@@ -58,6 +61,13 @@ const make = (options: LiveRuntimeOptions) =>
     const panelFile = path.join(paths.root, "config", "panel.yaml")
 
     let current: LiveGeneration | undefined = undefined
+    const swapListeners = new Set<(live: LiveGeneration) => void>()
+    const onSwap = (listener: (live: LiveGeneration) => void) => {
+      swapListeners.add(listener)
+      return () => {
+        swapListeners.delete(listener)
+      }
+    }
     let fingerprint = ""
     let panelStamp = ""
     let panelState = { info: panel.info, directory: panel.directory }
@@ -125,6 +135,10 @@ const make = (options: LiveRuntimeOptions) =>
         }
         current = next
         fingerprint = nextFingerprint
+        yield* Effect.forEach([...swapListeners], (listener) =>
+          Effect.try(() => listener(next)).pipe(
+            Effect.catchAll((error) => Effect.logWarning(`a generation listener failed: ${String(error.error)}`))
+          ), { discard: true })
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${Date.now() - started} ms`
         )
@@ -168,7 +182,13 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.forkScoped
     )
 
-    return { current: () => current, refresh } satisfies LiveRuntimeService
+    // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
+    yield* devSignals(paths.storage).pipe(
+      Stream.runForEach(() => refresh()),
+      Effect.forkScoped
+    )
+
+    return { current: () => current, refresh, onSwap } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))

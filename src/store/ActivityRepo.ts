@@ -61,6 +61,39 @@ export class ActivityRepo extends Effect.Service<ActivityRepo>()("host/ActivityR
         Effect.withSpan("ActivityRepo.list")
       )
 
-    return { append, list } as const
+    const toRecords = (rows: ReadonlyArray<typeof ActivityRow.Type>): ReadonlyArray<ActivityRecord> =>
+      rows.map((row) => ({
+        id: row.id,
+        extensionId: row.extension_id,
+        action: row.action,
+        summary: row.summary,
+        context: row.context,
+        createdAt: row.created_at
+      }))
+
+    /** One page, newest first, filtered by extension and/or action, with the total that matches. */
+    const page = (options: {
+      readonly extensionId?: string | undefined
+      readonly action?: ActivityAction | undefined
+      readonly limit: number
+      readonly offset: number
+    }) => {
+      const conditions = [
+        ...(options.extensionId === undefined ? [] : [sql`extension_id = ${options.extensionId}`]),
+        ...(options.action === undefined ? [] : [sql`action = ${options.action}`])
+      ]
+      const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
+      return Effect.all({
+        rows: sql`SELECT * FROM host_activity_logs ${where} ORDER BY id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
+          Effect.flatMap(decodeRows),
+          Effect.map(toRecords)
+        ),
+        total: sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM host_activity_logs ${where}`.pipe(
+          Effect.map(([row]) => Number(row?.n ?? 0))
+        )
+      }).pipe(Effect.mapError(storeError("reading activity")), Effect.withSpan("ActivityRepo.page"))
+    }
+
+    return { append, list, page } as const
   })
 }) {}

@@ -79,7 +79,7 @@ describe("host export", () => {
     const cwd = freshDir()
     const run = await runHost(["export", fixture("extensions", "hello-world")], { cwd })
     expect(run.code).toBe(0)
-    expect(run.stdout).toContain("Exported acme/hello-world 1.0.0: 2 files")
+    expect(run.stdout).toContain("Exported acme/hello-world 1.0.0: 4 files")
     expect(everything(cwd)).toEqual(["acme-hello-world-1.0.0.host", "acme-hello-world-1.0.0.host.sha256"])
     const archive = readFileSync(join(cwd, "acme-hello-world-1.0.0.host"))
     expect(readFileSync(join(cwd, "acme-hello-world-1.0.0.host.sha256"), "utf8")).toBe(
@@ -131,7 +131,7 @@ describe("host export", () => {
     const root = panelRoot(`public_key: "${keys.public_key}"\n`)
     const verify = await runHost(["verify", join(out, "acme-full-1.2.0.host"), "--json", "--root", root])
     expect(verify.code).toBe(0)
-    expect(JSON.parse(verify.stdout)).toEqual({ status: "signed", id: "acme/full", version: "1.2.0", files: 10, problems: [] })
+    expect(JSON.parse(verify.stdout)).toEqual({ status: "signed", id: "acme/full", version: "1.2.0", files: 14, problems: [] })
     // an unsigned re-export removes the now stale .sig
     expect((await runHost(["export", fixture("extensions", "full"), "--output", `${out}/`])).code).toBe(0)
     expect(everything(out)).toEqual(["acme-full-1.2.0.host", "acme-full-1.2.0.host.sha256"])
@@ -189,7 +189,7 @@ describe("host verify", () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toContain(`Status:    untrusted (valid signature by key ${keys.public_key}, which is not in the keyring)`)
     expect(run.stdout).toContain("Extension: acme/full 1.2.0")
-    expect(run.stdout).toContain("Files:     10")
+    expect(run.stdout).toContain("Files:     14")
   })
 
   it("trusts keys from trusted_keys and HOST_PUBLIC_KEY", async () => {
@@ -203,7 +203,7 @@ describe("host verify", () => {
   it("says unsigned (exit 0), and what require_signatures would do", async () => {
     const plain = await runHost(["verify", unsignedArchive, "--json", "--root", freshDir()])
     expect(plain.code).toBe(0)
-    expect(JSON.parse(plain.stdout)).toEqual({ status: "unsigned", id: "acme/full", version: "1.2.0", files: 10, problems: [] })
+    expect(JSON.parse(plain.stdout)).toEqual({ status: "unsigned", id: "acme/full", version: "1.2.0", files: 14, problems: [] })
     const strict = await runHost(["verify", unsignedArchive, "--json", "--root", panelRoot("require_signatures: true\n")])
     expect(strict.code).toBe(0)
     expect(JSON.parse(strict.stdout).problems).toEqual([

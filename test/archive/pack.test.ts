@@ -136,7 +136,12 @@ describe("packing", () => {
       symlinkSync("resources", join(root, "resources-link"))
       const packed = yield* packTree(root)
       expect(packed.sha256).toBe(clean.sha256)
-      expect(Object.keys(packed.checksums)).toEqual(["extension.yaml", "resources/frontend/dist/extension.js"])
+      expect(Object.keys(packed.checksums)).toEqual([
+        "extension.yaml",
+        "resources/frontend/dist/extension.js",
+        "resources/frontend/dist/extension.js.map",
+        "resources/frontend/src/index.tsx"
+      ])
     })))
 
   it.effect("round-trips: inspect and unpack give back every file, byte for byte, with its executable bit", () =>

@@ -56,8 +56,9 @@ describe("host status", () => {
         }
       },
       lock: null,
-      drift: { checked: 0, modified: [], missing: [], unverifiable: [] },
-      quarantined: 0
+      drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
+      quarantined: 0,
+      frontendErrors: {}
     })
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")
@@ -146,7 +147,7 @@ describe("errors and exit codes", () => {
     expect(run.stderr).toMatch(/^error: add: no registry is configured/)
   })
 
-  it.each(["new", "dev", "build", "host:framework:uninstall"])(
+  it.each(["host:framework:uninstall"])(
     "%s answers that it is not available yet",
     async (command) => {
       const run = await runHost([command, "acme/x", "--force"])
@@ -159,7 +160,7 @@ describe("errors and exit codes", () => {
     const run = await runHost(["--help"])
     expect(run.code).toBe(0)
     expect(run.stdout).not.toMatch(/\u001b\[/)
-    for (const command of ["validate", "list", "status", "add", "reconcile", "serve", "registry:sync", "panel:token", "schedule:list"]) {
+    for (const command of ["validate", "list", "status", "add", "reconcile", "serve", "registry:sync", "panel:token", "schedule:list", "new", "build", "dev"]) {
       expect(run.stdout).toContain(command)
     }
   })

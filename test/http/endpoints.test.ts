@@ -49,6 +49,7 @@ describe("framework client endpoints", () => {
       data: {
         "navbar.after": [{ extensionId: "acme/probe", order: 3, source: "bundle" }],
         "server.console.sidebar": [{ extensionId: "acme/full", order: 5, source: "bundle" }],
+        "dashboard.serverrow.limits": [{ extensionId: "acme/full", order: 0, source: "bundle" }],
         "dashboard.widgets": [
           { extensionId: "acme/probe", order: 1, source: "bundle" },
           { extensionId: "acme/hello-world", order: 10, source: "bundle" },
@@ -76,6 +77,7 @@ describe("framework client endpoints", () => {
       cssIsolation: { mode: "root-class", class: "host-ext--acme-full" },
       slots: [
         { slot: "dashboard.widgets", extensionId: "acme/full", order: 20, source: "bundle" },
+        { slot: "dashboard.serverrow.limits", extensionId: "acme/full", order: 0, source: "bundle" },
         { slot: "server.console.sidebar", extensionId: "acme/full", order: 5, source: "bundle" }
       ]
     })

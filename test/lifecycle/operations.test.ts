@@ -73,7 +73,7 @@ describe("add", () => {
     const installed = join(root, "host", "extensions", "acme", "full")
     expect(Object.keys(JSON.parse(readFileSync(join(installed, "checksums.json"), "utf8")))).toContain("extension.yaml")
     const status = JSON.parse((await host(root, "status", "--json")).stdout)
-    expect(status.drift).toEqual({ checked: 2, modified: [], missing: [], unverifiable: [] })
+    expect(status.drift).toEqual({ checked: 2, modified: [], missing: [], unverifiable: [], linked: [] })
     expect(snapshot(root).staging).toEqual([])
     expect(snapshot(root).journal).toEqual([])
 

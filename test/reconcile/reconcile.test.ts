@@ -120,7 +120,7 @@ describe("host reconcile", () => {
       "api-client src/routes/api-client.ts",
       "web src/routes/web.ts"
     ])
-    expect(plan.actions[1].capabilities.slots.added).toEqual(["dashboard.widgets", "server.console.sidebar"])
+    expect(plan.actions[1].capabilities.slots.added).toEqual(["dashboard.serverrow.limits", "dashboard.widgets", "server.console.sidebar"])
     expect(run.stdout).not.toContain("top-secret-value")
     expect(run.stdout).toContain("${FULL_API_KEY}")
   })

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
+import { formatBytes } from "../../src/registry/Fetch.js"
 import {
   type BuiltArchive,
   chunked,
@@ -68,7 +69,7 @@ describe("host add vendor/name", () => {
     expect(run.stdout).toBe("Installed acme/hello-world v1.1.0 (enabled).\n")
     const archive = archives.get("acme/hello-world@1.1.0")!
     expect(run.stderr).toContain(`  - downloading acme/hello-world 1.1.0 from file://${archive.file}\n`)
-    expect(run.stderr).toContain(`  - downloaded ${archive.bytes} bytes, sha256 matches the registry\n`)
+    expect(run.stderr).toContain(`  - downloaded ${formatBytes(archive.bytes)}, sha256 matches the registry\n`)
     const list = JSON.parse((await host(root, {}, "list", "--json")).stdout)
     expect(list).toEqual([expect.objectContaining({
       id: "acme/hello-world",
@@ -156,7 +157,7 @@ describe("host add vendor/name", () => {
     const archive = archives.get("acme/hello-world@1.0.0")!
     const local = await host(root, {}, "add", "acme/hello-world")
     expect(local.code).toBe(1)
-    expect(local.stderr).toContain(`cannot fetch file://${archive.file}: it is ${archive.bytes} bytes; the limit is 300 bytes; nothing was changed`)
+    expect(local.stderr).toContain(`cannot fetch file://${archive.file}: it is ${formatBytes(archive.bytes)}; the limit is 300 bytes; nothing was changed`)
 
     const served = await serve(shared.path, {
       "/registry.json": jsonBody(index([entryFor(archives, "acme/hello-world", { versions: ["1.0.0", "1.1.0"] })])),
@@ -166,7 +167,7 @@ describe("host add vendor/name", () => {
     writeConfig(http, `registry_url: ${served.url}\n${limit}`)
     const declared = await host(http, {}, "add", "acme/hello-world@1.0.0")
     expect(declared.code).toBe(1)
-    expect(declared.stderr).toContain(`cannot fetch ${served.url}/archives/acme-hello-world-1.0.0.host: it is ${archive.bytes} bytes (Content-Length); the limit is 300 bytes`)
+    expect(declared.stderr).toContain(`cannot fetch ${served.url}/archives/acme-hello-world-1.0.0.host: it is ${formatBytes(archive.bytes)} (Content-Length); the limit is 300 bytes`)
     const streamed = await host(http, {}, "add", "acme/hello-world@1.1.0")
     expect(streamed.code).toBe(1)
     expect(streamed.stderr).toContain(`cannot fetch ${served.url}/archives/acme-hello-world-1.1.0.host: it is more than 300 bytes; the limit is 300 bytes`)

@@ -6,9 +6,6 @@ import { NotAvailableYet } from "../../domain/Errors.js"
 // answering `error: <name> is not available yet` with exit 1, whatever their arguments.
 
 export const pendingCommands: ReadonlyArray<readonly [name: string, description: string]> = [
-  ["new", "Scaffold a new extension"],
-  ["dev", "Link a local extension for development"],
-  ["build", "Build extension frontend assets"],
   ["framework:uninstall", "Remove the framework from the panel"],
 ]
 

@@ -4,6 +4,7 @@ import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import type { Plan, PlanAction } from "../../domain/Plan.js"
 import { formatAction, formatFailureMarkdown, formatPlan, formatPlanMarkdown } from "../../reconcile/PlanRender.js"
+import { adopt } from "../../reconcile/Adopt.js"
 import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
@@ -54,6 +55,9 @@ export const reconcileCommand = Command.make(
     prune: Options.boolean("prune").pipe(Options.withDescription("remove installed extensions that are not listed")),
     allowDestroy: Options.boolean("allow-destroy").pipe(Options.withDescription("allow removing protected extensions")),
     watch: Options.boolean("watch").pipe(Options.withDescription("re-plan and apply whenever the file changes")),
+    adopt: Options.boolean("adopt").pipe(
+      Options.withDescription("rewrite the file to describe the panel as it is (keeps comments; with --dry-run: only print the diff)")
+    ),
     lockTimeout: Options.integer("lock-timeout").pipe(
       Options.withDefault(0),
       Options.withDescription("seconds to wait for another operation's lock (default 0: fail at once)")
@@ -98,6 +102,27 @@ export const reconcileCommand = Command.make(
             : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error}`)
         )
 
+      if (options.adopt) {
+        if (Option.isSome(options.plan) || Option.isSome(options.out) || options.watch) {
+          yield* Console.error("error: reconcile: --adopt rewrites the desired-state file; it does not go with --plan, --out or --watch")
+          return yield* exitWith(2)
+        }
+        // docs/admin.md "Adopt": the same operation as the admin screen's Adopt button.
+        const adopted = yield* adopt(file, { write: !options.dryRun, env: invocation.env })
+        if (options.json) return yield* printJson(adopted)
+        const lines = [
+          ...(adopted.diff === "" ? [] : [adopted.diff.trimEnd(), ""]),
+          ...adopted.changes.map((change) => `~ ${change}`),
+          !adopted.changed
+            ? `No changes. ${adopted.file} already describes the panel.`
+            : adopted.written
+            ? `Adopted: wrote ${adopted.file}.`
+            : `Would write ${adopted.file} (dry run).`
+        ]
+        yield* Console.log(lines.join("\n"))
+        for (const note of adopted.notes) yield* Console.error(`warning: ${note}`)
+        return
+      }
       if (Option.isSome(options.plan) && (options.dryRun || Option.isSome(options.out) || options.watch)) {
         yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
         return yield* exitWith(2)

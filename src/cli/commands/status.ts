@@ -14,12 +14,15 @@ import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Bac
 import { storeLayer } from "../Runtime.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
+import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {
   const path = yield* Path.Path
   const { paths } = yield* HostConfig
-  const extensions = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  // A dev link is the author's working folder: it changes on every save, so it has no drift to report.
+  const extensions = installed.filter((extension) => extension.source.type !== "dev-link")
   const results = yield* Effect.forEach(extensions, (extension) =>
     Effect.map(
       checkTree(path.join(paths.extensions, ...extension.extensionId.split("/"))),
@@ -29,7 +32,8 @@ const fileDrift = Effect.gen(function*() {
     checked: results.length,
     modified: results.filter((r) => r.integrity._tag === "Modified").map((r) => r.id),
     missing: results.filter((r) => r.integrity._tag === "Missing").map((r) => r.id),
-    unverifiable: results.filter((r) => r.integrity._tag === "Unverifiable").map((r) => r.id)
+    unverifiable: results.filter((r) => r.integrity._tag === "Unverifiable").map((r) => r.id),
+    linked: installed.filter((extension) => extension.source.type === "dev-link").map((extension) => extension.extensionId)
   }
 })
 
@@ -54,6 +58,14 @@ export const statusCommand = Command.make(
         const { config, paths } = yield* HostConfig
         const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
         const quarantine = yield* readQuarantine
+        // Render errors the bridge reported for installed extensions (docs/frontend.md "Diagnostics").
+        const recorded = yield* readFrontendErrors
+        const frontendErrors = Object.fromEntries(
+          installed.flatMap((e) => {
+            const list = recorded.get(e.extensionId)
+            return list === undefined ? [] : [[e.extensionId, list] as const]
+          })
+        )
         return {
           version: config.version,
           root: paths.root,
@@ -67,6 +79,7 @@ export const statusCommand = Command.make(
           lock: yield* readLock,
           drift: yield* fileDrift,
           quarantined: installed.filter((e) => quarantineReason(quarantine, e) !== undefined).length,
+          frontendErrors,
           ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {}),
           ...(health ? { health: yield* Effect.flatMap(bootForCli, (generation) => runHealthChecks(generation)) } : {})
         }
@@ -81,7 +94,8 @@ export const statusCommand = Command.make(
       const driftText = [
         drift.modified.length > 0 ? `modified: ${drift.modified.join(", ")}` : undefined,
         drift.missing.length > 0 ? `files missing: ${drift.missing.join(", ")}` : undefined,
-        drift.unverifiable.length > 0 ? `unverifiable: ${drift.unverifiable.join(", ")}` : undefined
+        drift.unverifiable.length > 0 ? `unverifiable: ${drift.unverifiable.join(", ")}` : undefined,
+        drift.linked.length > 0 ? `not checked, linked with host dev: ${drift.linked.join(", ")}` : undefined
       ].filter((part) => part !== undefined)
       yield* Console.log(formatPairs([
         ["Host", report.version],
@@ -107,6 +121,17 @@ export const statusCommand = Command.make(
         ],
         ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
       ]))
+      const withErrors = Object.entries(report.frontendErrors)
+      if (withErrors.length > 0) {
+        const lines = withErrors.flatMap(([id, list]) => [
+          `${id}:`,
+          ...list.slice(0, 3).map((entry) =>
+            `  ${entry.lastAt}  ${entry.message}${entry.count > 1 ? ` (×${entry.count})` : ""}${entry.slot === undefined ? "" : ` in ${entry.slot}`} (v${entry.version}, ${entry.user})`
+          ),
+          ...(list.length > 3 ? [`  … ${list.length - 3} more (host status --json)`] : [])
+        ])
+        yield* Console.log(`\nRecent frontend errors:\n${lines.join("\n")}`)
+      }
       if (report.installed !== undefined && report.installed.length > 0) {
         const table = extensionTable(report.installed)
         yield* Console.log(`\n${formatTable(table.header, table.rows)}`)

@@ -1,0 +1,112 @@
+import { useSearchParams } from "react-router-dom"
+import { Link } from "react-router-dom"
+import { type ActivityPage as Page, call, type ExtensionRow, get } from "../api.js"
+import { Badge, Button, Empty, ErrorNotice, formatTime, relativeTime, Section, Spinner, type Tone, useLoad } from "../ui.js"
+
+// Activity (docs/admin.md): the audit trail, newest first, a page at a time, filtered by extension and
+// action. The filters live in the URL, so a filtered view can be linked to.
+
+const actions = ["installed", "updated", "enabled", "disabled", "removed"] as const
+const actionTone: Readonly<Record<string, Tone>> = { installed: "primary", updated: "info", enabled: "success", disabled: "neutral", removed: "danger" }
+
+const actorOf = (context: Readonly<Record<string, unknown>>): string => {
+  const actor = context.actor as { type?: unknown; user?: unknown } | undefined
+  if (actor === undefined) return "—"
+  return `${String(actor.type ?? "?")}${actor.user === undefined ? "" : ` (${String(actor.user)})`}`
+}
+
+export const ActivityTable = ({ extension, pageSize = 25, showFilters = true }: { readonly extension?: string; readonly pageSize?: number; readonly showFilters?: boolean }) => {
+  const [params, setParams] = useSearchParams()
+  const filterExtension = extension ?? params.get("extension") ?? ""
+  const action = params.get("action") ?? ""
+  const offset = Math.max(0, Number(params.get("offset") ?? 0) || 0)
+  const query = new URLSearchParams({ limit: String(pageSize), offset: String(offset) })
+  if (filterExtension !== "") query.set("extension", filterExtension)
+  if (action !== "") query.set("action", action)
+  const page = useLoad((signal) => call<Page>(`/activity/page?${query.toString()}`, { signal }), [query.toString()])
+  const extensions = useLoad((signal) => (showFilters && extension === undefined ? get<ReadonlyArray<ExtensionRow>>("/extensions/overview", signal) : Promise.resolve([])), [])
+  const set = (key: string, value: string) => {
+    const next = new URLSearchParams(params)
+    if (value === "") next.delete(key)
+    else next.set(key, value)
+    if (key !== "offset") next.delete("offset")
+    setParams(next)
+  }
+  const total = page.data?.meta.total ?? 0
+  const rows = page.data?.data ?? []
+  return (
+    <div className="ha-stack">
+      {showFilters ? (
+        <div className="ha-filters" role="search">
+          {extension === undefined ? (
+            <label className="ha-field ha-field--inline">
+              <span className="ha-label">Extension</span>
+              <input
+                className="host-input"
+                data-testid="filter-extension"
+                list="ha-extension-ids"
+                onChange={(event) => set("extension", event.target.value.trim())}
+                placeholder="vendor/name"
+                value={filterExtension}
+              />
+              <datalist id="ha-extension-ids">
+                {(extensions.data ?? []).map((row) => <option key={row.id} value={row.id} />)}
+              </datalist>
+            </label>
+          ) : null}
+          <label className="ha-field ha-field--inline">
+            <span className="ha-label">Action</span>
+            <select className="host-input" data-testid="filter-action" onChange={(event) => set("action", event.target.value)} value={action}>
+              <option value="">All actions</option>
+              {actions.map((name) => <option key={name} value={name}>{name}</option>)}
+            </select>
+          </label>
+        </div>
+      ) : null}
+      <ErrorNotice error={page.error} title="The activity could not be read" />
+      {page.loading && page.data === undefined ? <Spinner /> : rows.length === 0 ? <Empty>No activity matches.</Empty> : (
+        <div className="ha-table-wrap">
+          <table className="ha-table ha-table--cards" data-testid="activity-table">
+            <thead>
+              <tr><th>When</th><th>Extension</th><th>Action</th><th>Summary</th><th>By</th></tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.id}>
+                  <td data-label="When" title={formatTime(row.createdAt)}>{relativeTime(row.createdAt)}</td>
+                  <td data-label="Extension"><Link className="ha-link" to={`/admin/host/extensions/${row.extensionId}`}><code>{row.extensionId}</code></Link></td>
+                  <td data-label="Action"><Badge tone={actionTone[row.action] ?? "neutral"}>{row.action}</Badge></td>
+                  <td data-label="Summary">{row.summary}{typeof row.context.version === "string" && !row.summary.includes(row.context.version) ? <span className="ha-muted"> · {row.context.version}</span> : null}</td>
+                  <td data-label="By" className="ha-small">{actorOf(row.context)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav aria-label="Pages" className="ha-pager">
+        <span className="ha-muted ha-small" data-testid="activity-range">
+          {total === 0 ? "0 entries" : `${offset + 1}–${Math.min(offset + rows.length, total)} of ${total}`}
+        </span>
+        <div className="ha-actions">
+          <Button disabled={offset === 0} onClick={() => set("offset", String(Math.max(0, offset - pageSize)))}>Newer</Button>
+          <Button disabled={offset + pageSize >= total} onClick={() => set("offset", String(offset + pageSize))} testId="activity-older">Older</Button>
+        </div>
+      </nav>
+    </div>
+  )
+}
+
+export const ActivityPage = () => (
+  <>
+    <div className="ha-page-head">
+      <div>
+        <h1>Activity</h1>
+        <p className="ha-muted">Every install, update, enable, disable and remove, and by whom: the CLI, an admin here, or the reconciler.</p>
+      </div>
+    </div>
+    <Section id="activity-title" title="Audit trail">
+      <ActivityTable />
+    </Section>
+  </>
+)

@@ -1,0 +1,134 @@
+import { type FormEvent, useState } from "react"
+import { Link, useSearchParams } from "react-router-dom"
+import { describeResult, useOperations } from "../actions.js"
+import { call, type OperationResult, post, type RegistryEntry } from "../api.js"
+import { Badge, Button, Dialog, Empty, ErrorNotice, Notice, Section, Spinner, useLoad } from "../ui.js"
+
+// Registry (docs/admin.md): search the configured registry by id, name, description and tags; every
+// version with `requires` checked against this panel; install a chosen version; update what is installed.
+
+interface RegistryAnswer {
+  readonly data: ReadonlyArray<RegistryEntry>
+  readonly meta: { readonly url: string; readonly source: string; readonly fetchedAt: string; readonly warning: string | null }
+}
+
+const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEntry; readonly onClose: () => void; readonly onDone: (message: string) => void }) => {
+  const [version, setVersion] = useState(entry.latest)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(undefined)
+  const install = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const result = await post<OperationResult>("/registry/install", { id: entry.id, version })
+      onDone(describeResult(result))
+    } catch (failure) {
+      setError(failure)
+      setBusy(false)
+    }
+  }
+  const chosen = entry.versions.find((candidate) => candidate.version === version)
+  return (
+    <Dialog
+      actions={<><Button onClick={onClose}>Cancel</Button><Button disabled={busy || chosen?.requires === false} kind="primary" onClick={() => void install()} testId="confirm-registry-install">{busy ? "Installing…" : `Install ${version}`}</Button></>}
+      onClose={onClose}
+      title={`Install ${entry.name}`}
+    >
+      <p><code>{entry.id}</code> — {entry.description}</p>
+      <label className="ha-field">
+        <span className="ha-label">Version</span>
+        <select className="host-input" data-testid="registry-version" onChange={(event) => setVersion(event.target.value)} value={version}>
+          {entry.versions.map((candidate) => (
+            <option key={candidate.version} value={candidate.version}>
+              {candidate.version}{candidate.latest ? " (latest)" : ""}{candidate.requires ? "" : " — requires not met"}
+            </option>
+          ))}
+        </select>
+      </label>
+      {Object.keys(entry.dependencies).length > 0 ? (
+        <p className="ha-muted">Depends on {Object.entries(entry.dependencies).map(([id, range]) => `${id} ${range}`).join(", ")}: install those first.</p>
+      ) : null}
+      {entry.requires.ok ? null : <Notice tone="error" title="This panel does not meet its requires"><ul className="ha-list">{entry.requires.unmet.map((line) => <li key={line}>{line}</li>)}</ul></Notice>}
+      <p className="ha-muted ha-small">The archive is downloaded, its checksum and signature verified, and it is installed as one all-or-nothing operation (<code>host add {entry.id}@{version}</code>).</p>
+      <ErrorNotice error={error} title="Install failed" />
+    </Dialog>
+  )
+}
+
+export const RegistryPage = () => {
+  const [params, setParams] = useSearchParams()
+  const query = params.get("q") ?? ""
+  const [text, setText] = useState(query)
+  const result = useLoad((signal) => call<RegistryAnswer>(`/registry?q=${encodeURIComponent(query)}`, { signal }), [query])
+  const [installing, setInstalling] = useState<RegistryEntry | undefined>(undefined)
+  const [message, setMessage] = useState<string | undefined>(undefined)
+  const operations = useOperations(() => result.reload())
+  const search = (event: FormEvent) => {
+    event.preventDefault()
+    setParams(text.trim() === "" ? {} : { q: text.trim() })
+  }
+  const entries = result.data?.data ?? []
+  return (
+    <>
+      <div className="ha-page-head">
+        <div>
+          <h1>Registry</h1>
+          <p className="ha-muted">
+            {result.data === undefined ? "Extensions from the configured registry." : <>From <code className="ha-break">{result.data.meta.url}</code> ({result.data.meta.source}, {new Date(result.data.meta.fetchedAt).toLocaleString()})</>}
+          </p>
+        </div>
+      </div>
+      <form className="ha-search" onSubmit={search} role="search">
+        <input aria-label="Search the registry" className="host-input" data-testid="registry-search" onChange={(event) => setText(event.target.value)} placeholder="Search by id, name, description or tag" type="search" value={text} />
+        <Button kind="primary" type="submit">Search</Button>
+      </form>
+      {result.data?.meta.warning ? <Notice tone="warning"><p>{result.data.meta.warning}</p></Notice> : null}
+      {message === undefined ? null : <Notice tone="success"><p data-testid="registry-result">{message}</p></Notice>}
+      {operations.notice}
+      <ErrorNotice error={result.error} title="The registry could not be read" />
+      <Section id="results-title" title={query === "" ? `All extensions (${entries.length})` : `Results for “${query}” (${entries.length})`}>
+        {result.loading && result.data === undefined ? <Spinner /> : entries.length === 0 ? <Empty>Nothing matches.</Empty> : (
+          <ul className="ha-cards" data-testid="registry-results">
+            {entries.map((entry) => (
+              <li className="ha-entry" data-entry={entry.id} key={entry.id}>
+                <div className="ha-entry__head">
+                  <div className="ha-min0">
+                    <h3>{entry.name} <span className="ha-muted ha-version">{entry.latest}</span></h3>
+                    <p className="ha-muted ha-small"><code>{entry.id}</code>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
+                  </div>
+                  {entry.installed === null ? <Badge>not installed</Badge> : <Badge tone="success">installed {entry.installed.version}</Badge>}
+                </div>
+                <p>{entry.description}</p>
+                <div className="ha-chips">
+                  {entry.tags.map((tag) => <button className="ha-chip ha-chip--tag" key={tag} onClick={() => { setText(tag); setParams({ q: tag }) }} type="button">#{tag}</button>)}
+                </div>
+                <p className="ha-small">
+                  {entry.requires.ok
+                    ? <span className="ha-ok">✓ requires met{entry.requires.ranges.length > 0 ? `: ${entry.requires.ranges.map((range) => `${range.key} ${range.range}`).join(", ")}` : " (none declared)"}</span>
+                    : <span className="ha-fail">✕ {entry.requires.unmet.join("; ")}</span>}
+                </p>
+                <p className="ha-small ha-muted">Versions: {entry.versions.map((version) => version.version).join(", ")}</p>
+                <div className="ha-actions">
+                  {entry.installed === null ? (
+                    <Button kind="primary" onClick={() => setInstalling(entry)} testId={`install-${entry.id}`}>Install…</Button>
+                  ) : (
+                    <Link className="host-button ha-button" to={`/admin/host/extensions/${entry.id}`}>Open</Link>
+                  )}
+                  {entry.updateAvailable === null || entry.installed === null ? null : (
+                    <Button kind="primary" onClick={() => operations.start({ operation: "update", id: entry.id, name: entry.name, version: entry.installed!.version, target: entry.updateAvailable ?? undefined })} testId={`registry-update-${entry.id}`}>
+                      Update to {entry.updateAvailable}
+                    </Button>
+                  )}
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+      {installing === undefined ? null : (
+        <InstallVersion entry={installing} onClose={() => setInstalling(undefined)} onDone={(text) => { setInstalling(undefined); setMessage(text); result.reload() }} />
+      )}
+      {operations.dialog}
+    </>
+  )
+}

@@ -1,0 +1,102 @@
+import type { HostApi, Sdk } from "../../sdk/src/index.js"
+import { mountedCount, watchContainers } from "./containers.js"
+import { errors, initDiagnostics } from "./diagnostics.js"
+import { emit, on } from "./events.js"
+import * as hooks from "./hooks.js"
+import { adoptShellAssets, currentGeneration, followEvents } from "./live.js"
+import { initPage, page, setContext } from "./page.js"
+import { bridgeSdkVersion, createExtension, initRegistry, type ManifestEntry, normaliseEntry, registry, unregister } from "./registry.js"
+import { injectStyles } from "./styles.js"
+import { initTheme, theme } from "./theme.js"
+
+// /host/bridge.js (docs/frontend.md): runs after the panel's vendor script (React) and before the
+// extension bundles. It completes the `window.__HOST__` the panel's shell wrote with the registry, the
+// hooks, the SDK object bundles import as `@host/sdk`, the event bus, `setContext` and diagnostics, then
+// watches the page for slot containers and follows the server's events stream for the page's life.
+
+type Shell = Partial<{
+  version: string
+  baseUrl: string
+  csrfToken: string
+  user: unknown
+  server: unknown
+  extensions: ReadonlyArray<unknown>
+  slots: ReadonlyArray<string>
+}> & Record<string, unknown>
+
+const boot = () => {
+  const global = window as unknown as { __HOST__?: Shell; React?: unknown; ReactDOM?: unknown }
+  if (global.React === undefined || global.ReactDOM === undefined) {
+    console.error("[host] /host/bridge.js needs window.React and window.ReactDOM (the panel's vendor script) loaded before it")
+    return
+  }
+  if ((global.__HOST__ as { sdk?: unknown } | undefined)?.sdk !== undefined) return
+  const shell: Shell = global.__HOST__ ?? {}
+  if (global.__HOST__ === undefined) console.warn("[host] window.__HOST__ was not set by the panel; no extension is enabled on this page")
+  const baseUrl = typeof shell.baseUrl === "string" ? shell.baseUrl.replace(/\/$/, "").replace(/^https?:\/\/[^/]+/, "") : ""
+  const csrfToken = typeof shell.csrfToken === "string" ? shell.csrfToken : ""
+  const entries = (shell.extensions ?? []).map(normaliseEntry).filter((entry): entry is ManifestEntry => entry !== undefined)
+  const hookSet = {
+    useSlot: hooks.useSlot,
+    useExtensionApi: hooks.useExtensionApi,
+    useExtensionState: hooks.useExtensionState,
+    useHostTheme: hooks.useHostTheme
+  }
+  const sdk = {
+    version: bridgeSdkVersion,
+    createExtension,
+    getHostApi: () => host as unknown as HostApi,
+    ...hookSet,
+    useServerContext: hooks.useServerContext,
+    useUserContext: hooks.useUserContext,
+    usePermission: hooks.usePermission,
+    useExtensionConfig: hooks.useExtensionConfig,
+    useHostEvent: hooks.useHostEvent,
+    useEmitEvent: hooks.useEmitEvent,
+    useNavigate: hooks.useNavigate,
+    /** What a bundle gets for `@host/sdk`: createExtension remembers the SDK version it was built with. */
+    forBundle: (version: string) => ({
+      ...sdk,
+      createExtension: (config: Parameters<Sdk["createExtension"]>[0]) => createExtension(config, { sdkVersion: version })
+    })
+  }
+  const initial = { user: shell.user, server: shell.server }
+  const host: Record<string, unknown> = shell
+  Object.assign(host, {
+    version: typeof shell.version === "string" ? shell.version : bridgeSdkVersion,
+    baseUrl,
+    csrfToken,
+    extensions: shell.extensions ?? [],
+    slots: shell.slots ?? [],
+    sdk,
+    hooks: hookSet,
+    createExtension,
+    registry: {
+      get: () => registry.get(),
+      subscribe: registry.subscribe,
+      unregister,
+      /** Ids of the extensions registered now. */
+      ids: () => [...registry.get().keys()]
+    },
+    events: { on, emit },
+    diagnostics: { errors, containers: mountedCount },
+    theme: { get: () => theme.get() },
+    setContext,
+    context: () => page.get(),
+    generation: () => currentGeneration()
+  })
+  Object.defineProperty(host, "user", { get: () => page.get().user, enumerable: true, configurable: true })
+  Object.defineProperty(host, "server", { get: () => page.get().server, enumerable: true, configurable: true })
+  initPage(initial)
+  initRegistry(entries, shell.slots ?? [], () => host as unknown as HostApi)
+  initDiagnostics(baseUrl, csrfToken)
+  hooks.initHooks(baseUrl, csrfToken)
+  global.__HOST__ = host as Shell
+  injectStyles()
+  initTheme()
+  adoptShellAssets()
+  watchContainers()
+  followEvents(baseUrl)
+}
+
+boot()

@@ -1,0 +1,143 @@
+import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { Eta } from "eta"
+import { HostConfig } from "../config/HostConfig.js"
+import { slotIds } from "../domain/Slots.js"
+import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
+import { extensionMetadata } from "../runtime/ClientView.js"
+import { authenticate, header, requireUser } from "./Context.js"
+import { notFound } from "./Errors.js"
+import { frameworkAsset } from "./Static.js"
+
+// The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
+// page — `window.__HOST__`, the stylesheets, the vendor script (the page's React), the bridge, the
+// enabled extensions' bundles in boot order and the panel app, in that order — the panel JSON the app
+// reads, and the app's static files. Signed out, a panel page redirects to the sign-in form, which
+// brings the user back to it.
+
+const eta = new Eta({ autoEscape: true, useWith: false })
+
+const shellTemplate = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title><%= it.title %></title>
+<link rel="icon" href="/host/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/host/utility.css">
+<link rel="stylesheet" href="/host/panel.css">
+<% for (const href of it.styles) { %><link rel="stylesheet" href="<%= href %>">
+<% } %><script>window.__HOST__ = <%~ it.bootstrap %>;</script>
+<script defer src="/host/vendor.js"></script>
+<script defer src="/host/bridge.js"></script>
+<% for (const src of it.bundles) { %><script defer src="<%= src %>"></script>
+<% } %><script defer src="/host/panel.js"></script>
+</head>
+<body>
+<div id="app"></div>
+<noscript>The panel needs JavaScript.</noscript>
+</body>
+</html>
+`
+
+/** JSON inside a <script> element: nothing in it may close the element or break the line. */
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
+
+/** Paths that belong to the framework's other surfaces, never to the panel's pages. */
+const reservedPrefixes = ["/api/", "/admin/", "/host/", "/auth/"] as const
+
+/**
+ * GET of any panel page, and — for a browser (`Accept: text/html`) — of any other path outside the
+ * reserved ones, as the panel's 404 page.
+ */
+export const shell = Effect.gen(function*() {
+  const { auth, live, request } = yield* authenticate
+  const url = new URL(request.url, "http://panel.invalid")
+  const pathname = url.pathname
+  if (reservedPrefixes.some((prefix) => pathname.startsWith(prefix) || `${pathname}/` === prefix)) return yield* notFound()
+  const page = classifyPanelPath(pathname)
+  // A path that is no panel page is the panel's 404 page for a browser, and the JSON 404 of every other
+  // answer for API clients and scripts (which do not ask for HTML).
+  if (page.kind === "unknown" && !(header(request, "accept") ?? "").includes("text/html")) return yield* notFound()
+  if (auth.user === undefined) {
+    return HttpServerResponse.redirect(`/auth/login?redirect=${encodeURIComponent(`${pathname}${url.search}`)}`, {
+      status: 303,
+      headers: { "cache-control": "no-store" }
+    })
+  }
+  const user = auth.user
+  const access = page.kind === "page" && page.area === "server" ? live.panel.serverAccess(user, page.serverUuid) : undefined
+  // An unknown path, a server the user may not see and a page of an extension that is not enabled are
+  // the same answer: the panel's 404 page (the bridge says which in the page outlet).
+  const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
+    (page.extension !== undefined && !live.generation.extensions.has(page.extension))
+  const { config } = yield* HostConfig
+  const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
+  const bootstrap = {
+    version: config.version,
+    baseUrl: config.base_url,
+    csrfToken: auth.session?.csrfToken ?? null,
+    user: accountView(user),
+    server: access === undefined ? null : serverContextView(access, user),
+    panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
+    extensions: extensions.map((extension) => ({
+      id: extension.id,
+      name: extension.name,
+      version: extension.version,
+      bundle: extension.bundle,
+      styles: extension.styles,
+      cssIsolation: extension.cssIsolation
+    })),
+    slots: slotIds
+  }
+  const html = eta.renderString(shellTemplate, {
+    title: access === undefined ? live.panelInfo.name : `${access.server.name} · ${live.panelInfo.name}`,
+    bootstrap: scriptJson(bootstrap),
+    styles: extensions.flatMap((extension) => extension.styles ?? []),
+    bundles: extensions.flatMap((extension) => extension.bundle ?? [])
+  })
+  return HttpServerResponse.text(html, {
+    status: missing ? 404 : 200,
+    contentType: "text/html; charset=utf-8",
+    // The page carries the user and the session's CSRF token.
+    headers: { "cache-control": "no-store" }
+  })
+})
+
+/** GET /api/client/account */
+export const account = Effect.gen(function*() {
+  const { auth } = yield* authenticate
+  const user = yield* requireUser(auth)
+  return yield* HttpServerResponse.json({ data: accountView(user) })
+})
+
+/** GET /api/client/servers: the servers the user may see, with the user's permissions on each. */
+export const servers = Effect.gen(function*() {
+  const { auth, live } = yield* authenticate
+  const user = yield* requireUser(auth)
+  return yield* HttpServerResponse.json({ data: live.panel.serversOf(user).map((access) => serverView(live.panel, user, access)) })
+})
+
+/** GET /api/client/servers/{uuid}: 404 for a server the user may not see (its existence is not told). */
+export const server = Effect.gen(function*() {
+  const { auth, live } = yield* authenticate
+  const user = yield* requireUser(auth)
+  const { uuid } = yield* HttpRouter.params
+  const access = uuid === undefined ? undefined : live.panel.serverAccess(user, uuid)
+  if (access === undefined) return yield* notFound(`no server ${uuid ?? ""}`)
+  return yield* HttpServerResponse.json({ data: serverView(live.panel, user, access, true) })
+})
+
+/** The panel's routes: its JSON, its static files, and the page shell for every other GET. */
+export const routes = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/client/account", account),
+  HttpRouter.get("/api/client/servers", servers),
+  HttpRouter.get("/api/client/servers/:uuid", server),
+  HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
+  HttpRouter.get("/host/panel.js", frameworkAsset("panel.js")),
+  HttpRouter.get("/host/panel.css", frameworkAsset("panel.css")),
+  HttpRouter.get("/host/favicon.svg", frameworkAsset("favicon.svg")),
+  HttpRouter.get("/", shell),
+  HttpRouter.get("/*", shell)
+)

@@ -1,0 +1,307 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Data, Effect, Either } from "effect"
+import semver from "semver"
+import { isMap, isNode, isScalar, parseDocument, type Document, visit, YAMLMap } from "yaml"
+import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js"
+import { envReferences, substituteEnv } from "../domain/DesiredState.js"
+import { decodeManifest } from "../domain/Manifest.js"
+import type { SettingField } from "../domain/Settings.js"
+import { unifiedDiff } from "../domain/TextDiff.js"
+import { sha256Hex } from "../archive/Tree.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { SettingsRepo } from "../store/SettingsRepo.js"
+import { decodeSensitiveKeys, readDesiredFile, sensitiveSettingKey } from "./Inputs.js"
+
+// Adopt (docs/admin.md, docs/decisions.md): rewrite the desired-state file so that it describes the panel
+// as it is — extensions enabled or disabled in the UI, settings changed there, extensions added by hand —
+// editing the parsed YAML document in place, so comments, key order and layout stay. A value that came
+// from `${VAR}` keeps its template and a password field is never written in clear.
+
+export class AdoptRefused extends Data.TaggedError("AdoptRefused")<{
+  readonly file: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `cannot adopt into ${this.file}: ${this.detail}`
+  }
+}
+
+export interface AdoptOptions {
+  /** false: compute the new text and the diff only. */
+  readonly write: boolean
+  /** Refuse to write when the file's current sha256 differs (it changed since the diff was shown). */
+  readonly expectedSha256?: string | undefined
+  /** The environment `${VAR}` templates read from, to say when the panel's value no longer matches it. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+}
+
+export interface AdoptResult {
+  readonly file: string
+  readonly existed: boolean
+  /** sha256 of the file as read ("" when it did not exist). */
+  readonly sha256: string
+  readonly before: string
+  readonly after: string
+  /** Unified diff of before → after; "" when the file already describes the panel. */
+  readonly diff: string
+  readonly changed: boolean
+  /** One line per change made, e.g. `acme/backups: enabled: false`. */
+  readonly changes: ReadonlyArray<string>
+  /** What could not be written into the file, and why (the plan will still show it). */
+  readonly notes: ReadonlyArray<string>
+  readonly written: boolean
+}
+
+const starter = `# Desired state of this panel (docs/plan-format.md); written by host reconcile --adopt.
+host: "1.0"
+extensions: {}
+`
+
+type Entry = { version?: string; source?: unknown; enabled?: boolean; settings?: Record<string, unknown> }
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/** The entry's plain value (shorthand string, `absent`, object or null). */
+const plainEntry = (node: unknown): unknown => {
+  if (node === undefined || node === null) return node
+  if (isScalar(node)) return node.value
+  if (isMap(node)) return node.toJSON() as unknown
+  return undefined
+}
+
+/** Every comment on a node and inside it, so a replaced entry keeps what its author wrote. */
+const commentsIn = (node: unknown): string | undefined => {
+  if (!isNode(node)) return undefined
+  const found: Array<string> = []
+  const take = (inner: { comment?: string | null; commentBefore?: string | null }) => {
+    for (const text of [inner.commentBefore, inner.comment]) if (typeof text === "string" && text.trim() !== "") found.push(text.trim())
+  }
+  take(node)
+  visit(node, (_key, inner) => {
+    if (isNode(inner) && inner !== node) take(inner)
+  })
+  return found.length === 0 ? undefined : found.join(" ")
+}
+
+/** The desired-state text rewritten to describe the panel, with what changed and what could not be said. */
+export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: AdoptOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const absolute = path.resolve(file)
+  const folder = path.dirname(absolute)
+  const existed = yield* fs.exists(absolute).pipe(Effect.orElseSucceed(() => false))
+  const before = existed ? yield* fs.readFileString(absolute) : ""
+  if (existed) {
+    // The file must be valid as it is: adopt edits it, it does not guess what a broken file meant.
+    yield* readDesiredFile(absolute)
+  }
+  const doc: Document = parseDocument(existed && before.trim() !== "" ? before : starter)
+  if (doc.errors.length > 0) return yield* new AdoptRefused({ file: absolute, detail: doc.errors[0]!.message })
+  const changes: Array<string> = []
+  const notes: Array<string> = []
+
+  let extensions = doc.get("extensions", true)
+  if (!isMap(extensions)) {
+    extensions = new YAMLMap()
+    doc.set("extensions", extensions)
+  }
+  const map = extensions as YAMLMap
+
+  const records = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const everything = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
+  const sensitive = decodeSensitiveKeys(everything.get(coreExtensionId)?.[sensitiveSettingKey])
+  const installedIds = new Set(records.map((record) => record.extensionId))
+
+  const relative = (target: string) => {
+    const rel = path.relative(folder, target)
+    return rel.startsWith("..") || path.isAbsolute(rel) ? rel : `./${rel}`
+  }
+
+  /** The source to write for an extension not described yet (undefined: it cannot be named). */
+  const sourceFor = (record: InstalledExtension): { readonly entry: Entry } | { readonly note: string } => {
+    switch (record.source.type) {
+      case "registry":
+        return { entry: { version: record.version } }
+      case "path":
+        return { entry: { source: { path: relative(record.source.ref) } } }
+      case "archive":
+        return {
+          entry: { source: record.source.sha256 === null ? { archive: relative(record.source.ref) } : { archive: relative(record.source.ref), sha256: record.source.sha256 } }
+        }
+      default:
+        return {
+          note: `${record.extensionId} was installed from ${record.source.type === "upload" ? "an upload" : "a dev link"} (${record.source.ref}), which the file cannot point at: ` +
+            `add it with a registry version, a path or an archive, then adopt again`
+        }
+    }
+  }
+
+  /** Whether an entry's source still provides the installed extension (so it stays as written). */
+  const sourceHolds = (entry: Entry, record: InstalledExtension): boolean => {
+    const source = entry.source
+    if (source === undefined || source === "registry") {
+      return record.source.type === "registry" && (entry.version === undefined || semver.satisfies(record.version, entry.version, { includePrerelease: true }))
+    }
+    if (typeof source === "object" && source !== null && "path" in source) {
+      return record.source.type === "path" && path.resolve(folder, String(source.path)) === record.source.ref
+    }
+    if (typeof source === "object" && source !== null && "archive" in source) {
+      return record.source.type === "archive" && path.resolve(folder, String(source.archive)) === record.source.ref
+    }
+    return false
+  }
+
+  /** The settings the file should hold for an extension, starting from what it holds. */
+  const settingsFor = (record: InstalledExtension, desired: Record<string, unknown> | undefined) => {
+    const fields: ReadonlyArray<SettingField> = decodeManifest(record.manifest).manifest?.settings ?? []
+    const stored = everything.get(record.extensionId) ?? {}
+    const secretKeys = new Set(sensitive[record.extensionId] ?? [])
+    const next: Record<string, unknown> = { ...desired }
+    const said: Array<string> = []
+    for (const field of fields) {
+      const key = field.key
+      const has = key in stored
+      const value = stored[key]
+      const wanted = desired?.[key]
+      const templated = wanted !== undefined && envReferences(wanted).length > 0
+      if (templated) {
+        // The template stays; the value behind it is the environment's business.
+        const substituted = options.env === undefined ? undefined : substituteEnv(wanted, options.env)
+        if (has && substituted !== undefined && Either.isRight(substituted) && !sameJson(substituted.right, value)) {
+          notes.push(`${record.extensionId} setting ${key} was changed in the panel, but the file takes it from ${String(wanted)}: change that variable instead`)
+        }
+        continue
+      }
+      const secret = field.input === "password" || secretKeys.has(key)
+      if (secret) {
+        if (has && wanted === undefined) {
+          notes.push(`${record.extensionId} setting ${key} is a secret and is not written in clear: add it as "\${VARIABLE}" yourself`)
+        } else if (has && !sameJson(wanted, value)) {
+          notes.push(`${record.extensionId} setting ${key} is a secret that differs from the file; it is not written in clear`)
+        }
+        continue
+      }
+      if (!has) {
+        if (wanted !== undefined) {
+          delete next[key]
+          said.push(`${key} removed (the panel uses the default)`)
+        }
+        continue
+      }
+      if (wanted === undefined) {
+        if (sameJson(value, field.default)) continue
+        next[key] = value
+        said.push(`${key}: ${JSON.stringify(value)}`)
+      } else if (!sameJson(wanted, value)) {
+        next[key] = value
+        said.push(`${key}: ${JSON.stringify(wanted)} → ${JSON.stringify(value)}`)
+      }
+    }
+    return { next, said }
+  }
+
+  for (const record of [...records].sort((a, b) => a.extensionId.localeCompare(b.extensionId))) {
+    const id = record.extensionId
+    const node = map.get(id, true)
+    const current = plainEntry(node)
+    if (current === undefined || current === null || current === "absent") {
+      const source = sourceFor(record)
+      if ("note" in source) {
+        notes.push(source.note)
+        continue
+      }
+      const { next, said } = settingsFor(record, undefined)
+      const entry: Entry = { ...source.entry }
+      if (!record.enabled) entry.enabled = false
+      if (Object.keys(next).length > 0) entry.settings = next
+      const shorthand = entry.source === undefined && entry.enabled === undefined && entry.settings === undefined
+      map.set(id, doc.createNode(shorthand ? entry.version : entry))
+      changes.push(`${id}: added (${record.source.type} ${record.version}${record.enabled ? "" : ", disabled"}${said.length > 0 ? `, settings ${said.join(", ")}` : ""})`)
+      continue
+    }
+    // Present in the file: edit only what differs, in place.
+    const entry: Entry = typeof current === "string" ? { version: current } : current as Entry
+    let target: YAMLMap | undefined = isMap(node) ? node : undefined
+    const ensureMap = () => {
+      if (target !== undefined) return target
+      // The shorthand's own scalar becomes the version, so its quoting and trailing comment stay.
+      const created = new YAMLMap()
+      if (isScalar(node)) created.set("version", node)
+      else if (entry.version !== undefined) created.set("version", entry.version)
+      map.set(id, created)
+      target = created
+      return created
+    }
+    if (!sourceHolds(entry, record)) {
+      const source = sourceFor(record)
+      if ("note" in source) {
+        notes.push(source.note)
+      } else if (source.entry.version !== undefined && entry.source === undefined) {
+        if (target === undefined) map.set(id, doc.createNode(source.entry.version))
+        else target.set("version", source.entry.version)
+        entry.version = source.entry.version
+        changes.push(`${id}: version ${source.entry.version}`)
+      } else {
+        const edited = ensureMap()
+        if (source.entry.version !== undefined) edited.set("version", source.entry.version)
+        else edited.delete("version")
+        if (source.entry.source !== undefined) edited.set("source", doc.createNode(source.entry.source))
+        else edited.delete("source")
+        changes.push(`${id}: source ${record.source.type} ${record.source.ref}`)
+      }
+    }
+    const wantedEnabled = entry.enabled ?? true
+    if (wantedEnabled !== record.enabled) {
+      const edited = ensureMap()
+      if (record.enabled) edited.delete("enabled")
+      else edited.set("enabled", false)
+      changes.push(`${id}: enabled: ${record.enabled}`)
+    }
+    const { next, said } = settingsFor(record, entry.settings)
+    if (said.length > 0) {
+      const edited = ensureMap()
+      const settingsNode = edited.get("settings", true)
+      if (isMap(settingsNode)) {
+        for (const key of Object.keys(entry.settings ?? {})) if (!(key in next)) settingsNode.delete(key)
+        for (const [key, value] of Object.entries(next)) {
+          if (!sameJson(entry.settings?.[key], value)) settingsNode.set(key, value)
+        }
+      } else if (Object.keys(next).length > 0) {
+        edited.set("settings", doc.createNode(next))
+      } else {
+        edited.delete("settings")
+      }
+      changes.push(`${id}: settings ${said.join(", ")}`)
+    }
+  }
+
+  // Listed as present but not installed: say so, keeping the line and its comments.
+  for (const pair of map.items) {
+    const id = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
+    if (installedIds.has(id)) continue
+    const current = plainEntry(pair.value)
+    if (current === "absent") continue
+    const comment = commentsIn(pair.value)
+    const replacement = doc.createNode("absent")
+    if (comment !== undefined) replacement.comment = ` ${comment.replace(/^#\s*/, "")}`
+    pair.value = replacement
+    changes.push(`${id}: absent (not installed)`)
+  }
+
+  const after = doc.toString()
+  const changed = after !== before
+  const sha256 = existed ? sha256Hex(before) : ""
+  const diff = unifiedDiff(before, after, { from: existed ? absolute : "/dev/null", to: absolute })
+  let written = false
+  if (options.write && changed) {
+    if (options.expectedSha256 !== undefined && options.expectedSha256 !== sha256) {
+      return yield* new AdoptRefused({ file: absolute, detail: "the file changed since its diff was shown; look at the new diff and adopt again" })
+    }
+    yield* fs.makeDirectory(folder, { recursive: true })
+    yield* fs.writeFileString(`${absolute}.adopt.tmp`, after)
+    yield* fs.rename(`${absolute}.adopt.tmp`, absolute)
+    written = true
+  }
+  return { file: absolute, existed, sha256, before, after, diff, changed, changes, notes, written } satisfies AdoptResult
+})
+
