@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod } from "node:fs/promises"
+import { deepImports } from "./deep-imports.mjs"
 import { buildBridge } from "./build-bridge.mjs"
 
 await Promise.all([
@@ -25,6 +26,7 @@ await Promise.all([
     external: ["better-sqlite3", "esbuild"],
     sourcemap: "linked",
     minify: true,
+    plugins: [deepImports],
     logLevel: "warning"
   }),
   build({

@@ -1,4 +1,4 @@
-// @host/sdk/server: the backend contracts of Host extensions (SPEC.md "Extension contracts") as
+// @host/sdk/server: the backend contracts of Host extensions (docs/backend.md in the Host repository) as
 // TypeScript interfaces, the HostExtension base class, and route definitions. Contracts are detected
 // structurally (the method is present), never with instanceof.
 import { existsSync, readFileSync } from "node:fs"
@@ -291,7 +291,7 @@ export class HttpError extends Error {
   }
 }
 
-/** `abort(403, "needs full.manage")`: stops the request with that status (SPEC.md "Errors" 1). */
+/** `abort(403, "needs full.manage")`: stops the request with that status (an HTTP error answer, docs/http.md "Errors"). */
 export const abort = (status: number, message: string, code?: string): never => {
   throw new HttpError(status, message, code)
 }

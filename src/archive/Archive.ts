@@ -28,7 +28,7 @@ import {
 } from "./Tar.js"
 import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums, sha256Hex } from "./Tree.js"
 
-// `.host` archives (DESIGN.md §8): pack a tree deterministically; inspect an archive in memory
+// `.host` archives (docs/archives.md): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
 // archive into a fresh staging folder, atomically.
 
@@ -44,7 +44,7 @@ export interface ArchiveLimits {
   readonly files: number
 }
 
-/** The defaults of DESIGN.md §3: 50 MiB archive, 200 MiB unpacked, 10,000 files. */
+/** The default limits (docs/archives.md "Refusals"): 50 MiB archive, 200 MiB unpacked, 10,000 files. */
 export const defaultLimits: ArchiveLimits = {
   archiveBytes: 50 * 1024 * 1024,
   unpackedBytes: 200 * 1024 * 1024,
@@ -570,7 +570,7 @@ export const integrityRefusal = (inspection: Inspection): ArchiveRefused | undef
 
 /**
  * The checks install runs before staging: files must match checksums.json (each difference is
- * refused with its own reason), then the signature policy (DESIGN.md §8).
+ * refused with its own reason), then the signature policy (docs/archives.md).
  */
 export const enforceTrust = (inspection: Inspection, requireSignatures: boolean) =>
   Effect.gen(function*() {

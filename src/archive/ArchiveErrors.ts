@@ -69,7 +69,7 @@ export class SecretKeyMissing extends Data.TaggedError("SecretKeyMissing")<{
   }
 }
 
-/** The signature status does not satisfy the trust policy (DESIGN.md §8). */
+/** The signature status does not satisfy the trust policy (docs/archives.md "Signature statuses"). */
 export class SignatureRefused extends Data.TaggedError("SignatureRefused")<{
   readonly source: string
   readonly status: SignatureStatus

@@ -5,7 +5,7 @@ import type { SignatureStatus } from "../domain/Installed.js"
 import { problem, type Problem, problemsFromParseError } from "../domain/Problems.js"
 import { KeyInvalid } from "./ArchiveErrors.js"
 
-// Ed25519 keys, signatures and the trust policy of DESIGN.md §8. The embedded signature signs the
+// Ed25519 keys, signatures and the trust policy of docs/archives.md. The embedded signature signs the
 // bytes of checksums.json (which pin every file); the detached `<archive>.sig` signs the whole archive.
 
 const hexPattern = (length: number) => new RegExp(`^[0-9a-fA-F]{${length}}$`)
@@ -241,7 +241,7 @@ export const checkSignatures = (inputs: SignatureInputs): Effect.Effect<Signatur
   })
 
 /**
- * The trust policy (DESIGN.md §8): `modified` and `invalid` never pass; with `require_signatures`
+ * The trust policy (docs/archives.md "Signature statuses"): `modified` and `invalid` never pass; with `require_signatures`
  * only `signed` passes. Left is the reason for a refusal.
  */
 export const signaturePolicy = (status: SignatureStatus, requireSignatures: boolean): Either.Either<SignatureStatus, string> => {

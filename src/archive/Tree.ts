@@ -7,7 +7,7 @@ import { join } from "node:path"
 
 // An extension tree on disk: its files (with the archive exclusions) and their checksums.
 
-/** Names excluded from packing at any depth (DESIGN.md §8). */
+/** Names excluded from packing at any depth (docs/archives.md "Format"). */
 const excludedNames: ReadonlySet<string> = new Set(["node_modules", ".git", "vendor", ".idea", ".vscode", ".DS_Store"])
 const excludedSuffixes = [".host", ".host.sha256", ".host.sig"]
 

@@ -1,73 +1,67 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect, Exit, HashMap, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
-import { buildCommand } from "./commands/build.js"
-import { exportCommand } from "./commands/export.js"
-import { newCommand } from "./commands/new.js"
-import { devCommand } from "./commands/dev.js"
-import { keygenCommand } from "./commands/keygen.js"
-import {
-  addCommand,
-  disableCommand,
-  enableCommand,
-  migrateStatusCommand,
-  removeCommand,
-  unlockCommand,
-  updateCommand
-} from "./commands/lifecycle.js"
-import { listCommand } from "./commands/list.js"
-import { panelTokenCommand } from "./commands/panel.js"
-import { reconcileCommand } from "./commands/reconcile.js"
-import { commandsCommand, runExtensionCommand } from "./commands/extensionCommands.js"
-import { scheduleListCommand, scheduleRunCommand } from "./commands/schedule.js"
-import { registryStatusCommand, registrySyncCommand } from "./commands/registry.js"
-import { serveCommand } from "./commands/serve.js"
-import { statusCommand } from "./commands/status.js"
-import { uninstallCommand } from "./commands/uninstall.js"
-import { validateCommand } from "./commands/validate.js"
-import { verifyCommand } from "./commands/verify.js"
+import type { ConfigInvalid } from "../domain/Errors.js"
+import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
+import type { LockHeld } from "../store/OperationLock.js"
+import type { DatabaseUnusable } from "../store/Database.js"
+import type { StoreError } from "../store/StoreError.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
-import { type Invocation, stderrLogger } from "./Runtime.js"
+import { type Invocation, platformLayer, stderrLogger } from "./Runtime.js"
 
-const host = Command.make("host").pipe(
-  Command.withDescription(
-    "Host: install, enable, disable, update and remove panel extensions, or converge the panel to a desired-state file.\n" +
-      "Global flags: --root DIR (else HOST_ROOT, else the current folder), --verbose."
-  ),
-  Command.withSubcommands([
-    validateCommand,
-    listCommand,
-    statusCommand,
-    addCommand,
-    updateCommand,
-    enableCommand,
-    disableCommand,
-    removeCommand,
-    unlockCommand,
-    migrateStatusCommand,
-    reconcileCommand,
-    scheduleListCommand,
-    scheduleRunCommand,
-    commandsCommand,
-    exportCommand,
-    keygenCommand,
-    verifyCommand,
-    serveCommand,
-    panelTokenCommand,
-    registrySyncCommand,
-    registryStatusCommand,
-    buildCommand,
-    newCommand,
-    devCommand,
-    uninstallCommand
-  ])
-)
+/**
+ * The built-in commands, each loaded only when it runs: a command module pulls in the code below it
+ * (lifecycle, archive, registry, runtime, server), and `host list` should not pay for `host serve`.
+ * Help without a command loads them all.
+ */
+const builtins = {
+  validate: () => import("./commands/validate.js").then((module) => module.validateCommand),
+  list: () => import("./commands/list.js").then((module) => module.listCommand),
+  status: () => import("./commands/status.js").then((module) => module.statusCommand),
+  add: () => import("./commands/lifecycle.js").then((module) => module.addCommand),
+  update: () => import("./commands/lifecycle.js").then((module) => module.updateCommand),
+  enable: () => import("./commands/lifecycle.js").then((module) => module.enableCommand),
+  disable: () => import("./commands/lifecycle.js").then((module) => module.disableCommand),
+  remove: () => import("./commands/lifecycle.js").then((module) => module.removeCommand),
+  unlock: () => import("./commands/lifecycle.js").then((module) => module.unlockCommand),
+  "migrate:status": () => import("./commands/lifecycle.js").then((module) => module.migrateStatusCommand),
+  reconcile: () => import("./commands/reconcile.js").then((module) => module.reconcileCommand),
+  "schedule:list": () => import("./commands/schedule.js").then((module) => module.scheduleListCommand),
+  "schedule:run": () => import("./commands/schedule.js").then((module) => module.scheduleRunCommand),
+  commands: () => import("./commands/extensionCommands.js").then((module) => module.commandsCommand),
+  export: () => import("./commands/export.js").then((module) => module.exportCommand),
+  keygen: () => import("./commands/keygen.js").then((module) => module.keygenCommand),
+  verify: () => import("./commands/verify.js").then((module) => module.verifyCommand),
+  serve: () => import("./commands/serve.js").then((module) => module.serveCommand),
+  "panel:token": () => import("./commands/panel.js").then((module) => module.panelTokenCommand),
+  "registry:sync": () => import("./commands/registry.js").then((module) => module.registrySyncCommand),
+  "registry:status": () => import("./commands/registry.js").then((module) => module.registryStatusCommand),
+  build: () => import("./commands/build.js").then((module) => module.buildCommand),
+  new: () => import("./commands/new.js").then((module) => module.newCommand),
+  dev: () => import("./commands/dev.js").then((module) => module.devCommand),
+  "framework:uninstall": () => import("./commands/uninstall.js").then((module) => module.uninstallCommand)
+} as const
 
-const runCli = Command.run(host, { name: "Host", version: frameworkVersion })
+type BuiltinName = keyof typeof builtins
+type BuiltinCommand = Awaited<ReturnType<(typeof builtins)[BuiltinName]>>
 
-const builtinNames: ReadonlySet<string> = new Set(HashMap.keys(Command.getSubcommands(host)))
+const builtinNames: ReadonlySet<string> = new Set(Object.keys(builtins))
+const isBuiltin = (name: string): name is BuiltinName => Object.hasOwn(builtins, name)
+
+/** The `host` command with the subcommands this run needs: the one named, or all of them for help. */
+const hostCommand = async (name: string) => {
+  const [first, ...others]: ReadonlyArray<BuiltinCommand> = isBuiltin(name)
+    ? [await builtins[name]()]
+    : await Promise.all(Object.values(builtins).map((load) => load()))
+  return Command.make("host").pipe(
+    Command.withDescription(
+      "Host: install, enable, disable, update and remove panel extensions, or converge the panel to a desired-state file.\n" +
+        "Global flags: --root DIR (else HOST_ROOT, else the current folder), --verbose."
+    ),
+    Command.withSubcommands([first!, ...others])
+  )
+}
 
 /** A name shaped like an extension command (`vendor:thing`) that no built-in has. */
 const isExtensionCommand = (name: string) => !builtinNames.has(name) && /^[a-z0-9-]+(:[a-z0-9-]+)+$/.test(name)
@@ -116,11 +110,25 @@ export const parseArguments = (
   return { invocation: { frameworkRoot, root, verbose, env, initDatabase }, args: command === undefined ? [] : [command, ...rest] }
 }
 
-const hints: Partial<Record<string, string>> = {
+/** Failures with a hint of their own, per tag; exhaustive, so a new kind of failure gets one or says none. */
+type HintedFailure = ConfigInvalid | StoreError | DatabaseUnusable | OperationFailed | OperationRefused | LockHeld
+
+const hints: { readonly [Tag in HintedFailure["_tag"]]: string | undefined } = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
   StoreError: "hint: check the database setting (HOST_DATABASE_URL): a SQLite folder must be writable, a server reachable with those credentials",
-  DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\""
+  DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\"",
+  StoreUnavailable: "hint: the database did not answer; check the database setting, then run the command again",
+  SourceRejected: "hint: the archive, its signature, its manifest or the registry's answer was refused (host verify <file> shows why)",
+  SourceUnreachable: "hint: the source could not be fetched; check registry_url and the network, then retry",
+  MigrationsFailed: "hint: a migration of the extension failed and was rolled back; fix the extension and run the command again",
+  FilesFailed: "hint: check free disk space and that the panel root is writable",
+  // Their messages already say what to do.
+  OperationRefused: undefined,
+  LockHeld: undefined
 }
+
+const hintOf = (tag: string | undefined): string | undefined =>
+  tag !== undefined && Object.hasOwn(hints, tag) ? hints[tag as HintedFailure["_tag"]] : undefined
 
 const describe = (error: unknown): { readonly message: string; readonly tag: string | undefined } => {
   if (error !== null && typeof error === "object") {
@@ -156,7 +164,7 @@ export const renderExit = (exit: Exit.Exit<unknown, unknown>, command: string, v
     const subject = message.startsWith(`${command} `) ? message : `${command}: ${message}`
     printJsonError(json, tag ?? "Error", subject)
     process.stderr.write(`error: ${subject}\n`)
-    const hint = tag === undefined ? undefined : hints[tag]
+    const hint = hintOf(tag)
     if (hint !== undefined) process.stderr.write(`${hint}\n`)
     if (verbose) process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
     return 1
@@ -202,13 +210,19 @@ export const main = async (
   const command = args[0] ?? "host"
   const program: Effect.Effect<void, unknown, CliInvocation | CliApp.CliApp.Environment> =
     isExtensionCommand(command)
-      ? runExtensionCommand(command, args.slice(1))
-      : runCli(["node", "host", ...args])
+      ? Effect.flatMap(
+        Effect.promise(() => import("./commands/extensionCommands.js")),
+        (module) => module.runExtensionCommand(command, args.slice(1))
+      )
+      : Effect.flatMap(
+        Effect.promise(() => hostCommand(command)),
+        (host) => Command.run(host, { name: "Host", version: frameworkVersion })(["node", "host", ...args])
+      )
   const exit = await Effect.runPromiseExit(
     program.pipe(
       withUsageErrorLines(command),
       Effect.provideService(CliInvocation, invocation),
-      Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
+      Effect.provide(Layer.merge(platformLayer, stderrLogger))
     )
   )
   return renderExit(exit, command, invocation.verbose, args.includes("--json"))

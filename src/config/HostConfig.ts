@@ -3,10 +3,10 @@ import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { parse as parseYaml } from "yaml"
 import packageJson from "../../package.json" with { type: "json" }
 import { ConfigInvalid, RootNotFound } from "../domain/Errors.js"
-import { SemverVersion } from "../domain/Manifest.js"
+import { SemverVersion } from "../domain/Version.js"
 import { formatPath, problem, problemsFromParseError, type Problem } from "../domain/Problems.js"
 
-// config/host.yaml (DESIGN.md §3), overridden by environment variables, decoded with Schema.
+// config/host.yaml (README "Configuration", docs/architecture.md), overridden by environment variables, decoded with Schema.
 
 export const frameworkVersion: string = packageJson.version
 

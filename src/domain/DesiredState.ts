@@ -1,8 +1,9 @@
 import { Either, Schema } from "effect"
-import { extensionIdProblem, VersionRange } from "./Manifest.js"
+import { extensionIdProblem } from "./Manifest.js"
+import { VersionRange } from "./Version.js"
 import { problem, problemsFromParseError, type Problem } from "./Problems.js"
 
-// desired-state/extensions.yaml (DESIGN.md §10): what the panel should look like.
+// desired-state/extensions.yaml (docs/plan-format.md, docs/architecture.md "One reconcile"): what the panel should look like.
 
 const Sha256 = Schema.String.pipe(
   Schema.filter((hex) => /^[0-9a-f]{64}$/i.test(hex) || `"${hex}" is not a sha256 hex digest (64 hex characters)`)

@@ -1,6 +1,6 @@
 import { Data } from "effect"
 
-// Framework events (SPEC.md "Events"), dispatched after an operation commits.
+// Framework events (docs/backend.md "Event listeners"), dispatched after an operation commits.
 
 export class ExtensionInstalled extends Data.TaggedClass("ExtensionInstalled")<{
   readonly extensionId: string
@@ -38,7 +38,7 @@ export const eventNames: ReadonlyArray<string> = [
 ]
 
 /**
- * The event a `getEventListeners()` key names: the bare name, or SPEC's class name in the `Host\Events`
+ * The event a `getEventListeners()` key names: the bare name, or the class name in the `Host\Events`
  * namespace (`Host\Events\ExtensionInstalled`, also written with `/` or `.`); undefined for no known event.
  */
 export const eventNameOf = (key: string): string | undefined => {

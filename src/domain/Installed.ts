@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-// What the four host_* tables hold, as decoded records (DESIGN.md §4).
+// What the four host_* tables hold, as decoded records (docs/architecture.md "Store").
 
 export const SourceType = Schema.Literal("registry", "archive", "path", "upload", "dev-link")
 

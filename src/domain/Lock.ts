@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-// The operation lock (DESIGN.md §10): one row owned by `host/core` in host_settings.
+// The operation lock (docs/architecture.md "Store"): one row owned by `host/core` in host_settings.
 
 export const lockSettingKey = "lock"
 

@@ -1,10 +1,11 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Schema } from "effect"
 import semver from "semver"
 import { HealthCheckDeclaration } from "./Health.js"
 import { joinPath, problem, problemsFromParseError, type Problem } from "./Problems.js"
 import { resolveTaskCron, ScheduleTaskDeclaration, type ScheduledTask } from "./Schedules.js"
 import { normalizeSettings, SettingsSection, type SettingField } from "./Settings.js"
 import { isKnownSlot } from "./Slots.js"
+import { SemverVersion, VersionRange } from "./Version.js"
 
 // extension.yaml: one decoder, used by `host validate` and by every loader, so validate never passes
 // what install refuses. Shapes are Schema; rules across fields are checked after decoding.
@@ -29,27 +30,6 @@ export const extensionIdProblem = (id: string): string | undefined => {
 
 export const ExtensionId = Schema.String.pipe(
   Schema.filter((id) => extensionIdProblem(id) ?? true, { identifier: "ExtensionId" })
-)
-
-/** A string that YAML may have read as a number (`version: 1.0`): refused with a hint to quote it. */
-const quotedString = (example: string) =>
-  Schema.transformOrFail(Schema.Union(Schema.String, Schema.Number), Schema.String, {
-    strict: true,
-    decode: (value, _, ast) =>
-      typeof value === "string"
-        ? ParseResult.succeed(value)
-        : ParseResult.fail(
-          new ParseResult.Type(ast, value, `YAML read ${value} as a number; write it as a quoted string such as "${example}"`)
-        ),
-    encode: ParseResult.succeed
-  })
-
-export const SemverVersion = quotedString("1.0.0").pipe(
-  Schema.filter((version) => semver.valid(version) !== null || `"${version}" is not a semantic version (like 1.2.0)`)
-)
-
-export const VersionRange = quotedString("^1.2").pipe(
-  Schema.filter((range) => semver.validRange(range) !== null || `"${range}" is not a version range (like ^1.2)`)
 )
 
 /** Paths inside the extension: relative, POSIX, never leaving the extension root. */
@@ -201,7 +181,7 @@ const checkDeprecations = (document: ManifestDocument, warnings: Array<Problem>)
       }
     }
     if ((document.schedules?.tasks?.length ?? 0) > 0 && schedulesIgnored(document)) {
-      warnings.push(problem("capabilities", `capabilities is declared without "schedules: ^1", so the scheduled tasks are ignored (SPEC "Errors")`))
+      warnings.push(problem("capabilities", `capabilities is declared without "schedules: ^1", so the scheduled tasks are ignored`))
     }
   }
   const slots = document.frontend?.slots
@@ -343,7 +323,7 @@ const inferredMapping = (id: string): Record<string, string> => {
 }
 
 /**
- * Resolves the backend entrypoint (DESIGN.md §5): explicit `entrypoint` via `autoload` (or the inferred
+ * Resolves the backend entrypoint (README, docs/backend.md): explicit `entrypoint` via `autoload` (or the inferred
  * mapping); else the default class name; else package.json `host.entrypoint`; else none.
  * An explicit entrypoint that resolves to no file is `Missing`.
  */

@@ -9,7 +9,7 @@ import { dependencyOrder } from "./Rules.js"
 import { type SettingField, validateSettingValues } from "./Settings.js"
 import { bundleSlotReferences } from "./Slots.js"
 
-// The reconciler's pure core (DESIGN.md §10): desired × actual → ordered actions. No I/O here: the
+// The reconciler's pure core (docs/plan-format.md): desired × actual → ordered actions. No I/O here: the
 // caller reads the desired file, the tables, the installed files and the sources, and applies the plan.
 
 // ---- capabilities ------------------------------------------------------------------------------
@@ -455,7 +455,7 @@ export const configuredValues = (
   return Either.right(values)
 }
 
-// ---- staleness and text -------------------------------------------------------------------------------
+// ---- staleness -------------------------------------------------------------------------------
 
 /** What changed between the basis a plan was made against and the current one, one line each. */
 export const basisChanges = (planned: PlanBasis, current: PlanBasis): ReadonlyArray<string> => {
@@ -469,46 +469,3 @@ export const basisChanges = (planned: PlanBasis, current: PlanBasis): ReadonlyAr
     return [`${key}: was ${before}, now ${after}`]
   })
 }
-
-const sign: Record<ActionType, string> = {
-  install: "+",
-  update: "~",
-  enable: "~",
-  disable: "~",
-  configure: "~",
-  repair: "!",
-  remove: "-"
-}
-
-export const formatAction = (action: PlanAction): string => {
-  const detail = (() => {
-    switch (action.type) {
-      case "install":
-        return ` ${action.to}${action.enabled === false ? " (disabled)" : ""}`
-      case "update":
-        return ` ${action.from} → ${action.to}`
-      case "repair":
-      case "remove":
-        return ` ${action.from}`
-      case "configure":
-        return ` (${(action.settings ?? []).map((change) => change.key).join(", ")})`
-      default:
-        return ""
-    }
-  })()
-  return `${sign[action.type]} ${action.type} ${action.id}${detail}: ${action.reason}`
-}
-
-export const formatSummary = (summary: PlanSummary): string =>
-  summary.install + summary.update + summary.enable + summary.disable + summary.configure + summary.repair + summary.remove === 0
-    ? "No changes. Panel matches desired state."
-    : `Plan: ${summary.install} to install, ${summary.update} to update, ${summary.enable} to enable, ${summary.disable} to disable, ` +
-      `${summary.configure} to configure, ${summary.repair} to repair, ${summary.remove} to remove.`
-
-export const formatPlan = (plan: Pick<Plan, "actions" | "summary" | "warnings">): string =>
-  [
-    ...plan.warnings.map((warning) => `warning: ${warning}`),
-    ...plan.actions.map(formatAction),
-    ...(plan.actions.length > 0 ? [""] : []),
-    formatSummary(plan.summary)
-  ].join("\n")

@@ -3,7 +3,7 @@ import semver from "semver"
 import { ExtensionId, extensionIdProblem } from "./Manifest.js"
 import { problem, type Problem } from "./Problems.js"
 
-// The registry (DESIGN.md §9), pure parts: the index schema, references (`vendor/name[@version|@range]`),
+// The registry (docs/registry.md), pure parts: the index schema, references (`vendor/name[@version|@range]`),
 // version resolution, archive and signature URLs, search, and cache freshness. No I/O here.
 
 // ---------------------------------------------------------------------------------------------

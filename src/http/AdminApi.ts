@@ -25,7 +25,7 @@ import { frameworkVersion } from "../config/HostConfig.js"
 import type { DesiredExtension } from "../domain/DesiredState.js"
 import { ActivityAction } from "../domain/Installed.js"
 import { type ManifestDocument, routeGroups } from "../domain/Manifest.js"
-import { formatPlan } from "../domain/Plan.js"
+import { formatPlan } from "../reconcile/PlanRender.js"
 import { availableVersions, newerVersion, type RegistryIndex, searchEntries } from "../domain/Registry.js"
 import { checkRequires, dependencyProblems } from "../domain/Rules.js"
 import { nextRuns } from "../domain/Schedules.js"
@@ -43,7 +43,7 @@ import { authenticate, header, requireAdmin } from "./Context.js"
 import { badRequest, HttpFailure, notFound, unauthorized } from "./Errors.js"
 import * as Webhook from "./Webhook.js"
 
-// The admin JSON API (DESIGN.md §12) under /admin/host/api: an admin's session (CSRF-checked on
+// The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
 // unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
 // the CLI, with the actor {type: "admin", user}; the runtime swaps to a new generation before answering.
 

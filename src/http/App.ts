@@ -16,7 +16,7 @@ import * as ClientEvents from "./ClientEvents.js"
 import * as Diagnostics from "./Diagnostics.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 
-// The server's routes (DESIGN.md §12). The three read-only client bodies are precomputed per runtime
+// The server's routes (docs/http.md). The three read-only client bodies are precomputed per runtime
 // generation; Server.ts answers them before this router is reached when it can, and these handlers are
 // the same answers on the normal path (e.g. the first request with a session cookie).
 
@@ -86,7 +86,7 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
   HttpRouter.get("/admin/host/api/health", AdminApi.health),
   HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile),
-  // DESIGN.md §10 names the CI webhook POST /admin/host/reconcile; §12 lists it under the admin API.
+  // The CI webhook is POST /admin/host/reconcile, beside (not under) the admin API prefix.
   HttpRouter.post("/admin/host/reconcile", AdminApi.reconcile),
   HttpRouter.post("/admin/host/api/servers", AdminApi.createServer),
   HttpRouter.del("/admin/host/api/servers/:uuid", AdminApi.deleteServer)

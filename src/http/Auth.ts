@@ -1,7 +1,7 @@
 import type { PanelDirectory, PanelUser } from "../panel/Panel.js"
 import { sessionCookieName, type Session, type Sessions } from "../panel/Session.js"
 
-// Who is asking (DESIGN.md §12, §13): `Authorization: Bearer <token>` (compared by sha256 with the
+// Who is asking (docs/http.md "Authentication"): `Authorization: Bearer <token>` (compared by sha256 with the
 // panel's users) or the signed session cookie of the login form. Synchronous and cached, so the hot
 // read-only endpoints pay one map lookup per request.
 

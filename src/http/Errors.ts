@@ -1,7 +1,16 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Cause, Data, Effect } from "effect"
+import type { RequestError, RouteNotFound } from "@effect/platform/HttpServerError"
+import type { MultipartError } from "@effect/platform/Multipart"
+import { Cause, Data, Effect, Match } from "effect"
+import type { ParseError } from "effect/ParseResult"
+import type { DesiredStateInvalid, ExtensionNotFound, ManifestInvalid } from "../domain/Errors.js"
+import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
+import type { PlanInvalid } from "../reconcile/Reconciler.js"
+import type { DatabaseUnusable } from "../store/Database.js"
+import type { LockHeld } from "../store/OperationLock.js"
+import type { StoreError } from "../store/StoreError.js"
 
-// Every error answer of the server has one shape (DESIGN.md §12):
+// Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
 // Known failures keep their tag as the code; anything unexpected is a 500 that says nothing internal.
 
@@ -48,33 +57,82 @@ export const errorResponse = (status: number, code: string, detail: string, prob
 const tagOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
 
-const messageOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : String(error)
+/** The failures of the layers below that have an answer of their own (anything else is a 500). */
+type KnownFailure =
+  | RouteNotFound
+  | RequestError
+  | ParseError
+  | MultipartError
+  | ManifestInvalid
+  | DesiredStateInvalid
+  | PlanInvalid
+  | ExtensionNotFound
+  | DatabaseUnusable
+  | LockHeld
+  | StoreError
+  | OperationRefused
+  | OperationFailed
 
-/** Known failures of the layers below, by tag. */
-const statusByTag: Readonly<Record<string, number>> = {
-  RouteNotFound: 404,
-  ExtensionNotFound: 404,
-  RequestError: 400,
-  ParseError: 400,
-  MultipartError: 400,
-  ManifestInvalid: 422,
-  OperationFailed: 422,
-  LockHeld: 409,
-  PlanInvalid: 422,
-  DesiredStateInvalid: 422,
+/**
+ * Status and code per failure. Exhaustive over KnownFailure: a new kind of operation failure does not
+ * compile until it has its status here. A store that cannot be reached is 503 (retry later), never 422.
+ */
+const answerOf = Match.type<KnownFailure>().pipe(
+  Match.tagsExhaustive({
+    RouteNotFound: () => ({ status: 404, code: "NotFound", detail: "not found" }),
+    RequestError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
+    ParseError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
+    MultipartError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
+    ManifestInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
+    DesiredStateInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
+    PlanInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
+    ExtensionNotFound: (error) => ({ status: 404, code: error._tag, detail: error.message }),
+    DatabaseUnusable: (error) => ({ status: 503, code: error._tag, detail: error.message }),
+    LockHeld: (error) => ({ status: 409, code: error._tag, detail: error.message }),
+    StoreError: (error) => ({ status: 503, code: error._tag, detail: error.message }),
+    OperationRefused: (error) => ({ status: error.reason === "not-installed" ? 404 : 409, code: error._tag, detail: error.message }),
+    SourceRejected: (error) => ({ status: 422, code: error._tag, detail: error.message }),
+    SourceUnreachable: (error) => ({ status: 502, code: error._tag, detail: error.message }),
+    MigrationsFailed: (error) => ({ status: 422, code: error._tag, detail: error.message }),
+    StoreUnavailable: (error) => ({ status: 503, code: error._tag, detail: error.message }),
+    FilesFailed: (error) => ({ status: 500, code: error._tag, detail: error.message })
+  })
+)
+
+const knownTags: Readonly<Record<KnownFailure["_tag"], true>> = {
+  RouteNotFound: true,
+  RequestError: true,
+  ParseError: true,
+  MultipartError: true,
+  ManifestInvalid: true,
+  DesiredStateInvalid: true,
+  PlanInvalid: true,
+  ExtensionNotFound: true,
+  DatabaseUnusable: true,
+  LockHeld: true,
+  StoreError: true,
+  OperationRefused: true,
+  SourceRejected: true,
+  SourceUnreachable: true,
+  MigrationsFailed: true,
+  StoreUnavailable: true,
+  FilesFailed: true
+}
+
+const isKnown = (error: unknown): error is KnownFailure => {
+  const tag = tagOf(error)
+  return tag !== undefined && Object.hasOwn(knownTags, tag)
 }
 
 /** Renders a failure (or 500 for anything not known, logged with its cause). */
 export const renderFailure = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (error instanceof HttpFailure) return Effect.succeed(errorResponse(error.status, error.code, error.detail, error.problems))
-  const tag = tagOf(error)
-  if (tag === "OperationRefused") {
-    const reason = (error as { reason?: unknown }).reason
-    return Effect.succeed(errorResponse(reason === "not-installed" ? 404 : 409, tag, messageOf(error)))
+  if (isKnown(error)) {
+    const answer = answerOf(error)
+    const response = errorResponse(answer.status, answer.code, answer.detail)
+    // A 5xx is the server's trouble: logged with its cause, as unexpected failures are.
+    return answer.status >= 500 ? Effect.as(Effect.logError(`request failed: ${answer.detail}`), response) : Effect.succeed(response)
   }
-  if (tag === "RouteNotFound") return Effect.succeed(errorResponse(404, "NotFound", "not found"))
-  if (tag !== undefined && tag in statusByTag) return Effect.succeed(errorResponse(statusByTag[tag]!, tag, messageOf(error)))
   return Effect.as(Effect.logError("unexpected failure while handling a request", Cause.fail(error)), internalError())
 }
 

@@ -25,7 +25,7 @@ const namespacesOf = (generation: Generation) =>
       : Effect.tap(viewNamespaces(generation), (namespaces) => Effect.sync(() => namespacesByGeneration.set(generation, namespaces)))
   })
 
-// Extension routes (DESIGN.md §11, §12): `<group prefix>/<vendor>/<name>/<path>` looked up in the
+// Extension routes (docs/http.md "Route groups"): `<group prefix>/<vendor>/<name>/<path>` looked up in the
 // current generation, then the group's default middleware (client-api: a user; admin: an admin; web:
 // optional user, CSRF on unsafe methods with a session), `{server}` access (404 without it), the
 // PermissionBroker (the route's declared permission, 403 without it), the extension's HasMiddleware

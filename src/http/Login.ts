@@ -6,7 +6,7 @@ import { csrfOk } from "./Auth.js"
 import { authenticate, header, ServerSessions } from "./Context.js"
 import { badRequest, HttpFailure, unauthorized } from "./Errors.js"
 
-// The embedded panel's login (DESIGN.md §13): a form at /auth/login (username + API token, as issued
+// The embedded panel's login (docs/http.md "Authentication (embedded panel)"): a form at /auth/login (username + API token, as issued
 // by `host panel:token`), answering with a signed, HttpOnly, SameSite=Lax session cookie. JSON clients
 // may POST {username, token} and get {data: {user, csrfToken}}. /auth/session tells the page who is
 // signed in and its CSRF token; /auth/logout ends the session (CSRF-checked).

@@ -5,7 +5,7 @@ import { posix } from "node:path"
 import { currentGeneration, header, ServerSettings } from "./Context.js"
 import { notFound } from "./Errors.js"
 
-// Static files (DESIGN.md §12): extension bundles, styles and their chunks under
+// Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
 // `/host/ext/<vendor>/<name>/<file>`, and the framework's `/host/bridge.js` and `/host/utility.css`.
 // Strong ETags (sha256 of the bytes, cached by path, size and mtime); `?v=` URLs (as the client
 // endpoints give them) are immutable for a year, others revalidate.

@@ -93,3 +93,7 @@ export const removeUnfinishedWrites = Effect.gen(function*() {
     if (name.endsWith(".tmp")) yield* fs.remove(path.join(directory, name), { force: true })
   }
 })
+
+/** Whether the entry's operation started migrations that a rollback of its transaction may not undo. */
+export const startedMigrations = (entry: JournalEntry): boolean =>
+  (entry.migrations ?? []).length > 0 || (entry.reverted ?? []).length > 0

@@ -33,22 +33,16 @@ import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
 import { afterDdl } from "../store/Dialect.js"
-import { type OperationName, OperationFailed, OperationRefused } from "./Errors.js"
+import { type FailureKind, failureKinds, type OperationFailed, type OperationName, OperationRefused } from "./Errors.js"
 import { LifecycleEvents, Progress } from "./Events.js"
-import {
-  hasJournal,
-  type JournalEntry,
-  type JournalStep,
-  readJournal,
-  removeJournal,
-  removeUnfinishedWrites,
-  writeJournal
-} from "./Journal.js"
-import { migrateDownAll, migrateDownNamed, migrateUp, redoMigrations, undoMigrations } from "./Migrations.js"
+import { finishFiles, holderName, recover, recoverHeld, restoreFiles, switchFiles } from "./FileSwitch.js"
+import { type JournalEntry, type JournalStep, writeJournal } from "./Journal.js"
+import { undoStartedMigrations } from "./MigrationUndo.js"
+import { migrateDownAll, migrateDownNamed, migrateUp } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 
-// The five operations (DESIGN.md §7), each all-or-nothing under the operation lock:
+// The five operations (docs/architecture.md "One install"), each all-or-nothing under the operation lock:
 // stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
 // A failure rolls the transaction back and puts the files back; a crash is finished or rolled back by
 // `recover` from the journal (committed means: the activity row carrying the operation id exists).
@@ -96,12 +90,7 @@ export interface OperationResult {
   readonly warnings: ReadonlyArray<string>
 }
 
-export interface RecoveryOutcome {
-  readonly id: string
-  readonly operation: JournalEntry["operation"]
-  readonly extensionId: string
-  readonly outcome: "finished" | "rolled back"
-}
+export type { RecoveryOutcome } from "./FileSwitch.js"
 
 /** Present while a caller (the reconciler) holds the operation lock for a run of operations. */
 export class HeldOperationLock extends Context.Tag("host/HeldOperationLock")<HeldOperationLock, OperationLock>() {}
@@ -124,13 +113,54 @@ const installedStates = (extensions: ReadonlyArray<InstalledExtension>): Readonl
     })
   }]))
 
-const describeFailure = (error: unknown): { readonly reason: string; readonly detail: string } => {
-  const failure = error as { _tag?: unknown; message?: unknown }
-  return {
-    reason: typeof failure?._tag === "string" ? failure._tag : "Error",
-    detail: typeof failure?.message === "string" && failure.message !== "" ? failure.message : String(error)
-  }
-}
+/**
+ * The kind of failure each error an operation's steps can raise is. `operate` accepts only bodies whose
+ * errors are all listed here, so a step that starts raising something new does not compile until it is
+ * classified (and so gets its HTTP status and CLI hint).
+ */
+const kindByTag = {
+  // archive/, registry/ and the manifest: the input was refused
+  ArchiveRefused: "SourceRejected",
+  SignatureRefused: "SourceRejected",
+  KeyInvalid: "SourceRejected",
+  ManifestInvalid: "SourceRejected",
+  ChecksumMismatch: "SourceRejected",
+  RegistryArchiveMismatch: "SourceRejected",
+  RegistryIndexInvalid: "SourceRejected",
+  RegistryLookupFailed: "SourceRejected",
+  RegistryNotConfigured: "SourceRejected",
+  RegistryServiceMissing: "SourceRejected",
+  // the registry could not be reached
+  RegistryFetchFailed: "SourceUnreachable",
+  RegistryCacheError: "SourceUnreachable",
+  // the extension's migrations
+  MigrationFailed: "MigrationsFailed",
+  ModuleLoadError: "MigrationsFailed",
+  // the database
+  StoreError: "StoreUnavailable",
+  SqlError: "StoreUnavailable",
+  // files
+  ArchiveIOError: "FilesFailed",
+  SystemError: "FilesFailed",
+  BadArgument: "FilesFailed"
+} as const satisfies Record<string, FailureKind>
+
+/** An error a step may raise: classified above, or already a refusal or a held lock. */
+type StepError = { readonly _tag: keyof typeof kindByTag; readonly message: string } | OperationRefused | LockHeld
+
+const classify = (
+  operation: OperationName,
+  extensionId: string,
+  step: string,
+  error: { readonly _tag: keyof typeof kindByTag; readonly message: string }
+): OperationFailed =>
+  new failureKinds[kindByTag[error._tag]]({
+    operation,
+    extensionId,
+    step,
+    reason: error._tag,
+    detail: error.message === "" ? error._tag : error.message
+  })
 
 export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
   effect: Effect.gen(function*() {
@@ -147,7 +177,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const loader = yield* ModuleLoader
     const provideLoader = Effect.provideService(ModuleLoader, loader)
     // The journal and staging helpers read these from the context; methods get them from the layer.
-    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo
+    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo | ActivityRepo | OperationLocks
     const platform = yield* Effect.context<Internal>()
     const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
     const hostVersion = config.version
@@ -155,88 +185,13 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
     const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
 
-    // ---- journal-driven file switching, shared by the live error path and crash recovery ----------
-
-    /** Puts the files back as they were before the entry's operation. */
-    const restoreFiles = (entry: JournalEntry) =>
-      Effect.gen(function*() {
-        if (yield* exists(entry.backup)) {
-          yield* fs.remove(entry.target, { recursive: true, force: true })
-          yield* fs.rename(entry.backup, entry.target)
-        } else if (!entry.hadPrevious && (entry.step === "switching" || entry.step === "switched")) {
-          yield* fs.remove(entry.target, { recursive: true, force: true })
-        }
-        if (entry.staged !== null) {
-          yield* fs.remove(entry.staged, { recursive: true, force: true })
-          // An unpack interrupted before its final rename leaves `.<name>.partial` beside it.
-          yield* fs.remove(path.join(path.dirname(entry.staged), `.${path.basename(entry.staged)}.partial`), { recursive: true, force: true })
-        }
-        yield* removeJournal(entry.id)
-      })
-
-    /** After commit: drop the previous tree and the journal. */
-    const finishFiles = (entry: JournalEntry) =>
-      Effect.gen(function*() {
-        yield* fs.remove(entry.backup, { recursive: true, force: true })
-        if (entry.staged !== null) yield* fs.remove(entry.staged, { recursive: true, force: true })
-        yield* removeJournal(entry.id)
-      })
-
-    /**
-     * Where DDL commits at once (MySQL/MariaDB), the downs of the migrations the entry's operation started,
-     * from whichever tree holds them now (staged, or switched into place).
-     */
-    const undoStartedMigrations = (entry: JournalEntry) =>
-      Effect.gen(function*() {
-        const started = entry.migrations ?? []
-        const reverted = entry.reverted ?? []
-        if (started.length === 0 && reverted.length === 0) return
-        // Install: the new tree is staged or already switched in. Remove: the tree is in place or set aside.
-        const tree = entry.operation === "remove"
-          ? ((yield* exists(entry.backup)) ? entry.backup : entry.target)
-          : entry.staged !== null && (yield* exists(entry.staged)) ? entry.staged : entry.target
-        yield* undoMigrations(entry.extensionId, started.map((migration) => ({ name: migration.name, file: path.join(tree, migration.file) })))
-        yield* redoMigrations(
-          entry.extensionId,
-          reverted.map((migration) => ({ name: migration.name, file: path.join(tree, migration.file), batch: migration.batch }))
-        )
-      }).pipe(provideLoader, closed)
-
-    const committed = (entry: JournalEntry) =>
-      Effect.map(
-        activity.list({ extensionId: entry.extensionId, limit: 50 }),
-        (rows) => rows.some((row) => row.context.operation === entry.id)
-      )
-
-    /** Finishes or rolls back every interrupted operation in the journal. Call it holding the lock. */
-    const recoverHeld = Effect.gen(function*() {
-      yield* removeUnfinishedWrites
-      const entries = yield* readJournal
-      return yield* Effect.forEach(entries, (entry) =>
-        Effect.gen(function*() {
-          const done = yield* committed(entry)
-          if (!done) yield* undoStartedMigrations(entry)
-          yield* done ? finishFiles(entry) : restoreFiles(entry)
-          const outcome: RecoveryOutcome = {
-            id: entry.id,
-            operation: entry.operation,
-            extensionId: entry.extensionId,
-            outcome: done ? "finished" : "rolled back"
-          }
-          yield* Effect.logWarning(`recovered an interrupted ${entry.operation} of ${entry.extensionId}: ${outcome.outcome}`)
-          return outcome
-        }))
-    })
-
     // ---- the lock and error shaping ------------------------------------------------------------
-
-    const holder = (actor: Actor) => `${actor.type}${actor.user === undefined ? "" : ` (${actor.user})`}`
 
     /**
      * Runs `body` holding the lock, after recovering interrupted operations. Every failure that is not
-     * a refusal or a held lock becomes OperationFailed naming the step it happened in.
+     * a refusal or a held lock becomes the OperationFailed of its kind, naming the step it happened in.
      */
-    const operate = <A, E, R>(
+    const operate = <A, E extends StepError, R>(
       operation: OperationName,
       extensionId: string,
       options: OperationOptions,
@@ -250,16 +205,13 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             Effect.flatMap(Effect.serviceOption(Progress), Option.match({ onNone: () => Effect.void, onSome: (progress) => progress.step(name) }))
           )
         const held = yield* Effect.serviceOption(HeldOperationLock)
-        const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig> =
+        const run: Effect.Effect<A, E | PlatformError | StoreError | LockHeld, R | FileSystem.FileSystem | Path.Path | HostConfig | ActivityRepo> =
           Option.isSome(held) ? body(step) : withLockHeld(`${operation} ${extensionId}`, options, body(step))
         return yield* run.pipe(
-          Effect.catchAll((error): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> => {
-            if (error instanceof OperationRefused || error instanceof LockHeld || error instanceof OperationFailed) {
-              return Effect.fail(error as OperationFailed | OperationRefused | LockHeld)
-            }
-            return Effect.flatMap(Ref.get(current), (stepName) =>
-              Effect.fail(new OperationFailed({ operation, extensionId, step: stepName, ...describeFailure(error) })))
-          })
+          Effect.catchAll((error: StepError): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> =>
+            error._tag === "OperationRefused" || error._tag === "LockHeld"
+              ? Effect.fail(error)
+              : Effect.flatMap(Ref.get(current), (stepName) => Effect.fail(classify(operation, extensionId, stepName, error))))
         )
       }).pipe(Effect.withSpan(`Lifecycle.${operation}`, { attributes: { extensionId } }))
 
@@ -269,7 +221,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
         Effect.gen(function*() {
           const lock = yield* locks.acquire({
             operation,
-            holder: holder(options.actor),
+            holder: holderName(options.actor),
             timeout: Duration.seconds(options.lockTimeout ?? 0)
           })
           yield* recoverHeld
@@ -440,11 +392,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("migrated")
               yield* step("switching files")
               yield* journalStep("switching")
-              if (hadPrevious) yield* fs.rename(target, (yield* Ref.get(journal)).backup)
-              yield* fs.makeDirectory(path.dirname(target), { recursive: true })
               // A dev link is served from the author's folder itself: the installed path only points there.
-              if (staged.source.type === "dev-link") yield* fs.symlink(staged.directory, target)
-              else yield* fs.rename(staged.directory, target)
+              yield* switchFiles({ ...(yield* Ref.get(journal)), staged: staged.directory }, { link: staged.source.type === "dev-link" })
               yield* journalStep("switched")
               yield* crashPoint("switched")
               yield* step("recording")
@@ -476,7 +425,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               return ran
             }).pipe(provideLoader)
           ).pipe(Effect.tapErrorCause(() =>
-            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry)), restoreFiles(entry))).pipe(
+            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry).pipe(provideLoader, closed)), restoreFiles(entry))).pipe(
               Effect.ignore
             )
           ))
@@ -639,7 +588,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
 
     /**
      * Writes settings values, each validated against the extension's normalized settings schema. Keys
-     * not given keep their values. Settings have no activity action of their own (DESIGN.md §4).
+     * not given keep their values. Settings have no activity action of their own (docs/architecture.md "Store").
      */
     const configure = (id: string, values: Readonly<Record<string, unknown>>, options: OperationOptions) =>
       operate("configure", id, options, (step) =>
@@ -739,11 +688,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               yield* crashPoint("migrated")
               yield* step("removing files")
               yield* journalStep("switching")
-              const entry = yield* Ref.get(journal)
-              if (entry.hadPrevious) {
-                yield* fs.makeDirectory(paths.staging, { recursive: true })
-                yield* fs.rename(target, entry.backup)
-              }
+              yield* switchFiles(yield* Ref.get(journal))
               yield* journalStep("switched")
               yield* crashPoint("switched")
               yield* step("recording")
@@ -762,7 +707,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
               return reverted
             }).pipe(provideLoader)
           ).pipe(Effect.tapErrorCause(() =>
-            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry)), restoreFiles(entry))).pipe(
+            Effect.flatMap(Ref.get(journal), (entry) => Effect.zipRight(Effect.ignore(undoStartedMigrations(entry).pipe(provideLoader, closed)), restoreFiles(entry))).pipe(
               Effect.ignore
             )
           ))
@@ -782,21 +727,6 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             warnings
           } satisfies OperationResult
         }))
-
-    /**
-     * Recovers interrupted operations, and clears the lock of a holder that died, unless a live process
-     * holds the lock (it is mid-operation and owns its journal).
-     */
-    const recover = (actor: Actor) =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          const lock = yield* locks.current
-          if (Option.exists(lock, (held) => !locks.isDead(held))) return []
-          if (!(yield* hasJournal) && Option.isNone(lock)) return []
-          yield* locks.acquire({ operation: "recovery", holder: holder(actor), timeout: Duration.zero })
-          return yield* recoverHeld
-        })
-      ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed([])))
 
     return {
       add: (spec: SourceSpec, options: AddOptions) => closed(add(spec, options)),

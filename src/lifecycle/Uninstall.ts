@@ -1,12 +1,13 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Either, Option, Schema } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { Actor } from "../domain/Installed.js"
 import { dependencyOrder } from "../domain/Rules.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { storeError } from "../store/StoreError.js"
 import { Lifecycle } from "./Lifecycle.js"
+import { markerFile } from "./UninstallMarker.js"
 
 // `host framework:uninstall` (docs/operations.md#uninstall): takes Host out of a panel. Every
 // extension is removed by the ordinary remove operation (down migrations, files, journaled), then the
@@ -69,31 +70,6 @@ export class UninstallFailed extends Data.TaggedError("UninstallFailed")<{
       "\nhint: fix the cause and run host framework:uninstall --confirm again, or use --keep-data to remove only files"
   }
 }
-
-/** A confirmed uninstall was cut short: only `framework:uninstall --confirm` may run until it is finished. */
-export class UninstallInterrupted extends Data.TaggedError("UninstallInterrupted")<{
-  readonly marker: string
-  readonly startedAt: string
-}> {
-  override get message() {
-    return `a framework:uninstall started at ${this.startedAt} was interrupted (${this.marker} exists); ` +
-      "the panel is half removed\nhint: run host framework:uninstall --confirm to finish it"
-  }
-}
-
-const Marker = Schema.Struct({ startedAt: Schema.String, keepData: Schema.Boolean })
-
-export const markerFile = Effect.map(HostConfig, ({ paths }) => `${paths.storage}/uninstall.json`)
-
-/** Fails with UninstallInterrupted while an interrupted uninstall's marker exists. */
-export const refuseWhileUninstalling = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const marker = yield* markerFile
-  if (!(yield* fs.exists(marker).pipe(Effect.orElseSucceed(() => false)))) return
-  const text = yield* fs.readFileString(marker).pipe(Effect.orElseSucceed(() => ""))
-  const decoded = Schema.decodeUnknownEither(Schema.parseJson(Marker))(text)
-  return yield* new UninstallInterrupted({ marker, startedAt: Either.isRight(decoded) ? decoded.right.startedAt : "an unknown time" })
-})
 
 /** Test hook, as in Lifecycle: `HOST_TEST_CRASH_AT=<step>` kills the process at that step. */
 const crashPoint = (step: string) =>

@@ -7,7 +7,7 @@ import { ConfigInvalid } from "../domain/Errors.js"
 import { problem, problemsFromParseError } from "../domain/Problems.js"
 import { OperationLocks } from "../store/OperationLock.js"
 
-// The panel Host is installed into (DESIGN.md §13): its name and versions (for `requires.panel`/`php`),
+// The panel Host is installed into (docs/http.md "Authentication (embedded panel)"): its name and versions (for `requires.panel`/`php`),
 // its users with their hashed API tokens, its servers with owners and subusers, and the permission
 // rules between them. The default is the embedded reference panel, described by `config/panel.yaml`:
 //

@@ -43,7 +43,7 @@ import {
 } from "./Inputs.js"
 import { passingRegistryVersions } from "./Preflight.js"
 
-// desired state → plan → apply (DESIGN.md §10). Planning is read-only; applying holds the operation
+// desired state → plan → apply (docs/architecture.md "One reconcile"). Planning is read-only; applying holds the operation
 // lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
 
 export class PlanInvalid extends Data.TaggedError("PlanInvalid")<{

@@ -36,7 +36,7 @@ import {
   RegistryNotConfigured
 } from "./RegistryErrors.js"
 
-// The Registry service (DESIGN.md §9): the index from `<registry_url>/registry.json` (http(s) or
+// The Registry service (docs/registry.md): the index from `<registry_url>/registry.json` (http(s) or
 // file://) behind a cache file with a TTL; search; `vendor/name[@version|@range]` resolution; and
 // verified downloads (size limit, progress, sha256 against the index, the detached signature).
 

@@ -11,7 +11,7 @@ import { SettingsRepo } from "../store/SettingsRepo.js"
 import type { HostEvent } from "../../sdk/src/server.js"
 import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
 import { recordQuarantine } from "./Quarantine.js"
-// Backend parts outside HTTP (DESIGN.md §11): the console commands and health checks of booted
+// Backend parts outside HTTP (docs/backend.md): the console commands and health checks of booted
 // extensions, for the CLI (`host <command>`, `host commands`, `status --health`, `schedule:run`) and the
 // server alike.
 

@@ -6,7 +6,7 @@ import { routeUrl } from "./Routes.js"
 import type { Generation, LoadedExtension } from "./Runtime.js"
 import { servedSlot, slotMap } from "./Slots.js"
 
-// The bodies of the read-only client endpoints (DESIGN.md §12), computed once per runtime generation:
+// The bodies of the read-only client endpoints (docs/http.md), computed once per runtime generation:
 // they depend on nothing but the generation and the configuration, so a request only picks the bytes.
 
 export interface PrecomputedBody {

@@ -14,7 +14,7 @@ import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
 import { devSignals } from "./DevSignal.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
 
-// The live runtime of a server (DESIGN.md §7, §11): the current generation, swapped for a new one when
+// The live runtime of a server (docs/http.md "Runtime generations, quarantine, live state"): the current generation, swapped for a new one when
 // the installed state changes — in this process (lifecycle events, at once) or in another (the CLI, a
 // replica: the database is polled every second, so a change shows within 2 s). A request takes the
 // generation current when it starts and finishes on it, so a swap drops nothing in flight.

@@ -30,7 +30,7 @@ import type { LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { type CompiledRoute, compileSegments, normalizeRoutePath, type RouteMethod, routeMethods } from "./Routes.js"
 import { scanBundleSlots, type SlotEntry } from "./Slots.js"
 
-// One runtime generation (DESIGN.md §11): the enabled extensions loaded, registered and booted in
+// One runtime generation (docs/backend.md, docs/http.md "Runtime generations"): the enabled extensions loaded, registered and booted in
 // dependency order, with their routes, middleware, listeners and slots. An extension that cannot take
 // part is quarantined with a reason and skipped; the rest of the generation is unaffected.
 

@@ -4,7 +4,7 @@ import { OperationLocks } from "../store/OperationLock.js"
 import { callExtensionCode, type ExtensionCommand, extensionCommands } from "./Backend.js"
 import type { Generation } from "./Runtime.js"
 
-// Scheduled tasks (DESIGN.md §11): each `schedules.tasks` entry runs its console command when its cron
+// Scheduled tasks (docs/backend.md "Scheduled tasks"): each `schedules.tasks` entry runs its console command when its cron
 // expression is due. `host schedule:run` (system cron) and the server's runner share this.
 
 export interface TaskOutcome {

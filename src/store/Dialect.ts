@@ -4,7 +4,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { MysqlClient } from "@effect/sql-mysql2"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Layer, Redacted } from "effect"
 import { StoreError, storeError } from "./StoreError.js"
 import pgTypes from "pg-types"
 
@@ -74,7 +74,11 @@ export const clientLayer = (
               Effect.mapError(storeError(`creating the folder of ${target.file}`))
             )
           }
-          return SqliteClient.layer({ filename: target.file }).pipe(Layer.mapError(storeError(`opening ${target.file}`)))
+          // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
+          // defect: it is the database being unavailable, so it fails as a StoreError like any other.
+          return SqliteClient.layer({ filename: target.file }).pipe(
+            Layer.catchAllCause((cause) => Layer.fail(storeError(`opening ${target.file}`)(Cause.squash(cause))))
+          )
         })
       )
     case "mysql": {

@@ -8,7 +8,7 @@ import { leaseLapsed, leaseMillis, leaseRenewMillis, lockSettingKey, OperationLo
 import { dialectOf } from "./Dialect.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
 
-// One writer per database (docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
+// One writer per database (docs/architecture.md "Store", docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
 // own row. The row is a lease the holder renews every 5 s: a lock whose 30 s lease lapsed is dead wherever
 // its holder ran (another replica, another host), and a holder on this host whose process is gone is dead

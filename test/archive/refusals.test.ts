@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach } from "vitest"
 import { type ArchiveLimits, defaultLimits, inspectArchive, packTree, verifyAndUnpack } from "../../src/archive/Archive.js"
@@ -357,7 +357,8 @@ describe("limits count what packing counts", () => {
         requireSignatures: false,
         into: join(sandbox, "staging")
       })
-      expect(result).toBeDefined()
+      // Three files and checksums.json under a limit of three files: accepted and all unpacked.
+      expect(readdirSync(result.staged).sort()).toEqual(["a.js", "b.js", "checksums.json", "extension.yaml"])
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync } from "node:fs"
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { runHost, tempDirsPerTest } from "../support/cli.js"
@@ -7,7 +7,7 @@ import { writeExtension } from "../support/extensions.js"
 const temp = tempDirsPerTest()
 
 const toolsSource = `import { HostExtension } from "@host/sdk/server"
-import { appendFileSync } from "node:fs"
+import { appendFileSync, existsSync } from "node:fs"
 
 const out = () => process.env.TOOLS_OUT ?? "/dev/null"
 
@@ -18,7 +18,14 @@ export class ToolsExtension extends HostExtension {
       { name: "tools:fail", description: "Fails", run: () => { throw new Error("boom") } },
       { name: "tools:code", run: () => 3 },
       { name: "tools:touch", run: () => { appendFileSync(out(), "touched\\n") } },
-      { name: "tools:slow", run: () => new Promise((resolve) => setTimeout(resolve, 2000)).then(() => appendFileSync(out(), "slow\\n")) }
+      // Marks its start; with TOOLS_RELEASE it runs until that file exists, else for 2 s.
+      { name: "tools:slow", run: async () => {
+        appendFileSync(out(), "slow-begin\\n")
+        const release = process.env.TOOLS_RELEASE
+        if (release === undefined) await new Promise((resolve) => setTimeout(resolve, 2000))
+        else while (!existsSync(release)) await new Promise((resolve) => setTimeout(resolve, 20))
+        appendFileSync(out(), "slow\\n")
+      } }
     ]
   }
 
@@ -32,7 +39,7 @@ export class ToolsExtension extends HostExtension {
 
   getEventListeners() {
     return {
-      // SPEC's class name in the Host\\Events namespace names the same event as the bare name.
+      // The class name in the Host\\Events namespace names the same event as the bare name.
       "Host\\\\Events\\\\ExtensionInstalled": [(event: { extensionId: string }) => { appendFileSync(out(), \`installed \${event.extensionId}\\n\`) }],
       ExtensionEnabled: [() => { throw new Error("listener broke") }]
     }
@@ -137,9 +144,13 @@ describe("extension backend parts from the CLI", () => {
     expect(outcomes.map((list) => list.length).sort()).toEqual([0, 2])
     expect(outcomes.flat().map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "ok"]])
 
-    const first = runHost(["schedule:run", "--json", "--root", root], { env: at("01") })
-    await new Promise((resolve) => setTimeout(resolve, 1200))
+    // The next minute's run starts while the first one is surely inside its slow task.
+    const release = join(temp("host-release-"), "release")
+    const first = runHost(["schedule:run", "--json", "--root", root], { env: { ...at("01"), TOOLS_RELEASE: release } })
+    const slowBegun = () => readFileSync(out, "utf8").split("\n").filter((line) => line === "slow-begin").length
+    while (slowBegun() < 2) await new Promise((resolve) => setTimeout(resolve, 20))
     const next = await runHost(["schedule:run", "--json", "--root", root], { env: at("02") })
+    writeFileSync(release, "")
     expect((JSON.parse(next.stdout) as Array<Outcome>).map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "skipped"]])
     expect((JSON.parse((await first).stdout) as Array<Outcome>).map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "ok"]])
     const log = readFileSync(out, "utf8").split("\n").filter((line) => line !== "")

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { storeLayer } from "../../src/cli/Runtime.js"
+import { storeLayer } from "../../src/HostLive.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { bootForCli } from "../../src/runtime/Backend.js"

@@ -96,7 +96,7 @@ describe("decodeManifest", () => {
       expect.stringContaining("capabilities is deprecated"),
       expect.stringContaining(`without "schedules: ^1", so the scheduled tasks are ignored`)
     ])
-    // SPEC "Errors": the tasks are ignored, so they never run.
+    // Without the capability the tasks are ignored, so they never run.
     expect(result.manifest?.schedules).toEqual([])
     const declared = decodeManifest({
       ...minimal,

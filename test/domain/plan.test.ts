@@ -7,13 +7,13 @@ import {
   basisChanges,
   type Candidate,
   type Capabilities,
-  formatPlan,
   noCapabilities,
   type PlanAction,
   planActions,
   type PlanOptions,
   summarize
 } from "../../src/domain/Plan.js"
+import { formatPlan } from "../../src/reconcile/PlanRender.js"
 import { normalizeSettings } from "../../src/domain/Settings.js"
 
 const fields = normalizeSettings({

@@ -56,7 +56,7 @@ describe("admin JSON API", () => {
   it("refuses an unsigned upload under require_signatures, and installs it with a valid detached signature", async () => {
     const refused = await request(api("/extensions"), { as: "admin", method: "POST", body: upload() })
     expect(refused.status).toBe(422)
-    expect(refused.json).toMatchObject({ errors: [{ code: "OperationFailed", status: "422", detail: expect.stringMatching(/sign/i) }] })
+    expect(refused.json).toMatchObject({ errors: [{ code: "SourceRejected", status: "422", detail: expect.stringMatching(/sign/i) }] })
     expect(inspectDatabase(root.path).extensions.map((e) => e.extension_id)).toEqual(["acme/hello-world"])
 
     const bad = await request(api("/extensions"), { as: "admin", method: "POST", body: upload("ab".repeat(64)) })

@@ -22,7 +22,9 @@ it("the admin API updates an extension from the registry (latest, or a given ver
     expect(latest.json).toMatchObject({ data: { action: "updated", fromVersion: "1.0.0", version: "1.1.0" } })
     const pinned = await request(update, { as: "admin", method: "POST", body: { version: "1.0.0" } })
     expect(pinned.json).toMatchObject({ data: { action: "updated", fromVersion: "1.1.0", version: "1.0.0" } })
-    expect((await request(update, { as: "admin", method: "POST", body: { version: "^9" } })).status).not.toBe(200)
+    const unknown = await request(update, { as: "admin", method: "POST", body: { version: "^9" } })
+    expect(unknown.status).toBe(422)
+    expect(unknown.json).toMatchObject({ errors: [{ code: "SourceRejected", detail: expect.stringContaining("^9") }] })
 
     const updates = `${server.url}/admin/host/api/updates`
     expect((await request(updates, { as: "alice" })).status).toBe(403)

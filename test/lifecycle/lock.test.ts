@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { hostname } from "node:os"
 import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
@@ -9,22 +10,38 @@ import { currentDatabase, describeDatabases } from "../support/databases.js"
 const temp = tempDirsPerTest()
 const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
 
-/** An extension whose migration takes `ms`, so its install holds the lock that long. */
-const slowExtension = (dir: string, id: string, ms: number) =>
+/**
+ * An extension whose migration writes `begin <id>` to `log`, holds on until `release` exists (or for
+ * `ms`), then writes `end <id>`: its install holds the lock exactly as long as the test wants, and the
+ * log shows whether two installs ever overlapped.
+ */
+const slowExtension = (dir: string, id: string, hold: { readonly log: string; readonly release?: string; readonly ms?: number }) =>
   writeExtension(dir, {
     id,
     version: "1.0.0",
     // Writes first, so the batch holds SQLite's write lock while it waits: other commands must still
     // see the operation lock at once instead of waiting for the database.
     migrations: {
-      "001_wait.js": `export const up = async (sql) => {
+      "001_wait.js": `import { appendFileSync, existsSync } from "node:fs"
+export const up = async (sql) => {
   await sql\`CREATE TABLE ext_${id.replace("/", "_")} (id INTEGER)\`
-  await new Promise((resolve) => setTimeout(resolve, ${ms}))
+  appendFileSync(${JSON.stringify(hold.log)}, "begin ${id}\\n")
+  ${
+        hold.release === undefined
+          ? `await new Promise((resolve) => setTimeout(resolve, ${hold.ms ?? 0}))`
+          : `while (!existsSync(${JSON.stringify(hold.release)})) await new Promise((resolve) => setTimeout(resolve, 20))`
+      }
+  appendFileSync(${JSON.stringify(hold.log)}, "end ${id}\\n")
 }
 export const down = (sql) => sql\`DROP TABLE ext_${id.replace("/", "_")}\`
 `
     }
   })
+
+/** Resolves once `file` exists (the migration above is running). */
+const waitForFile = async (file: string) => {
+  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 20))
+}
 
 const waitForLock = async (root: string) => {
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -54,15 +71,20 @@ describeDatabases("operation lock", (_db, dialect) => {
   it("a second writer fails at once with the holder's details, or waits with --lock-timeout", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 6000))
+    const gate = temp("host-gate-")
+    const log = join(gate, "log")
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", { log, release: join(gate, "release") }))
+    await waitForFile(log)
     const lock = await waitForLock(root)
     expect(lock).toMatchObject({ operation: expect.stringContaining("add"), holder: "cli", hostname: hostname() })
     const refused = await host(root, "add", fixture("extensions", "hello-world"))
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain("another operation holds the lock")
     expect(refused.stderr).toContain(`host unlock ${lock.id}`)
-    const waited = await host(root, "add", fixture("extensions", "hello-world"), "--lock-timeout", "30")
-    expect(waited.code).toBe(0)
+    // A waiting add started while the lock is held finishes after the holder lets go.
+    const waiting = host(root, "add", fixture("extensions", "hello-world"), "--lock-timeout", "30")
+    writeFileSync(join(gate, "release"), "")
+    expect((await waiting).code).toBe(0)
     expect((await slow).code).toBe(0)
     expect((await currentDatabase().inspect(root)).activity.map((a) => a.extension_id)).toEqual(["acme/slow", "acme/hello-world"])
   })
@@ -70,15 +92,21 @@ describeDatabases("operation lock", (_db, dialect) => {
   it("two processes racing host add serialize and never interleave", async () => {
     const root = temp("host-root-")
     const src = temp("host-src-")
+    const log = join(temp("host-log-"), "log")
     await host(root, "list")
     const runs = await Promise.all([
-      host(root, "add", slowExtension(src, "acme/one", 600), "--lock-timeout", "30"),
-      host(root, "add", slowExtension(src, "acme/two", 600), "--lock-timeout", "30")
+      host(root, "add", slowExtension(src, "acme/one", { log, ms: 300 }), "--lock-timeout", "30"),
+      host(root, "add", slowExtension(src, "acme/two", { log, ms: 300 }), "--lock-timeout", "30")
     ])
     expect(runs.map((run) => run.code)).toEqual([0, 0])
-    // Each operation's steps are contiguous: the second starts staging only after the first cleaned up.
-    const db = (await currentDatabase().inspect(root))
-    expect(db.extensions.map((e) => e.extension_id)).toEqual(["acme/one", "acme/two"])
+    // Each install's migration is one uninterrupted begin…end of its own id: never begin, begin.
+    const marks = readFileSync(log, "utf8").trim().split("\n")
+    expect(marks).toHaveLength(4)
+    const [first, second] = [marks[0]!.split(" ")[1], marks[2]!.split(" ")[1]]
+    expect(first).not.toBe(second)
+    expect(marks).toEqual([`begin ${first}`, `end ${first}`, `begin ${second}`, `end ${second}`])
+    const db = await currentDatabase().inspect(root)
+    expect(db.extensions.map((e) => e.extension_id).sort()).toEqual(["acme/one", "acme/two"])
     expect(db.migrations.map((m) => m.batch)).toEqual([1, 1])
     expect(JSON.parse((await host(root, "status", "--json")).stdout).lock).toBeNull()
   })
@@ -169,7 +197,7 @@ describeDatabases("operation lock", (_db, dialect) => {
   it.skipIf(dialect === "sqlite")("the holder renews its lease every 5 s while it works", async () => {
     const root = temp("host-root-")
     await host(root, "list")
-    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", 8000))
+    const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", { log: join(temp("host-log-"), "log"), ms: 8000 }))
     const first = await waitForLock(root)
     expect(Date.parse(first.lease_expires_at) - Date.parse(first.acquired_at)).toBe(30_000)
     let renewed = first

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { diffCapabilities, noCapabilities, type Plan, type PlanAction, summarize } from "../../src/domain/Plan.js"
-import { formatPlanMarkdown, type MarkdownInput } from "../../src/domain/PlanMarkdown.js"
+import { formatPlanMarkdown, type MarkdownInput } from "../../src/reconcile/PlanRender.js"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { currentDatabase, describeDatabases } from "../support/databases.js"
 

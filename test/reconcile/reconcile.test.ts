@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
@@ -32,6 +32,18 @@ extensions:
 ${extra}`
 
 const env = { FULL_API_KEY: "top-secret-value" }
+
+/** Resolves when `file` exists; rejects if `running` ends first (the process never got there). */
+const waitForFile = async (file: string, running: Promise<{ code: number; stderr: string }>) => {
+  let ended: { code: number; stderr: string } | undefined
+  void running.then((result) => {
+    ended = result
+  })
+  while (!existsSync(file)) {
+    if (ended !== undefined) throw new Error(`the process ended (${ended.code}) before ${file} appeared: ${ended.stderr}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
 
 describeDatabases("host reconcile", () => {
   it("plans, applies in dependency order, then has nothing to do", async () => {
@@ -253,19 +265,28 @@ extensions:
 
   it("holds one lock for the whole run: an add during a reconcile is refused", async () => {
     const src = temp("host-src-")
+    const gate = temp("host-gate-")
+    // The migration says when it is running (inside) and waits until the test lets it finish (release),
+    // so the add below runs while the reconcile surely holds the lock, however slow the machine.
     const slow = writeExtension(src, {
       id: "acme/slow",
       version: "1.0.0",
-      migrations: { "001_wait.js": "export const up = () => new Promise((resolve) => setTimeout(resolve, 2500))\nexport const down = () => {}\n" }
+      migrations: {
+        "001_wait.js": `import { existsSync, writeFileSync } from "node:fs"
+export const up = async () => {
+  writeFileSync(${JSON.stringify(join(gate, "inside"))}, "")
+  while (!existsSync(${JSON.stringify(join(gate, "release"))})) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+export const down = () => {}
+`
+      }
     })
     const { root } = panel(`host: "1.0"\nextensions:\n  acme/slow:\n    source: { path: ${slow} }\n`)
     await host(root, ["list"])
     const reconcile = host(root, ["reconcile"])
-    for (let attempt = 0; attempt < 100; attempt++) {
-      if (JSON.parse((await host(root, ["status", "--json"])).stdout).lock !== null) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await waitForFile(join(gate, "inside"), reconcile)
     const add = await host(root, ["add", fixture("extensions", "hello-world")])
+    writeFileSync(join(gate, "release"), "")
     expect(add.code).toBe(1)
     expect(add.stderr).toContain("another operation holds the lock: reconcile by reconcile")
     expect((await reconcile).code).toBe(0)
@@ -286,5 +307,16 @@ extensions:
     const run = await host(root, ["reconcile", "--dry-run"])
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("extensions.NotAnId")
+  })
+  it("refuses an id listed twice, naming where, and a key given twice inside one entry", async () => {
+    const twice = panel(`host: "1.0"\nextensions:\n  acme/one: "^1"\n  acme/two: "^1"\n  acme/one: absent\n`)
+    const run = await host(twice.root, ["reconcile", "--dry-run"])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("Map keys must be unique at line 5, column 3")
+    expect(run.stdout).toBe("")
+    const inner = panel(`host: "1.0"\nextensions:\n  acme/one:\n    version: "^1"\n    version: "^2"\n`)
+    const again = await host(inner.root, ["reconcile", "--dry-run"])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain("Map keys must be unique at line 5, column 5")
   })
 })

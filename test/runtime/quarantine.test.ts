@@ -3,7 +3,7 @@ import { fixture, runHost, tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 import { install, request, type RunningServer, startServer, waitFor, writePanelConfig } from "../http/helpers.js"
 
-// Quarantine (DESIGN.md §11): an extension whose boot throws, whose route file throws, or whose route
+// Quarantine (docs/http.md "Runtime generations, quarantine, live state"): an extension whose boot throws, whose route file throws, or whose route
 // needs an undeclared permission is skipped with a reason — visible in `host list`/`status` — and
 // everything else keeps answering. And the live swap: a CLI change shows in the server within 2 s.
 

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { hostname } from "node:os"
 import { leaseLapsed } from "../../src/domain/Lock.js"
@@ -14,7 +15,8 @@ describe("processAlive", () => {
     // The parent forks a child that exits at once and never reaps it: the child stays a zombie.
     const parent = spawn("python3", ["-c", "import os, sys, time\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nprint(pid, flush=True)\ntime.sleep(10)\n"])
     const zombie = await new Promise<number>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Wait for the child to have exited (state Z), not for a guessed time.
+    while (readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]![0] !== "Z") await new Promise((resolve) => setTimeout(resolve, 10))
     try {
       expect(processAlive(zombie)).toBe(false)
     } finally {

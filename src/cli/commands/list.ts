@@ -3,7 +3,7 @@ import { Console, Effect } from "effect"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { dataLayer } from "../../HostLive.js"
 import { readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 
@@ -18,7 +18,7 @@ export const listCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       const [extensions, quarantine] = yield* Effect.all([Effect.flatMap(ExtensionsRepo, (repo) => repo.list), readQuarantine]).pipe(
-        Effect.provide(storeLayer(invocation))
+        Effect.provide(dataLayer(invocation))
       )
       const shown = extensions
         .filter((extension) => enabled === disabled || extension.enabled === enabled)

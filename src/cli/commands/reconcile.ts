@@ -2,8 +2,8 @@ import { Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
-import { formatAction, formatPlan, type Plan, type PlanAction } from "../../domain/Plan.js"
-import { formatFailureMarkdown, formatPlanMarkdown } from "../../domain/PlanMarkdown.js"
+import type { Plan, PlanAction } from "../../domain/Plan.js"
+import { formatAction, formatFailureMarkdown, formatPlan, formatPlanMarkdown } from "../../reconcile/PlanRender.js"
 import { adopt } from "../../reconcile/Adopt.js"
 import { formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
@@ -14,7 +14,7 @@ import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
 import { registryLayer } from "./registry.js"
 
-// host reconcile: a thin adapter over reconcile/ (DESIGN.md §10).
+// host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
 
 const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
 

@@ -10,7 +10,7 @@ import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 
-// host schedule:list: the scheduled tasks of enabled extensions (DESIGN.md §11) with their next run.
+// host schedule:list: the scheduled tasks of enabled extensions (docs/backend.md "Scheduled tasks") with their next run.
 
 export const scheduleListCommand = Command.make(
   "schedule:list",

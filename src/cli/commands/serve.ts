@@ -11,7 +11,7 @@ import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
 
-// `host serve`: the panel's HTTP server with the extension runtime (DESIGN.md §11, §12). Listens on
+// `host serve`: the panel's HTTP server with the extension runtime (docs/http.md). Listens on
 // config server.host / server.port (HOST_PORT), or --listen / --port; port 0 picks a free port. Once
 // bound it prints one line, `Listening on http://HOST:PORT`, on stdout; /host/ready answers 200 once
 // the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully. HOST_HTTP_FAST_PATH=0

@@ -1,5 +1,55 @@
-import type { ActionType, CapabilityDiff, Plan, PlanAction, SettingChange } from "./Plan.js"
-import { formatSummary } from "./Plan.js"
+import type { ActionType, CapabilityDiff, Plan, PlanAction, PlanSummary, SettingChange } from "../domain/Plan.js"
+
+// Every rendering of a plan in one place, outside the pure domain: the text the CLI and the admin page
+// show, and the markdown of a pull request comment (docs/plan-format.md). The plan itself — its schema,
+// the planner and its basis — is domain/Plan.ts.
+
+// ---- text ---------------------------------------------------------------------------------------
+
+const sign: Record<ActionType, string> = {
+  install: "+",
+  update: "~",
+  enable: "~",
+  disable: "~",
+  configure: "~",
+  repair: "!",
+  remove: "-"
+}
+
+export const formatAction = (action: PlanAction): string => {
+  const detail = (() => {
+    switch (action.type) {
+      case "install":
+        return ` ${action.to}${action.enabled === false ? " (disabled)" : ""}`
+      case "update":
+        return ` ${action.from} → ${action.to}`
+      case "repair":
+      case "remove":
+        return ` ${action.from}`
+      case "configure":
+        return ` (${(action.settings ?? []).map((change) => change.key).join(", ")})`
+      default:
+        return ""
+    }
+  })()
+  return `${sign[action.type]} ${action.type} ${action.id}${detail}: ${action.reason}`
+}
+
+export const formatSummary = (summary: PlanSummary): string =>
+  summary.install + summary.update + summary.enable + summary.disable + summary.configure + summary.repair + summary.remove === 0
+    ? "No changes. Panel matches desired state."
+    : `Plan: ${summary.install} to install, ${summary.update} to update, ${summary.enable} to enable, ${summary.disable} to disable, ` +
+      `${summary.configure} to configure, ${summary.repair} to repair, ${summary.remove} to remove.`
+
+export const formatPlan = (plan: Pick<Plan, "actions" | "summary" | "warnings">): string =>
+  [
+    ...plan.warnings.map((warning) => `warning: ${warning}`),
+    ...plan.actions.map(formatAction),
+    ...(plan.actions.length > 0 ? [""] : []),
+    formatSummary(plan.summary)
+  ].join("\n")
+
+// ---- markdown -----------------------------------------------------------------------------------
 
 // The markdown rendering of a plan (`host reconcile --format markdown`, docs/plan-format.md): a pull
 // request comment. It is made from the plan object only, which holds `${VAR}` templates and hashes,
@@ -23,15 +73,6 @@ export interface MarkdownInput {
   }
 }
 
-const sign: Record<ActionType, string> = {
-  install: "+",
-  update: "~",
-  enable: "~",
-  disable: "~",
-  configure: "~",
-  repair: "!",
-  remove: "-"
-}
 
 /** Text as markdown that renders as itself (no HTML, no table breaks, no emphasis). */
 const escapeText = (text: string): string =>
