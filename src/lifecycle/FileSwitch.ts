@@ -3,7 +3,7 @@ import { Context, Duration, Effect, Option } from "effect"
 import type { HostConfig } from "../config/HostConfig.js"
 import type { Actor } from "../domain/Installed.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
-import { isDeadHolder, OperationLocks } from "../store/OperationLock.js"
+import { OperationLocks } from "../store/OperationLock.js"
 import {
   hasJournal,
   type JournalEntry,
@@ -129,7 +129,7 @@ export const recover = (actor: Actor) =>
     Effect.gen(function*() {
       const locks = yield* OperationLocks
       const lock = yield* locks.current
-      if (Option.exists(lock, (held) => !isDeadHolder(held))) return []
+      if (Option.exists(lock, (held) => !locks.isDead(held))) return []
       if (!(yield* hasJournal) && Option.isNone(lock)) return []
       yield* locks.acquire({ operation: "recovery", holder: holderName(actor), timeout: Duration.zero })
       return yield* recoverHeld
