@@ -78,19 +78,30 @@ export const summarizePreflight = (items: ReadonlyArray<PreflightItem>): Preflig
   blocked: items.filter((item) => item.status === "blocked").length
 })
 
+/** Why an item is not ok, and for a blocked one which registry version would pass. */
+const explanation = (item: PreflightItem): string => {
+  const why = item.problems.length === 0 ? "" : `: ${item.problems.join("; ")}`
+  const passing = item.status !== "blocked"
+    ? ""
+    : item.passing_version === null
+    ? "; no registry version passes"
+    : `; ${item.passing_version} would pass (change the desired version to allow it)`
+  return `${why}${passing}`
+}
+
+/** The blocked items with their reasons, as a markdown plan calls them out (reconcile/PlanRender). */
+export const blockedItems = (report: PreflightReport): ReadonlyArray<{ readonly id: string; readonly reason: string }> =>
+  report.extensions
+    .filter((item) => item.status === "blocked")
+    .map((item) => ({ id: item.id, reason: `${item.planned}${explanation(item)}` }))
+
 export const formatPreflight = (report: PreflightReport): string => {
   const width = Math.max(...report.extensions.map((item) => item.status.length), 2)
   const line = (item: PreflightItem) => {
     const versions = item.status === "update needed"
       ? `${item.installed ?? item.planned} → ${item.target}`
       : item.planned
-    const why = item.problems.length === 0 ? "" : `: ${item.problems.join("; ")}`
-    const passing = item.status !== "blocked"
-      ? ""
-      : item.passing_version === null
-      ? "; no registry version passes"
-      : `; ${item.passing_version} would pass (change the desired version to allow it)`
-    return `  ${item.status.padEnd(width)}  ${item.id} ${versions}${why}${passing}`
+    return `  ${item.status.padEnd(width)}  ${item.id} ${versions}${explanation(item)}`
   }
   const { summary } = report
   return [

@@ -103,6 +103,13 @@ describe("reconcile --dry-run --panel-version (upgrade preflight)", () => {
     expect(text.stdout).toContain("Preflight: 1 ok, 1 update needed, 1 blocked.")
     expect(text.stdout).toContain("No changes. Panel matches desired state.")
     expect(text.stderr).toContain("error: reconcile: 1 extension(s) blocked on panel 2.0.0")
+
+    // The pull request comment calls the blocked extension out (docs/gitops.md fails the job on exit 1).
+    const markdown = await host("reconcile", "--dry-run", "--panel-version", "2.0.0", "--format", "markdown")
+    expect(markdown.code).toBe(1)
+    expect(markdown.stdout).toContain("**Blocked: 1 extension(s) cannot run on the target panel; this plan must not be applied.**")
+    expect(markdown.stdout).toMatch(/`acme\/legacy`: 1\.2\.0: requires\.panel .*; 2\.0\.0 would pass/)
+    expect(markdown.stdout).not.toContain("acme/widget`:")
   })
 
   it("without a blocked extension keeps the usual exit codes; a desired state moved forward passes", async () => {

@@ -5,7 +5,7 @@ import { HostConfig } from "../../config/HostConfig.js"
 import type { Plan, PlanAction } from "../../domain/Plan.js"
 import { formatAction, formatFailureMarkdown, formatPlan, formatPlanMarkdown } from "../../reconcile/PlanRender.js"
 import { adopt } from "../../reconcile/Adopt.js"
-import { formatPreflight } from "../../domain/Preflight.js"
+import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
 import semver from "semver"
 import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
@@ -170,9 +170,13 @@ export const reconcileCommand = Command.make(
         }
         const plan = yield* reconciler.plan(request)
         const report = yield* reconciler.preflight(request, versions)
-        yield* options.json ? printJson({ ...plan, preflight: report }) : Console.log(`${formatPreflight(report)}\n\n${formatPlan(plan)}`)
+        yield* format === "json"
+          ? printJson({ ...plan, preflight: report })
+          : format === "markdown"
+          ? Console.log(formatPlanMarkdown({ plan: { ...plan, blocked: blockedItems(report) } }).trimEnd())
+          : Console.log(`${formatPreflight(report)}\n\n${formatPlan(plan)}`)
         if (report.summary.blocked > 0) {
-          if (!options.json) yield* Console.error(`error: reconcile: ${report.summary.blocked} extension(s) blocked on panel ${versions.panel ?? "(unknown)"} / host ${versions.host}`)
+          if (format !== "json") yield* Console.error(`error: reconcile: ${report.summary.blocked} extension(s) blocked on panel ${versions.panel ?? "(unknown)"} / host ${versions.host}`)
           return yield* exitWith(1)
         }
         return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
