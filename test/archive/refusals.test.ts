@@ -363,14 +363,15 @@ describe("limits count what packing counts", () => {
 })
 
 describe("host verify on refused archives", () => {
-  it("prints one error line naming the check, exits 1, and prints nothing on stdout", async () => {
+  it("prints one error line naming the check, exits 1, and with --json one error document on stdout", async () => {
     const dir = freshDir()
     const unsafe = cases.filter((c) => c.limits === undefined && !integrityReasons.includes(c.reason))
     for (const testCase of unsafe) {
       const file = join(dir, `${testCase.reason}.host`)
       writeFileSync(file, testCase.bytes())
       const run = await runHost(["verify", file, "--json"], { cwd: dir })
-      expect({ name: testCase.name, code: run.code, stdout: run.stdout }).toEqual({ name: testCase.name, code: 1, stdout: "" })
+      expect({ name: testCase.name, code: run.code }).toEqual({ name: testCase.name, code: 1 })
+      expect(JSON.parse(run.stdout).error.message).toContain(`${testCase.reason}.host is refused (${testCase.reason})`)
       expect(run.stderr).toMatch(new RegExp(`^error: verify: ${testCase.reason}\\.host is refused \\(${testCase.reason}\\): `))
       expect(run.stderr.trim().split("\n")).toHaveLength(1)
     }
