@@ -74,10 +74,10 @@ describe("operation failures on the CLI, by kind", () => {
     mkdirSync(join(root, "storage", "host", "host.db"), { recursive: true })
     const run = await host(root, "list", "--json")
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe("")
+    expect(JSON.parse(run.stdout).error.code).toBe("DatabaseUnusable")
     expect(stderrLines(run.stderr)).toEqual([
-      expect.stringMatching(/^error: list: database: opening .*host\.db failed: /) as unknown as string,
-      "hint: check the database setting and that the folder is writable"
+      expect.stringMatching(/^error: list: the database .*host\.db cannot be read \(EISDIR\): /) as unknown as string,
+      'hint: docs/operations.md, "When the database is unreadable"'
     ])
   })
 
