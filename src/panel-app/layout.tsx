@@ -2,7 +2,7 @@ import { type ReactNode, useEffect, useRef, useState } from "react"
 import { Link, NavLink, useLocation } from "react-router-dom"
 import { bootstrap } from "./host.js"
 import { Slot } from "./Slot.js"
-import { Icon } from "./ui.js"
+import { Icon, useDismiss } from "./ui.js"
 
 // The frame of every panel page: the top bar (brand, navigation, user menu, admin link, the navbar
 // slots) above the page. Area layouts (dashboard, server, account) render inside it.
@@ -23,18 +23,7 @@ const UserMenu = () => {
   const root = useRef<HTMLDivElement>(null)
   const location = useLocation()
   useEffect(() => setOpen(false), [location.pathname])
-  useEffect(() => {
-    if (!open) return
-    const close = (event: Event) => {
-      if (event instanceof KeyboardEvent ? event.key === "Escape" : !root.current?.contains(event.target as Node)) setOpen(false)
-    }
-    document.addEventListener("mousedown", close)
-    document.addEventListener("keydown", close)
-    return () => {
-      document.removeEventListener("mousedown", close)
-      document.removeEventListener("keydown", close)
-    }
-  }, [open])
+  useDismiss(open, root, () => setOpen(false))
   return (
     <div className="relative" ref={root}>
       <button

@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useRef, useState } from "react"
+import { type ReactNode, type RefObject, useEffect, useId, useRef, useState } from "react"
 import { Slot } from "./Slot.js"
 
 // Small building blocks of the panel's look: icons, cards, badges, menus. Colours come from the
@@ -103,6 +103,36 @@ export const UsageBar = ({ label, limit, text, used }: { readonly label: string;
 }
 
 /**
+ * Closes an open menu on a click outside `root` or on Escape (then `onEscape`, e.g. to give focus back).
+ * One behaviour for every menu of the panel.
+ */
+export const useDismiss = (
+  open: boolean,
+  root: RefObject<HTMLElement>,
+  close: () => void,
+  onEscape: () => void = () => undefined
+) => {
+  useEffect(() => {
+    if (!open) return
+    const dismiss = (event: Event) => {
+      if (event instanceof KeyboardEvent) {
+        if (event.key !== "Escape") return
+        onEscape()
+        close()
+      } else if (!root.current?.contains(event.target as Node)) {
+        close()
+      }
+    }
+    document.addEventListener("mousedown", dismiss)
+    document.addEventListener("keydown", dismiss)
+    return () => {
+      document.removeEventListener("mousedown", dismiss)
+      document.removeEventListener("keydown", dismiss)
+    }
+  }, [open])
+}
+
+/**
  * A row's "more" menu. Its items — and the row's dropdown slot — are always in the DOM, hidden until
  * the button opens the menu, so extensions' entries exist before the first click (docs/frontend.md).
  */
@@ -117,20 +147,10 @@ export const RowMenu = ({ children, context, label, slot }: {
   const root = useRef<HTMLDivElement>(null)
   const button = useRef<HTMLButtonElement>(null)
   useEffect(() => {
-    if (!open) return
     // Keyboard users land on the first entry; Escape brings them back to the button.
-    root.current?.querySelector<HTMLElement>("[role=menu] button, [role=menu] a")?.focus()
-    const close = (event: Event) => {
-      if (event instanceof KeyboardEvent && event.key === "Escape") button.current?.focus()
-      if (event instanceof KeyboardEvent ? event.key === "Escape" : !root.current?.contains(event.target as Node)) setOpen(false)
-    }
-    document.addEventListener("mousedown", close)
-    document.addEventListener("keydown", close)
-    return () => {
-      document.removeEventListener("mousedown", close)
-      document.removeEventListener("keydown", close)
-    }
+    if (open) root.current?.querySelector<HTMLElement>("[role=menu] button, [role=menu] a")?.focus()
   }, [open])
+  useDismiss(open, root, () => setOpen(false), () => button.current?.focus())
   return (
     <div className="relative" ref={root}>
       <button

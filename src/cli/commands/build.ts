@@ -10,22 +10,10 @@ import {
 } from "../../archive/ExtensionFrontend.js"
 import { watchTree } from "../../archive/Watch.js"
 import { printJson } from "../Output.js"
+import { untilStopSignal } from "../StopSignal.js"
 
 // `host build [path] [--watch] [--json]`: bundles the extension's frontend (docs/authoring.md, "Build").
 // A failed build prints each error as file:line:column and leaves the previous bundle in place.
-
-/** Resolves with the signal's name at the first SIGINT (Ctrl-C) or SIGTERM: watches end cleanly on it. */
-export const untilStopSignal = Effect.async<string>((resume) => {
-  const stop = (signal: string) => () => resume(Effect.succeed(signal))
-  const onInt = stop("SIGINT")
-  const onTerm = stop("SIGTERM")
-  process.once("SIGINT", onInt)
-  process.once("SIGTERM", onTerm)
-  return Effect.sync(() => {
-    process.off("SIGINT", onInt)
-    process.off("SIGTERM", onTerm)
-  })
-})
 
 const summary = (result: BuildResult) =>
   `Built ${result.bundle} (${(result.bytes / 1024).toFixed(1)} KiB${result.styles === undefined ? "" : `, styles ${result.styles}`}) in ${result.ms} ms`

@@ -6,7 +6,7 @@ import { BridgeBuildFailed, type DevEvent, link, unlink, watchLinked } from "../
 import { CliInvocation } from "../Invocation.js"
 import { exitWith } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
-import { untilStopSignal } from "./build.js"
+import { untilStopSignal } from "../StopSignal.js"
 
 // `host dev <path> [--link] [--unlink] [--watch] [--watch-bridge]` (docs/authoring.md, "Dev loop").
 // Without a flag it links. --watch links too (a watched folder must be served to be seen).

@@ -10,24 +10,13 @@ import { registryLayer } from "./registry.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
+import { untilStopSignal } from "../StopSignal.js"
 
 // `host serve`: the panel's HTTP server with the extension runtime (docs/http.md). Listens on
 // config server.host / server.port (HOST_PORT), or --listen / --port; port 0 picks a free port. Once
 // bound it prints one line, `Listening on http://HOST:PORT`, on stdout; /host/ready answers 200 once
 // the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully. HOST_HTTP_FAST_PATH=0
 // turns off the precomputed answers of the hot client endpoints (for benchmarks).
-
-const untilSignal = Effect.async<string>((resume) => {
-  const stop = (signal: string) => () => resume(Effect.succeed(signal))
-  const onInt = stop("SIGINT")
-  const onTerm = stop("SIGTERM")
-  process.once("SIGINT", onInt)
-  process.once("SIGTERM", onTerm)
-  return Effect.sync(() => {
-    process.off("SIGINT", onInt)
-    process.off("SIGTERM", onTerm)
-  })
-})
 
 export const serveCommand = Command.make(
   "serve",
@@ -57,7 +46,7 @@ export const serveCommand = Command.make(
           // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
           const runtime = yield* LiveState.LiveRuntime
           yield* Effect.forkScoped(runEveryMinute(() => runtime.current()?.generation))
-          const signal = yield* untilSignal
+          const signal = yield* untilStopSignal
           yield* Effect.logInfo(`${signal}: stopping`)
         })
       ).pipe(
