@@ -1,7 +1,7 @@
 // R3 at full size (docs/operations.md#reliability-suites): BENCH_R3_ROUNDS (default 10) rounds of 8
 // writer processes (reconcile ×4, update ×2, add --force, add) started at once against one panel, each
 // round from alpha 1.0.0 towards the desired alpha 2.0.0 + beta. Every round must end in the desired
-// state with the lock log (HOST_TEST_LOCK_LOG) showing one holder at a time. Prints rounds converged,
+// state with the lock log (HOST_DEBUG's lock_log) showing one holder at a time. Prints rounds converged,
 // interleavings found, and the wall time per round against 8 sequential `host list` runs (baseline).
 import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -72,7 +72,7 @@ for (let round = 0; round < rounds; round++) {
   const log = join(work, `lock-${round}.log`)
   const writers = [["reconcile"], ["update", "acme/alpha", "--source", a2], ["reconcile"], ["add", a2, "--force"], ["reconcile"], ["add", beta], ["update", "acme/alpha", "--source", a2], ["reconcile"]]
   const started = performance.now()
-  const results = await Promise.all(writers.map((args) => run([...args, "--root", root, "--lock-timeout", "300"], { HOST_TEST_LOCK_LOG: log })))
+  const results = await Promise.all(writers.map((args) => run([...args, "--root", root, "--lock-timeout", "300"], { HOST_DEBUG: JSON.stringify({ lock_log: log }) })))
   times.push(performance.now() - started)
   for (const result of results) {
     if (result.code !== 0 && !/refused: (already installed|already at v2\.0\.0|dependency acme\/alpha 1\.0\.0 does not satisfy)/.test(result.stderr)) {

@@ -3,13 +3,15 @@
 // with V8's code cache (dist/host.cjs.cache), written after a run so it holds every function that run
 // compiled: about 80 ms less per start than a plain import. A stale or foreign cache is rejected by V8
 // and rewritten; an unwritable dist/ only costs the speed-up.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs"
-import { createRequire, Module } from "node:module"
-import { dirname } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Script } from "node:vm"
+//
+// This file is CommonJS (bin/package.json): an ES module entry costs every command the start of Node's
+// ES module loader, several milliseconds of its cold start (docs/architecture.md, "Startup").
+const { existsSync, readFileSync, renameSync, writeFileSync } = require("node:fs")
+const { createRequire, Module } = require("node:module")
+const { dirname, join } = require("node:path")
+const { Script } = require("node:vm")
 
-const bundle = fileURLToPath(new URL("../dist/host.cjs", import.meta.url))
+const bundle = join(__dirname, "..", "dist", "host.cjs")
 const cacheFile = `${bundle}.cache`
 if (!existsSync(bundle)) {
   process.stderr.write("error: host: the CLI is not built; run `npm run build` (or `npm install`) first\n")
@@ -17,7 +19,7 @@ if (!existsSync(bundle)) {
 }
 
 // Code compiled from V8's cache loses its dynamic-import hook, so the bundle imports extension modules
-// (ES modules compiled on load) through this function of a real ES module.
+// (ES modules compiled on load) through this function, compiled by Node's own loader.
 globalThis[Symbol.for("host.import")] = (url) => import(url)
 
 const cachedData = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined
@@ -33,5 +35,5 @@ if (cachedData === undefined || script.cachedDataRejected) {
     }
   })
 }
-const module = { exports: {} }
-script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle))
+const bundleModule = { exports: {} }
+script.runInThisContext()(bundleModule.exports, createRequire(bundle), bundleModule, bundle, dirname(bundle))

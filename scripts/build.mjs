@@ -1,5 +1,6 @@
 // Bundles the CLI (dist/host.cjs, loaded by bin/host.js with V8's code cache) and the SDK (sdk/dist)
-// with esbuild. Unbundled Effect ESM starts about 4x slower; better-sqlite3 stays external (native addon).
+// with esbuild. Unbundled Effect ESM starts about 4x slower; better-sqlite3's native addon is loaded from
+// node_modules (scripts/sqlite-addon.mjs).
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -7,7 +8,12 @@ import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod } from "node:fs/promises"
 import { deepImports } from "./deep-imports.mjs"
+import { sqliteAddon } from "./sqlite-addon.mjs"
 import { buildBridge } from "./build-bridge.mjs"
+
+// The framework imports @host/sdk as a package; the workspace's `host-source` export condition
+// (sdk/package.json, docs/decisions.md) points it at the TypeScript source, so a bundle never waits for sdk/dist.
+const sdkSource = ["host-source"]
 
 await Promise.all([
   // /host/bridge.js (src/bridge): the browser runtime extension bundles register with.
@@ -23,10 +29,25 @@ await Promise.all([
     platform: "node",
     format: "cjs",
     target: "node20",
-    external: ["better-sqlite3", "esbuild"],
+    // esbuild is the authoring commands' own build tool; mysql2 and pg load only on their dialect
+    // (store/Dialect.ts) and stay out of the bundle every command reads.
+    external: ["esbuild", "better-sqlite3/package.json", "mysql2", "mysql2/*", "pg", "pg-cursor"],
+    conditions: sdkSource,
     sourcemap: "linked",
     minify: true,
-    plugins: [deepImports],
+    plugins: [deepImports, sqliteAddon],
+    logLevel: "warning"
+  }),
+  // The worker thread that inspects admin uploads off the server's event loop (src/http/UploadWorker.ts).
+  build({
+    entryPoints: ["src/http/UploadWorker.ts"],
+    conditions: sdkSource,
+    outfile: "dist/upload-worker.cjs",
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    minify: true,
     logLevel: "warning"
   }),
   build({

@@ -1,10 +1,11 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import type { FileSystem, Path } from "@effect/platform"
+import { type FileSystem, type Path, Terminal } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 import { join } from "node:path"
+import { type DebugSettings, faultsLayer } from "./config/Debug.js"
 import * as HostConfigModule from "./config/HostConfig.js"
 import { HostConfig } from "./config/HostConfig.js"
 import { InterruptedMigrations, recover } from "./lifecycle/FileSwitch.js"
@@ -12,10 +13,12 @@ import type { JournalEntry } from "./lifecycle/Journal.js"
 import { refuseWhileUninstalling } from "./lifecycle/UninstallMarker.js"
 import { ActivityRepo } from "./store/ActivityRepo.js"
 import * as Database from "./store/Database.js"
+import { CoreRows } from "./store/CoreRows.js"
 import { ExtensionsRepo } from "./store/ExtensionsRepo.js"
 import { MigrationsRepo } from "./store/MigrationsRepo.js"
-import { OperationLocks } from "./store/OperationLock.js"
+import { LeaseLength, OperationLocks } from "./store/OperationLock.js"
 import { SettingsRepo } from "./store/SettingsRepo.js"
+import { StateGeneration } from "./store/StateGeneration.js"
 
 // The one composition of Host's services, used by the CLI, the server (`host serve` builds it through
 // the CLI) and the tests. See docs/architecture.md for the layers it stacks.
@@ -34,15 +37,38 @@ export interface Invocation {
   readonly env: Readonly<Record<string, string | undefined>>
   /** `--init-database`: an existing but empty database file may be given the framework tables. */
   readonly initDatabase?: boolean
+  /** HOST_DEBUG as the CLI decoded it (docs/operations.md): the faults to inject, if any. */
+  readonly debug?: DebugSettings
 }
 
 const cliActor = { type: "cli" } as const
 
 /**
+ * The terminal @effect/cli asks for, made on first use. Node's terminal reads `process.stdin` when it is
+ * made, and opening stdin costs every command several milliseconds of its cold start although only
+ * prompts read it (docs/architecture.md, "Startup").
+ */
+const lazyTerminalLayer = Layer.scoped(
+  Terminal.Terminal,
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const terminal = yield* Effect.cached(Effect.provideService(NodeTerminal.make(), Scope.Scope, scope))
+    return Terminal.Terminal.of({
+      columns: Effect.sync(() => process.stdout.columns ?? 0),
+      rows: Effect.sync(() => process.stdout.rows ?? 0),
+      isTTY: Effect.sync(() => Boolean(process.stdout.isTTY)),
+      readInput: Effect.flatMap(terminal, (real) => real.readInput),
+      readLine: Effect.flatMap(terminal, (real) => real.readLine),
+      display: (text) => Effect.flatMap(terminal, (real) => real.display(text))
+    })
+  })
+)
+
+/**
  * The Node services Host uses: files, paths and the terminal (@effect/cli prompts). Narrower than
  * NodeContext, which also starts a worker manager and a command executor nothing here needs.
  */
-export const platformLayer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+export const platformLayer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, lazyTerminalLayer)
 
 export const configLayer = (invocation: Invocation) =>
   Layer.effect(
@@ -55,15 +81,19 @@ export const configLayer = (invocation: Invocation) =>
   ).pipe(Layer.provide(platformLayer))
 
 export const repositoriesLayer = Layer.mergeAll(
+  CoreRows.Default,
   ExtensionsRepo.Default,
   MigrationsRepo.Default,
   SettingsRepo.Default,
-  ActivityRepo.Default
+  ActivityRepo.Default,
+  StateGeneration.Default
 )
 
 export interface DataOptions {
   /** Finish or roll back interrupted operations while building the layer (default true). */
   readonly recover?: boolean
+  /** Remove leftover uploads and staging entries while recovering (default true; `status` reports them instead). */
+  readonly sweepLeftovers?: boolean
   /** `framework:uninstall` itself runs while an interrupted uninstall is pending (it finishes it). */
   readonly uninstalling?: boolean
 }
@@ -90,9 +120,9 @@ const interruptedMigrationsLayer = (invocation: Invocation) =>
     }))
   )
 
-/** Configuration, database (schema ensured), repositories and the operation lock. */
+/** Configuration, database (schema ensured), repositories, the operation lock and the faults HOST_DEBUG asks for. */
 export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => {
-  const recovery = Layer.effectDiscard(options.recover !== false ? recover(cliActor) : Effect.void).pipe(
+  const recovery = Layer.effectDiscard(options.recover !== false ? recover(cliActor, { sweepLeftovers: options.sweepLeftovers !== false }) : Effect.void).pipe(
     Layer.provide(interruptedMigrationsLayer(invocation))
   )
   // Checked before the database is opened, so a half-removed framework is not given its tables back.
@@ -101,12 +131,13 @@ export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => 
     : Layer.provide(Database.layer, Layer.effectDiscard(refuseWhileUninstalling))).pipe(
       Layer.provide(Layer.succeed(Database.DatabaseInitialisation, { allowEmpty: invocation.initDatabase === true }))
     )
+  const lease = Layer.effect(LeaseLength, Effect.map(HostConfig, ({ config }) => ({ millis: config.lock_lease_seconds * 1000 })))
   return recovery.pipe(
-    Layer.provideMerge(OperationLocks.Default),
+    Layer.provideMerge(OperationLocks.Default.pipe(Layer.provide(lease))),
     Layer.provideMerge(repositoriesLayer),
     Layer.provideMerge(database),
     Layer.provideMerge(configLayer(invocation)),
-    Layer.provideMerge(platformLayer)
+    Layer.provideMerge(Layer.merge(platformLayer, faultsLayer(invocation.debug)))
   )
 }
 
@@ -115,11 +146,29 @@ const lifecycleModules = Effect.promise(() =>
     import("./lifecycle/Lifecycle.js"),
     import("./lifecycle/Events.js"),
     import("./lifecycle/ModuleLoader.js"),
-    import("./panel/Panel.js")
+    import("./panel/Panel.js"),
+    import("./archive/ArtifactStore.js")
   ])
 )
 
 const listenerModule = Effect.promise(() => import("./runtime/Backend.js"))
+
+/**
+ * The Registry over Node's HTTP client, with timeouts from HOST_REGISTRY_CONNECT_TIMEOUT and
+ * HOST_REGISTRY_TIMEOUT. It is part of every layer the lifecycle runs on, so code that installs from a
+ * registry requires the service (a missing layer is a compile error); with no `registry_url` configured
+ * each lookup fails with RegistryNotConfigured. Needs HostConfig and the platform.
+ */
+export const registryLayer = (invocation: Invocation) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => import("./registry/Registry.js")), ({ layerNode, optionsFromEnv }) => {
+      const { options, warnings } = optionsFromEnv(invocation.env)
+      return Layer.merge(
+        layerNode(options),
+        Layer.effectDiscard(Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }))
+      )
+    })
+  )
 
 export interface StoreOptions extends DataOptions {
   /** Attach the enabled extensions' event listeners in this process (default true; a server attaches its own). */
@@ -127,17 +176,20 @@ export interface StoreOptions extends DataOptions {
 }
 
 /**
- * `dataLayer` plus the lifecycle operations, with the extensions' event listeners attached. Building it
- * first finishes or rolls back any operation a crash interrupted.
+ * `dataLayer` plus the lifecycle operations, the artifact store they keep archives in and the registry,
+ * with the extensions' event listeners attached. Building it first finishes or rolls back any operation a
+ * crash interrupted.
  */
 export const storeLayer = (invocation: Invocation, options: StoreOptions = {}) => {
   const lifecycle = Layer.unwrapEffect(
-    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, ModuleLoader, Panel]) => {
+    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, ModuleLoader, Panel, ArtifactStore]) => {
       const loader = Layer.unwrapEffect(
         Effect.map(HostConfig, ({ paths }) =>
           ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
       )
-      return Lifecycle.Default.pipe(Layer.provideMerge(Layer.mergeAll(Events.layer, Panel.layerEmbedded, loader)))
+      return Lifecycle.Default.pipe(
+        Layer.provideMerge(Layer.mergeAll(Events.layer, Panel.layerEmbedded, loader, ArtifactStore.layer, registryLayer(invocation)))
+      )
     })
   )
   // A server attaches listeners to its live generation instead (runtime/LiveState).

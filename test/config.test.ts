@@ -26,6 +26,8 @@ describe("decodeConfig", () => {
         base_url: "http://127.0.0.1:8080",
         server: { host: "127.0.0.1", port: 8080 },
         desired_state: "desired-state/extensions.yaml",
+        artifacts_path: "storage/host/artifacts",
+        lock_lease_seconds: 30,
         webhook_secret: "",
         limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000 }
       }

@@ -11,7 +11,7 @@ import {
   hasRoutes,
   HostExtension,
   isExtension
-} from "../sdk/src/server.js"
+} from "@host/sdk/server"
 import { decodeDesiredState } from "../src/domain/DesiredState.js"
 import { fixture, repoRoot } from "./support/cli.js"
 

@@ -99,7 +99,7 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
 
 // ---- shapes of the API's answers --------------------------------------------------------------
 
-export type Status = "enabled" | "disabled" | "quarantined"
+export type Status = "enabled" | "disabled" | "quarantined" | "corrupt"
 
 export interface Source {
   readonly type: string

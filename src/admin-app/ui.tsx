@@ -73,7 +73,7 @@ export const Badge = ({ children, tone = "neutral", title }: { readonly children
   </span>
 )
 
-const statusTone: Readonly<Record<string, Tone>> = { enabled: "success", disabled: "neutral", quarantined: "danger" }
+const statusTone: Readonly<Record<string, Tone>> = { enabled: "success", disabled: "neutral", quarantined: "danger", corrupt: "danger" }
 export const StatusBadge = ({ status }: { readonly status: string }) => (
   <Badge tone={statusTone[status] ?? "neutral"}>
     <span className="ha-dot" aria-hidden="true" />

@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { Problem } from "../domain/Problems.js"
@@ -71,7 +71,7 @@ const writeAll = (files: ReadonlyArray<readonly [string, Uint8Array]>, remove: R
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const suffix = `.tmp-${process.pid}-${Date.now().toString(36)}`
+    const suffix = `.tmp-${process.pid}-${(yield* Clock.currentTimeMillis).toString(36)}`
     const temporary = files.map(([target]) => `${target}${suffix}`)
     const directory = path.dirname(files[0]![0])
     yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("create", directory)))

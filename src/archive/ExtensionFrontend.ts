@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect } from "effect"
+import { Clock, Data, Effect } from "effect"
 import type * as esbuild from "esbuild"
 import { parseDocument } from "yaml"
 import { decodeManifest } from "../domain/Manifest.js"
@@ -209,7 +209,7 @@ const writeOutput = (target: FrontendTarget, files: ReadonlyArray<esbuild.Output
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { css, writes } = outputFiles(target, files, path)
-    const suffix = `.tmp-${process.pid}-${Date.now().toString(36)}`
+    const suffix = `.tmp-${process.pid}-${(yield* Clock.currentTimeMillis).toString(36)}`
     const fail = (error: { readonly message: string }) =>
       new FrontendBuildFailed({ root: target.root, errors: [{ file: null, line: null, column: null, text: error.message }] })
     for (const [file, data] of writes) {

@@ -19,7 +19,7 @@ export const packageMetaFiles: ReadonlySet<string> = new Set(["checksums.json", 
 
 export const sha256Hex = (data: Uint8Array | string): string => createHash("sha256").update(data).digest("hex")
 
-const systemError = (method: string, path: string) => (cause: unknown) => {
+export const systemError = (method: string, path: string) => (cause: unknown) => {
   const code = (cause as NodeJS.ErrnoException).code
   return new SystemError({
     reason: code === "ENOENT" ? "NotFound" : code === "EACCES" || code === "EPERM" ? "PermissionDenied" : "Unknown",
@@ -34,11 +34,17 @@ const systemError = (method: string, path: string) => (cause: unknown) => {
 /**
  * Every entry below `root` that is not a folder, as a POSIX relative path with its directory entry, in
  * directory order; `skip` names leave a whole entry (and what is below it) out. One readdir per folder with
- * the types (no stat per file): planning reads thousands of trees. Links are never followed.
+ * the types (no stat per file): planning reads thousands of trees. Links are never followed. `onFolder`
+ * sees each folder (`""` for the root) before it is listed.
  */
-const walkTree = (root: string, skip: (name: string) => boolean): ReadonlyArray<readonly [string, Dirent]> => {
+export const walkTree = (
+  root: string,
+  skip: (name: string) => boolean,
+  onFolder?: (relative: string) => void
+): ReadonlyArray<readonly [string, Dirent]> => {
   const found: Array<readonly [string, Dirent]> = []
   const walk = (relative: string) => {
+    onFolder?.(relative)
     for (const entry of readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true })) {
       if (skip(entry.name)) continue
       const child = relative === "" ? entry.name : `${relative}/${entry.name}`

@@ -1,4 +1,4 @@
-import type { FrontendError } from "../../sdk/src/index.js"
+import type { FrontendError } from "@host/sdk"
 
 // Render errors of extension components (docs/frontend.md "Diagnostics"): kept in
 // `window.__HOST__.diagnostics.errors` (newest 100) and sent to POST /api/client/host/diagnostics, where

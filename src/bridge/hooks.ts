@@ -8,7 +8,7 @@ import type {
   RequestOptions,
   ServerContext,
   UserContext
-} from "../../sdk/src/index.js"
+} from "@host/sdk"
 import { emit, on } from "./events.js"
 import { holdsPermission, pageBase, pageHref } from "./match.js"
 import { navigateTo } from "./page.js"

@@ -1,4 +1,4 @@
-import type { HostApi, Sdk } from "../../sdk/src/index.js"
+import type { HostApi, Sdk } from "@host/sdk"
 import { mountedCount, watchContainers } from "./containers.js"
 import { errors, initDiagnostics } from "./diagnostics.js"
 import { emit, on } from "./events.js"

@@ -1,4 +1,4 @@
-import type { Area, PageArea, ServerContext, UserContext, WhenCondition } from "../../sdk/src/index.js"
+import type { Area, PageArea, ServerContext, UserContext, WhenCondition } from "@host/sdk"
 
 // Pure rules of the bridge (docs/frontend.md): route patterns, extension-page paths, permission and
 // `when` gating. No DOM and no React, so they are easy to reason about and to test.

@@ -1,4 +1,4 @@
-import type { Area, ServerContext, UserContext } from "../../sdk/src/index.js"
+import type { Area, ServerContext, UserContext } from "@host/sdk"
 import { emit } from "./events.js"
 import { createStore } from "./store.js"
 

@@ -1,4 +1,4 @@
-import type { Component, ExtensionConfig, HostApi, PageArea, WhenCondition } from "../../sdk/src/index.js"
+import type { Component, ExtensionConfig, HostApi, PageArea, WhenCondition } from "@host/sdk"
 import { emit } from "./events.js"
 import { createStore } from "./store.js"
 import { removeExtensionTheme, setExtensionTheme } from "./theme.js"

@@ -1,5 +1,5 @@
 import * as React from "react"
-import type { PageArea, ServerContext, SlotContext } from "../../sdk/src/index.js"
+import type { PageArea, ServerContext, SlotContext } from "@host/sdk"
 import { report } from "./diagnostics.js"
 import { extensionPageOf, holdsPermission, matchPath, pageBase, pageHref, whenHolds } from "./match.js"
 import { navigateTo, normaliseServer, page, type PageState } from "./page.js"

@@ -3,7 +3,7 @@ import { Progress } from "../lifecycle/Events.js"
 
 // What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
 
-export { configLayer, dataLayer, type Invocation, platformLayer, repositoriesLayer, storeLayer } from "../HostLive.js"
+export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, storeLayer } from "../HostLive.js"
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
 export const stderrLogger = Logger.replace(

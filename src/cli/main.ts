@@ -1,8 +1,10 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
+import { clockStartingAt, debugSettingsFrom } from "../config/Debug.js"
 import { frameworkVersion } from "../config/HostConfig.js"
 import type { ConfigInvalid } from "../domain/Errors.js"
 import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
+import type { RegistryFetchFailed } from "../registry/RegistryErrors.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { DatabaseUnusable } from "../store/Database.js"
 import type { StoreError } from "../store/StoreError.js"
@@ -26,6 +28,7 @@ const builtins = {
   remove: () => import("./commands/lifecycle.js").then((module) => module.removeCommand),
   unlock: () => import("./commands/lifecycle.js").then((module) => module.unlockCommand),
   "migrate:status": () => import("./commands/lifecycle.js").then((module) => module.migrateStatusCommand),
+  "artifacts:prune": () => import("./commands/lifecycle.js").then((module) => module.artifactsPruneCommand),
   reconcile: () => import("./commands/reconcile.js").then((module) => module.reconcileCommand),
   "schedule:list": () => import("./commands/schedule.js").then((module) => module.scheduleListCommand),
   "schedule:run": () => import("./commands/schedule.js").then((module) => module.scheduleRunCommand),
@@ -107,11 +110,18 @@ export const parseArguments = (
   const [first, ...rest] = args
   if (leadingJson) rest.push("--json")
   const command = first?.startsWith("host:") ? first.slice("host:".length) : first
-  return { invocation: { frameworkRoot, root, verbose, env, initDatabase }, args: command === undefined ? [] : [command, ...rest] }
+  const debug = debugSettingsFrom(env)
+  if (Either.isLeft(debug)) return { usageError: debug.left }
+  return {
+    invocation: { frameworkRoot, root, verbose, env, initDatabase, debug: debug.right },
+    args: command === undefined ? [] : [command, ...rest]
+  }
 }
 
 /** Failures with a hint of their own, per tag; exhaustive, so a new kind of failure gets one or says none. */
-type HintedFailure = ConfigInvalid | StoreError | DatabaseUnusable | OperationFailed | OperationRefused | LockHeld
+type HintedFailure = ConfigInvalid | StoreError | DatabaseUnusable | OperationFailed | OperationRefused | LockHeld | RegistryFetchFailed
+
+const unreachableHint = "hint: the source could not be fetched; check registry_url and the network, then retry"
 
 const hints: { readonly [Tag in HintedFailure["_tag"]]: string | undefined } = {
   ConfigInvalid: "hint: fix config/host.yaml or the environment variable it names",
@@ -119,7 +129,9 @@ const hints: { readonly [Tag in HintedFailure["_tag"]]: string | undefined } = {
   DatabaseUnusable: "hint: docs/operations.md, \"When the database is unreadable\"",
   StoreUnavailable: "hint: the database did not answer; check the database setting, then run the command again",
   SourceRejected: "hint: the archive, its signature, its manifest or the registry's answer was refused (host verify <file> shows why)",
-  SourceUnreachable: "hint: the source could not be fetched; check registry_url and the network, then retry",
+  SourceUnreachable: unreachableHint,
+  // The registry's index read before an operation starts (`host add vendor/name` resolves the version first).
+  RegistryFetchFailed: unreachableHint,
   MigrationsFailed: "hint: a migration of the extension failed and was rolled back; fix the extension and run the command again",
   FilesFailed: "hint: check free disk space and that the panel root is writable",
   // Their messages already say what to do.
@@ -222,7 +234,12 @@ export const main = async (
     program.pipe(
       withUsageErrorLines(command),
       Effect.provideService(CliInvocation, invocation),
-      Effect.provide(Layer.merge(platformLayer, stderrLogger))
+      Effect.provide(Layer.mergeAll(
+        platformLayer,
+        stderrLogger,
+        // HOST_DEBUG's `now`: the whole run reads time from this clock (docs/operations.md).
+        invocation.debug?.now === undefined ? Layer.empty : Layer.setClock(clockStartingAt(invocation.debug.now))
+      ))
     )
   )
   return renderExit(exit, command, invocation.verbose, args.includes("--json"))

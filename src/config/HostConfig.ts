@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
-import { parse as parseYaml } from "yaml"
 import packageJson from "../../package.json" with { type: "json" }
 import { ConfigInvalid, RootNotFound } from "../domain/Errors.js"
 import { SemverVersion } from "../domain/Version.js"
@@ -18,6 +17,15 @@ const InsideRoot = Schema.NonEmptyString.pipe(
   Schema.filter((path) =>
     (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
     `"${path}" must be a path inside the panel root (relative, without "..")`
+  )
+)
+
+// The artifact store may be a shared mount outside the root (replicas share it, docs/operations.md
+// "Artifacts"), so an absolute path is accepted; a relative one is inside the root, without "..".
+const ArtifactsPath = Schema.NonEmptyString.pipe(
+  Schema.filter((path) =>
+    path.startsWith("/") || !path.split(/[\\/]/).includes("..") ||
+    `"${path}" must be an absolute path or a path inside the panel root (relative, without "..")`
   )
 )
 
@@ -62,6 +70,7 @@ export const ConfigDocument = Schema.Struct({
   require_signatures: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   registry_url: Schema.optionalWith(RegistryUrl, { default: () => "" }),
   registry_cache_path: Schema.optionalWith(InsideRoot, { default: () => "storage/host/registry-cache.json" }),
+  artifacts_path: Schema.optionalWith(ArtifactsPath, { default: () => "storage/host/artifacts" }),
   registry_cache_ttl: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 3600 }),
   public_key: Schema.optionalWith(Schema.Union(Schema.Literal(""), PublicKeyHex), { default: () => "" }),
   trusted_keys: Schema.optionalWith(
@@ -78,6 +87,9 @@ export const ConfigDocument = Schema.Struct({
     { default: () => ({ host: "127.0.0.1", port: 8080 }) }
   ),
   desired_state: Schema.optionalWith(Schema.NonEmptyString, { default: () => "desired-state/extensions.yaml" }),
+  // How long the operation lock's lease lasts without renewal (renewed every sixth of it): how soon another
+  // replica takes over the lock of a holder that died (docs/operations.md "Running replicas").
+  lock_lease_seconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(3, 3600)), { default: () => 30 }),
   // The HMAC key of signed reconcile webhooks (docs/gitops.md); "" refuses every signed request. Short
   // keys are refused because a guessable key lets anyone apply the desired state.
   webhook_secret: Schema.optionalWith(
@@ -107,6 +119,7 @@ const environmentOverrides: ReadonlyArray<{
 }> = [
   { env: "HOST_REQUIRE_SIGNATURES", path: ["require_signatures"], read: (text) => parseBoolean(text) },
   { env: "HOST_REGISTRY_URL", path: ["registry_url"], read: (text) => text },
+  { env: "HOST_ARTIFACTS_PATH", path: ["artifacts_path"], read: (text) => text },
   { env: "HOST_PUBLIC_KEY", path: ["public_key"], read: (text) => text.trim() },
   { env: "HOST_DATABASE_URL", path: ["database"], read: (text) => text },
   { env: "HOST_BASE_URL", path: ["base_url"], read: (text) => text },
@@ -195,6 +208,8 @@ export interface HostPaths {
   /** Compiled extension modules (see lifecycle/ModuleLoader). */
   readonly modules: string
   readonly registryCache: string
+  /** The content-addressed archives of installed extensions (archive/ArtifactStore). */
+  readonly artifacts: string
   readonly publicAssets: string
   readonly desiredState: string
   /** The SQLite file, or `:memory:`; empty when `database` is a server's URL (mysql://, postgres://). */
@@ -207,6 +222,8 @@ export class HostConfig extends Context.Tag("host/HostConfig")<
     readonly config: ConfigDocument
     readonly paths: HostPaths
     readonly warnings: ReadonlyArray<Problem>
+    /** Whether `base_url` was set (file or HOST_BASE_URL); when not, a server uses its listen address. */
+    readonly baseUrlConfigured?: boolean
   }
 >() {}
 
@@ -233,8 +250,11 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
       Effect.mapError((error) => new ConfigInvalid({ source, problems: [problem("(file)", `cannot be read: ${error.message}`)] }))
     )
     : undefined
-  const raw = text === undefined ? undefined : yield* Effect.try({
-    try: () => parseYaml(text) as unknown,
+  // The YAML parser is loaded only when there is a file to parse: most commands on a panel without one
+  // start without it (docs/architecture.md, "Startup").
+  const yaml = text === undefined ? undefined : yield* Effect.promise(() => import("yaml"))
+  const raw = text === undefined || yaml === undefined ? undefined : yield* Effect.try({
+    try: () => yaml.parse(text) as unknown,
     catch: (error) =>
       new ConfigInvalid({ source, problems: [problem("(yaml)", error instanceof Error ? error.message : String(error))] })
   })
@@ -250,11 +270,14 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
     journal: path.join(storage, "journal"),
     modules: path.join(storage, "modules"),
     registryCache: path.join(root, config.registry_cache_path),
+    artifacts: path.resolve(root, config.artifacts_path),
     publicAssets: path.join(root, "public", "host"),
     desiredState: path.resolve(root, config.desired_state),
     databaseFile: databasePath === undefined ? "" : databasePath === ":memory:" ? ":memory:" : path.join(root, databasePath)
   }
-  return { config, paths, warnings }
+  const baseUrlConfigured = (options.env.HOST_BASE_URL ?? "") !== "" ||
+    (typeof raw === "object" && raw !== null && Object.hasOwn(raw, "base_url"))
+  return { config, paths, warnings, baseUrlConfigured }
 })
 
 export const layer = (options: HostConfigOptions): Layer.Layer<HostConfig, ConfigInvalid | RootNotFound, FileSystem.FileSystem | Path.Path> =>

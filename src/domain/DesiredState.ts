@@ -121,13 +121,13 @@ export const substituteEnv = (
   if (missing.length > 0) {
     return Either.left(`environment variable${missing.length > 1 ? "s" : ""} ${[...new Set(missing)].join(", ")} not set`)
   }
-  const replace = (node: unknown): unknown => {
-    if (typeof node === "string") return node.replace(ENV_REFERENCE, (_, name: string) => env[name]!)
-    if (Array.isArray(node)) return node.map(replace)
-    if (node !== null && typeof node === "object") {
-      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, replace(inner)]))
+  const replace = (part: unknown): unknown => {
+    if (typeof part === "string") return part.replace(ENV_REFERENCE, (_, name: string) => env[name]!)
+    if (Array.isArray(part)) return part.map(replace)
+    if (part !== null && typeof part === "object") {
+      return Object.fromEntries(Object.entries(part).map(([key, inner]) => [key, replace(inner)]))
     }
-    return node
+    return part
   }
   return Either.right(replace(value))
 }

@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Data, Schema } from "effect"
+import { decodeManifest, type Manifest, type ManifestDocument } from "./Manifest.js"
 
 // What the four host_* tables hold, as decoded records (docs/architecture.md "Store").
 
@@ -20,19 +21,66 @@ export const SignatureRecord = Schema.Struct({
 })
 export type SignatureRecord = typeof SignatureRecord.Type
 
-export const InstalledExtension = Schema.Struct({
-  id: Schema.Number,
-  extensionId: Schema.String,
-  name: Schema.String,
-  version: Schema.String,
-  enabled: Schema.Boolean,
-  manifest: Schema.Unknown,
-  source: ExtensionSource,
-  signature: SignatureRecord,
-  createdAt: Schema.String,
-  updatedAt: Schema.String
-})
-export type InstalledExtension = typeof InstalledExtension.Type
+/**
+ * The manifest of an installed extension, decoded once where its row is read. It was valid when it was
+ * installed; a row that no longer decodes (edited by hand, written by an older framework with other
+ * rules) is `Corrupt`, with the first problem as its reason, and every reader decides what that means
+ * (docs/architecture.md "Store"): the runtime quarantines it, `host list` and the admin show it.
+ */
+export type InstalledManifest = Data.TaggedEnum<{
+  Decoded: { readonly manifest: Manifest }
+  Corrupt: { readonly reason: string }
+}>
+export const InstalledManifest = Data.taggedEnum<InstalledManifest>()
+
+/** Decodes a stored manifest document (host_extensions.manifest). */
+export const decodeInstalledManifest = (stored: unknown): InstalledManifest => {
+  const decoded = decodeManifest(stored)
+  if (decoded.manifest !== undefined) return InstalledManifest.Decoded({ manifest: decoded.manifest })
+  const first = decoded.errors[0]
+  return InstalledManifest.Corrupt({ reason: first === undefined ? "unknown problem" : `${first.path}: ${first.message}` })
+}
+
+/** One host_extensions row, decoded. */
+export interface InstalledExtension {
+  readonly id: number
+  readonly extensionId: string
+  readonly name: string
+  readonly version: string
+  readonly enabled: boolean
+  readonly manifest: InstalledManifest
+  readonly source: ExtensionSource
+  readonly signature: SignatureRecord
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** What is written to host_extensions for one extension (the repository sets id and the timestamps). */
+export interface ExtensionWrite {
+  readonly extensionId: string
+  readonly name: string
+  readonly version: string
+  readonly enabled: boolean
+  readonly manifest: ManifestDocument
+  readonly source: ExtensionSource
+  readonly signature: SignatureRecord
+}
+
+/** The decoded manifest of a record, or undefined when its stored manifest is corrupt. */
+export const manifestOf = (record: Pick<InstalledExtension, "manifest">): Manifest | undefined =>
+  record.manifest._tag === "Decoded" ? record.manifest.manifest : undefined
+
+/** Why a record's stored manifest cannot be used, or undefined when it decodes. */
+export const corruptReason = (record: Pick<InstalledExtension, "manifest">): string | undefined =>
+  record.manifest._tag === "Corrupt" ? `its stored manifest does not decode (${record.manifest.reason}); reinstall it` : undefined
+
+/** The dependency ranges a record declares (none for a corrupt manifest: nothing can be read from it). */
+export const dependenciesOf = (record: Pick<InstalledExtension, "manifest">): Readonly<Record<string, string>> =>
+  manifestOf(record)?.document.dependencies ?? {}
+
+/** The folder of a record's migrations, relative to its tree (the conventional one for a corrupt manifest). */
+export const migrationsFolderOf = (record: Pick<InstalledExtension, "manifest">): string =>
+  manifestOf(record)?.document.backend?.migrations ?? "database/migrations"
 
 export const ActivityAction = Schema.Literal("installed", "updated", "enabled", "disabled", "removed")
 export type ActivityAction = typeof ActivityAction.Type

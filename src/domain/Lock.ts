@@ -1,8 +1,7 @@
 import { Schema } from "effect"
 
-// The operation lock (docs/architecture.md "Store"): one row owned by `host/core` in host_settings.
-
-export const lockSettingKey = "lock"
+// The operation lock (docs/architecture.md "Store"): one row owned by `host/core` in host_settings
+// (its key is declared with the other framework rows in store/CoreRows.ts).
 
 export const OperationLock = Schema.Struct({
   id: Schema.String,
@@ -26,12 +25,12 @@ export const OperationLock = Schema.Struct({
 })
 export type OperationLock = typeof OperationLock.Type
 
-/** How long a lock lives without renewal. */
+/** How long a lock lives without renewal, by default (config `lock_lease_seconds`). */
 export const leaseMillis = 30_000
 
-/** How often the holder renews its lease. */
-export const leaseRenewMillis = 5_000
+/** How often the holder renews a lease of `lease` ms: every sixth of it (5 s for the default 30 s). */
+export const leaseRenewMillis = (lease: number = leaseMillis): number => Math.max(500, Math.floor(lease / 6))
 
-/** Whether the lock's lease ended before `now` (a lock without a lease never lapses by time). */
-export const leaseLapsed = (lock: OperationLock, now: number = Date.now()): boolean =>
+/** Whether the lock's lease ended before `now` (epoch ms; a lock without a lease never lapses by time). */
+export const leaseLapsed = (lock: OperationLock, now: number): boolean =>
   lock.lease_expires_at !== undefined && Date.parse(lock.lease_expires_at) < now

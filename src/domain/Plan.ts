@@ -1,9 +1,16 @@
-import { Either, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { Either } from "effect"
 import semver from "semver"
 import type { DesiredExtension, DesiredState } from "./DesiredState.js"
 import { envReferences, substituteEnv } from "./DesiredState.js"
 import type { ExtensionLayout, Manifest } from "./Manifest.js"
+import {
+  type Capabilities,
+  type CapabilityDiff,
+  capabilityKinds,
+  type PlanAction,
+  type PlanSource,
+  type SettingChange
+} from "./PlanFormat.js"
 import { problem, type Problem } from "./Problems.js"
 import { dependencyOrder } from "./Rules.js"
 import { type SettingField, validateSettingValues } from "./Settings.js"
@@ -13,19 +20,6 @@ import { bundleSlotReferences } from "./Slots.js"
 // caller reads the desired file, the tables, the installed files and the sources, and applies the plan.
 
 // ---- capabilities ------------------------------------------------------------------------------
-
-/** What an extension version brings to the panel, as lists of stable strings. */
-export interface Capabilities {
-  readonly permissions: ReadonlyArray<string>
-  /** `<group> <route file>` */
-  readonly routes: ReadonlyArray<string>
-  readonly slots: ReadonlyArray<string>
-  readonly migrations: ReadonlyArray<string>
-  /** `<task id> (<cron>)` */
-  readonly schedules: ReadonlyArray<string>
-  /** `<key>: <type>` */
-  readonly settings: ReadonlyArray<string>
-}
 
 /** The capabilities of a decoded manifest with its resolved layout, bundle text and migration names. */
 export const capabilitiesOf = (
@@ -50,15 +44,6 @@ export const capabilitiesOf = (
 
 export const noCapabilities: Capabilities = { permissions: [], routes: [], slots: [], migrations: [], schedules: [], settings: [] }
 
-const capabilityKinds = ["permissions", "routes", "slots", "migrations", "schedules", "settings"] as const
-
-export const CapabilityDiff = Schema.Struct(
-  Object.fromEntries(capabilityKinds.map((kind) => [kind, Schema.Struct({ added: Schema.Array(Schema.String), removed: Schema.Array(Schema.String) })])) as {
-    readonly [K in (typeof capabilityKinds)[number]]: Schema.Struct<{ added: Schema.Array$<typeof Schema.String>; removed: Schema.Array$<typeof Schema.String> }>
-  }
-)
-export type CapabilityDiff = typeof CapabilityDiff.Type
-
 export const diffCapabilities = (before: Capabilities, after: Capabilities): CapabilityDiff => {
   const diff = (kind: (typeof capabilityKinds)[number]) => {
     const old = new Set(before[kind])
@@ -67,65 +52,6 @@ export const diffCapabilities = (before: Capabilities, after: Capabilities): Cap
   }
   return Object.fromEntries(capabilityKinds.map((kind) => [kind, diff(kind)])) as unknown as CapabilityDiff
 }
-
-// ---- the plan ------------------------------------------------------------------------------------
-
-export const ActionType = Schema.Literal("install", "update", "enable", "disable", "configure", "repair", "remove")
-export type ActionType = typeof ActionType.Type
-
-/** Where an install, update or repair takes its files from (absolute paths; registry by id and version). */
-export const PlanSource = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("path"), path: Schema.String }),
-  Schema.Struct({ type: Schema.Literal("archive"), path: Schema.String, sha256: Schema.NullOr(Schema.String) }),
-  Schema.Struct({ type: Schema.Literal("registry"), id: Schema.String, version: Schema.String })
-)
-export type PlanSource = typeof PlanSource.Type
-
-/** One changed setting; `to` is the template (`${VAR}` kept) so plans never hold secrets. */
-export const SettingChange = Schema.Struct({
-  key: Schema.String,
-  from: Schema.Unknown,
-  to: Schema.Unknown,
-  sensitive: Schema.Boolean
-})
-export type SettingChange = typeof SettingChange.Type
-
-export const PlanAction = Schema.Struct({
-  type: ActionType,
-  id: Schema.String,
-  from: Schema.optional(Schema.NullOr(Schema.String)),
-  to: Schema.optional(Schema.NullOr(Schema.String)),
-  reason: Schema.String,
-  capabilities: CapabilityDiff,
-  source: Schema.optional(PlanSource),
-  /** install: whether it is installed enabled. */
-  enabled: Schema.optional(Schema.Boolean),
-  settings: Schema.optional(Schema.Array(SettingChange))
-})
-export type PlanAction = typeof PlanAction.Type
-
-export const PlanSummary = Schema.Struct(
-  Object.fromEntries(ActionType.literals.map((type) => [type, Schema.Number])) as { readonly [K in ActionType]: typeof Schema.Number }
-)
-export type PlanSummary = typeof PlanSummary.Type
-
-/** What the plan was made against, per item, so a stale plan can say what changed. */
-export const PlanBasis = Schema.Record({ key: Schema.String, value: Schema.String })
-export type PlanBasis = typeof PlanBasis.Type
-
-export const Plan = Schema.Struct({
-  format: Schema.Literal(1),
-  id: Schema.String,
-  created_at: Schema.String,
-  fingerprint: Schema.String,
-  actions: Schema.Array(PlanAction),
-  summary: PlanSummary,
-  warnings: Schema.Array(Schema.String),
-  /** The ids the desired state marks `protect: true`, remembered when the plan is applied in full. */
-  protected: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-  basis: PlanBasis
-})
-export type Plan = typeof Plan.Type
 
 // ---- inputs ------------------------------------------------------------------------------------------
 
@@ -173,11 +99,6 @@ export interface PlannedActions {
   readonly actions: ReadonlyArray<PlanAction>
   readonly warnings: ReadonlyArray<string>
 }
-
-export const summarize = (actions: ReadonlyArray<PlanAction>): PlanSummary =>
-  Object.fromEntries(ActionType.literals.map((type) => [type, actions.filter((action) => action.type === type).length])) as unknown as PlanSummary
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -414,33 +335,6 @@ const configureAction = (id: string, changes: ReadonlyArray<SettingChange>): Pla
   settings: changes
 })
 
-// ---- basis: what a plan was made against ------------------------------------------------------
-
-const shortHash = (value: unknown) => sha256(JSON.stringify(value ?? null)).slice(0, 16)
-
-/**
- * The basis of a plan: every installed extension's version, state, file integrity and settings, the
- * digest (or registry version) of every source the plan installs from, and a hash of every configured
- * value after `${ENV}` substitution (a hash: the plan holds no secret).
- */
-export const planBasis = (
-  actual: ReadonlyMap<string, ActualExtension>,
-  sourceStamps: ReadonlyMap<string, string>,
-  settingValues: ReadonlyMap<string, unknown>
-): PlanBasis => {
-  const basis: Record<string, string> = {}
-  for (const [id, extension] of actual) {
-    basis[`installed ${id}`] =
-      `${extension.version}, ${extension.enabled ? "enabled" : "disabled"}, files ${extension.integrity}, settings ${shortHash(extension.settings)}`
-  }
-  for (const [id, stamp] of sourceStamps) basis[`source ${id}`] = stamp
-  for (const [id, values] of settingValues) basis[`settings of ${id}`] = shortHash(values)
-  return basis
-}
-
-export const fingerprintOf = (basis: PlanBasis): string =>
-  sha256(JSON.stringify(Object.keys(basis).sort().map((key) => [key, basis[key]])))
-
 /** The values a configure action writes: templates substituted from `env`. */
 export const configuredValues = (
   action: PlanAction,
@@ -455,17 +349,3 @@ export const configuredValues = (
   return Either.right(values)
 }
 
-// ---- staleness -------------------------------------------------------------------------------
-
-/** What changed between the basis a plan was made against and the current one, one line each. */
-export const basisChanges = (planned: PlanBasis, current: PlanBasis): ReadonlyArray<string> => {
-  const keys = [...new Set([...Object.keys(planned), ...Object.keys(current)])].sort()
-  return keys.flatMap((key) => {
-    const before = planned[key]
-    const after = current[key]
-    if (before === after) return []
-    if (before === undefined) return [`${key}: now ${after}`]
-    if (after === undefined) return [`${key}: was ${before}, now gone`]
-    return [`${key}: was ${before}, now ${after}`]
-  })
-}

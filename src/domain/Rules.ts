@@ -3,11 +3,12 @@ import type { ManifestDocument } from "./Manifest.js"
 
 // Install-time rules as pure functions: `requires` ranges and dependencies between extensions.
 
+/** The versions `requires` ranges are checked against, one per requirement key. */
 export interface RuntimeVersions {
   readonly host: string
   readonly panel: string | undefined
   readonly php: string | undefined
-  readonly node: string
+  readonly "node": string
 }
 
 export interface RuleOutcome {
@@ -41,18 +42,24 @@ export interface InstalledState {
   readonly dependencies: Readonly<Record<string, string>>
 }
 
-/** Why the dependencies of `document` do not hold among `installed` (missing, disabled, out of range). */
+/**
+ * Why the dependencies of `document` do not hold among `installed`: missing, disabled, out of range, or
+ * — given the ids the runtime could not load — quarantined. The one dependency check: an operation
+ * refuses with these words, the runtime quarantines with them, the admin's preview shows them.
+ */
 export const dependencyProblems = (
-  document: ManifestDocument,
-  installed: ReadonlyMap<string, InstalledState>
+  document: Pick<ManifestDocument, "dependencies">,
+  installed: ReadonlyMap<string, Pick<InstalledState, "version" | "enabled">>,
+  quarantined: ReadonlySet<string> | ReadonlyMap<string, unknown> = new Set()
 ): ReadonlyArray<string> =>
   Object.entries(document.dependencies ?? {}).flatMap(([id, range]) => {
     const dependency = installed.get(id)
     if (dependency === undefined) return [`dependency ${id} (${range}) is not installed`]
     if (!dependency.enabled) return [`dependency ${id} is disabled`]
     if (!semver.satisfies(dependency.version, range, { includePrerelease: true })) {
-      return [`dependency ${id} ${dependency.version} does not satisfy ${range}`]
+      return [`dependency ${id} is at ${dependency.version}, which does not satisfy ${range}`]
     }
+    if (quarantined.has(id)) return [`dependency ${id} is quarantined`]
     return []
   })
 

@@ -1,5 +1,8 @@
 import { ParseResult, Schema } from "effect"
-import semver from "semver"
+// The two functions alone, not the package's index (every semver module): this module is loaded by every
+// command through config/host.yaml's `version` (docs/architecture.md, "Startup").
+import validVersion from "semver/functions/valid.js"
+import validRange from "semver/ranges/valid.js"
 
 // Versions and version ranges as manifests and config/host.yaml write them.
 
@@ -17,9 +20,9 @@ export const quotedString = (example: string) =>
   })
 
 export const SemverVersion = quotedString("1.0.0").pipe(
-  Schema.filter((version) => semver.valid(version) !== null || `"${version}" is not a semantic version (like 1.2.0)`)
+  Schema.filter((version) => validVersion(version) !== null || `"${version}" is not a semantic version (like 1.2.0)`)
 )
 
 export const VersionRange = quotedString("^1.2").pipe(
-  Schema.filter((range) => semver.validRange(range) !== null || `"${range}" is not a version range (like ^1.2)`)
+  Schema.filter((range) => validRange(range) !== null || `"${range}" is not a version range (like ^1.2)`)
 )

@@ -1,11 +1,12 @@
-import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
-import { Effect, Either, Option, Schema } from "effect"
-import { randomUUID } from "node:crypto"
+import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path, UrlParams } from "@effect/platform"
+import { DateTime, Effect, Either, Option, Schema, Stream } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
-import type { Actor } from "../domain/Installed.js"
-import { decodeManifest } from "../domain/Manifest.js"
+import { type Actor, dependenciesOf, type InstalledExtension, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
 import { effectiveSettings } from "../domain/Settings.js"
+import { SourceRejected } from "../lifecycle/Errors.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
+import { uploadFolderName, uploadsDirectory } from "../lifecycle/Uploads.js"
+import { formatBytes } from "../registry/Fetch.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { addServer, NewServer, removeServer } from "../panel/Servers.js"
@@ -13,6 +14,7 @@ import { Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { readFrontendErrors } from "../runtime/FrontendErrors.js"
+import { extensionStatus } from "../runtime/ExtensionView.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -39,22 +41,41 @@ import { extensionCommands, extensionHealth } from "../runtime/Backend.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import semver from "semver"
 import { csrfOk } from "./Auth.js"
-import { authenticate, header, requireAdmin } from "./Context.js"
+import { authenticate, header, requireAdmin, ServerSettings } from "./Context.js"
 import { badRequest, HttpFailure, notFound, unauthorized } from "./Errors.js"
+import { archiveTooLargeDetail, uploadOverheadBytes } from "./Limits.js"
+import { inspectUpload, type UploadVerdict } from "./UploadInspection.js"
 import * as Webhook from "./Webhook.js"
 
 // The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
 // unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
 // the CLI, with the actor {type: "admin", user}; the runtime swaps to a new generation before answering.
 
-/** The admin making the request, as the lifecycle's actor. */
-const adminActor = Effect.gen(function*() {
+const csrfMismatch = () =>
+  new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token header or _token form field)" })
+
+/** The signed-in admin, and the request's CSRF check given the form's `_token` when there is one. */
+const adminCaller = Effect.gen(function*() {
   const { auth, request } = yield* authenticate
   const user = yield* requireAdmin(auth)
-  if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), undefined)) {
-    return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
-  }
-  return { type: "admin", user: user.username } satisfies Actor
+  const actor = { type: "admin", user: user.username } satisfies Actor
+  const checkCsrf = (formToken: string | undefined) =>
+    csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken) ? Effect.void : Effect.fail(csrfMismatch())
+  return { actor, request, checkCsrf }
+})
+
+/** The admin making the request, as the lifecycle's actor (CSRF by header, or `_token` of a urlencoded form). */
+const adminActor = Effect.gen(function*() {
+  const { actor, checkCsrf, request } = yield* adminCaller
+  const passed = yield* Effect.either(checkCsrf(undefined))
+  if (passed._tag === "Right") return actor
+  if (!(header(request, "content-type") ?? "").startsWith("application/x-www-form-urlencoded")) return yield* passed.left
+  const formToken = yield* request.urlParamsBody.pipe(
+    Effect.map((params) => Option.getOrUndefined(UrlParams.getFirst(params, "_token"))),
+    Effect.orElseSucceed(() => undefined)
+  )
+  yield* checkCsrf(formToken)
+  return actor
 })
 
 const extensionIdParam = Effect.map(HttpRouter.params, ({ name, vendor }) => `${vendor}/${name}`)
@@ -72,14 +93,16 @@ export const listExtensions = Effect.gen(function*() {
   const recorded = yield* readQuarantine
   const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((extension) => {
-    const reason = live?.generation.quarantined.get(extension.extensionId) ??
-      (live === undefined ? quarantineReason(recorded, extension) : undefined)
+    const { reason, status } = extensionStatus(
+      extension,
+      live?.generation.quarantined.get(extension.extensionId) ?? (live === undefined ? quarantineReason(recorded, extension) : undefined)
+    )
     return {
       id: extension.extensionId,
       name: extension.name,
       version: extension.version,
       enabled: extension.enabled,
-      status: reason !== undefined && extension.enabled ? "quarantined" : extension.enabled ? "enabled" : "disabled",
+      status,
       quarantine: reason ?? null,
       signature: extension.signature.status,
       source: extension.source,
@@ -119,57 +142,165 @@ const readFlags = Effect.gen(function*() {
   return { ...fromQuery, ...body }
 })
 
-/**
- * The uploaded `archive` (and optional detached `signature`, a file or a field) written to
- * storage/host/uploads/<uuid>/ as `<name>.host` (+ `.sig`), which the lifecycle reads as an archive.
- */
-const receiveUpload = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const { paths } = yield* HostConfig
-  const request = yield* HttpServerRequest.HttpServerRequest
-  if (!(header(request, "content-type") ?? "").includes("multipart/form-data")) {
-    return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
-  }
-  // Uploads may be as large as an archive may be; every other body keeps the server's small default.
-  const { config } = yield* HostConfig
-  const limit = Option.some(FileSystem.Size(config.limits.archive_bytes))
-  const form = yield* request.multipart.pipe(
-    Multipart.withLimits({ maxFileSize: limit, maxTotalSize: Option.some(FileSystem.Size(config.limits.archive_bytes + 1024 * 1024)) }),
-    HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(config.limits.archive_bytes + 1024 * 1024)))
-  )
-  const archive = form.archive
-  const file = Array.isArray(archive) ? archive[0] : undefined
-  if (file === undefined || !Multipart.isPersistedFile(file)) return yield* badRequest("the field \"archive\" must be a .host file")
-  const folder = path.join(paths.storage, "uploads", randomUUID())
-  yield* fs.makeDirectory(folder, { recursive: true })
-  const name = /^[A-Za-z0-9._-]+\.host$/.test(file.name) ? file.name : "upload.host"
-  const target = path.join(folder, name)
-  yield* fs.copyFile(file.path, target)
-  const signature = form.signature
-  if (typeof signature === "string" && signature.trim() !== "") yield* fs.writeFileString(`${target}.sig`, signature.trim())
-  else if (Array.isArray(signature) && signature[0] !== undefined && Multipart.isPersistedFile(signature[0])) {
-    yield* fs.copyFile(signature[0].path, `${target}.sig`)
-  }
-  return { folder, target, name }
-})
+/** The inspection's refusals, which the lifecycle reports as SourceRejected (anything else it meets on its own). */
+const refusedByInspection: ReadonlySet<string> = new Set(["ArchiveRefused", "SignatureRefused", "KeyInvalid", "ManifestInvalid", "ChecksumMismatch"])
 
-const withUpload = <A, E, R>(use: (archive: SourceSpec) => Effect.Effect<A, E, R>) =>
+const uploadRefused = (detail: string) => new HttpFailure({ status: 400, code: "BadRequest", detail })
+
+/** File names longer than this are refused (most file systems allow 255 bytes per name). */
+const maxUploadNameBytes = 255
+
+export interface ReceivedUpload {
+  readonly folder: string
+  readonly target: string
+  readonly name: string
+  /** The form's `_token` field, if it had one. */
+  readonly formToken: string | undefined
+}
+
+/**
+ * Streams the multipart form's `archive` file (and optional detached `signature`, a file or a field)
+ * into `folder` as `<name>.host` (+ `.sig`), which the lifecycle reads as an archive. Nothing goes
+ * through a temporary folder elsewhere, so the upload folder is all there is to clean up.
+ */
+const receiveUpload = (folder: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    return yield* Effect.acquireUseRelease(
-      receiveUpload,
-      ({ name, target }) => use(SourceSpec.Upload({ path: target, name })),
-      ({ folder }) => fs.remove(folder, { recursive: true }).pipe(Effect.ignore)
+    const path = yield* Path.Path
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { config } = yield* HostConfig
+    const archiveBytes = config.limits.archive_bytes
+    const bodyLimit = Option.some(FileSystem.Size(archiveBytes + uploadOverheadBytes))
+    let received: { readonly target: string; readonly name: string } | undefined
+    let formToken: string | undefined
+    let signature: string | undefined
+    const archiveTooLarge = new HttpFailure({
+      status: 413,
+      code: "SourceRejected",
+      detail: archiveTooLargeDetail("the upload", `more than ${formatBytes(archiveBytes)}`, archiveBytes)
+    })
+    const multipartFailure = (error: Multipart.MultipartError) =>
+      error.reason === "BodyTooLarge" || error.reason === "FileTooLarge"
+        ? archiveTooLarge
+        : uploadRefused(`the multipart body cannot be read (${error.reason})`)
+    const parts = request.multipartStream.pipe(Stream.mapError(multipartFailure))
+    yield* Stream.runForEach(parts, (part) =>
+      Effect.gen(function*() {
+        if (part._tag === "Field") {
+          if (part.key === "_token") formToken = part.value
+          if (part.key === "signature" && part.value.trim() !== "") signature = part.value.trim()
+          return
+        }
+        const wanted = (part.key === "archive" && received === undefined) || part.key === "signature"
+        if (!wanted) return yield* Stream.runDrain(part.content).pipe(Effect.mapError(multipartFailure))
+        if (part.key === "signature") {
+          const text = yield* Stream.runFold(part.content, "", (all, chunk) => all + Buffer.from(chunk).toString("utf8")).pipe(
+            Effect.mapError(multipartFailure)
+          )
+          if (text.trim() !== "") signature = text.trim()
+          return
+        }
+        if (Buffer.byteLength(part.name) > maxUploadNameBytes) {
+          yield* Stream.runDrain(part.content).pipe(Effect.mapError(multipartFailure))
+          return yield* uploadRefused(`the archive's file name is ${Buffer.byteLength(part.name)} bytes long; the limit is ${maxUploadNameBytes}`)
+        }
+        const name = /^[A-Za-z0-9._-]+\.host$/.test(part.name) ? part.name : "upload.host"
+        const target = path.join(folder, name)
+        // Counted as it arrives: a body without a declared length (chunked) is refused by the archive's
+        // limit as soon as it passes it, with the archive-size refusal, and no more of it is written.
+        let written = 0
+        const counted = Stream.mapEffect(part.content, (chunk) => {
+          written += chunk.byteLength
+          return written > archiveBytes
+            ? Effect.fail(archiveTooLarge)
+            : Effect.succeed(chunk)
+        })
+        yield* Stream.run(counted, fs.sink(target)).pipe(
+          Effect.mapError((error) =>
+            error._tag === "HttpFailure"
+              ? error
+              : error._tag === "MultipartError"
+              ? multipartFailure(error)
+              : new HttpFailure({ status: 500, code: "UploadNotStored", detail: `the upload could not be stored: ${error.message}` })
+          )
+        )
+        received = { target, name }
+      })).pipe(
+        Multipart.withLimits({ maxFileSize: Option.none(), maxTotalSize: bodyLimit }),
+        HttpIncomingMessage.withMaxBodySize(bodyLimit)
+      )
+    if (received === undefined) return yield* badRequest("the field \"archive\" must be a .host file")
+    // The body's limit leaves room for the form around the archive; the archive itself has the archive's.
+    const size = Number((yield* fs.stat(received.target)).size)
+    if (size > archiveBytes) {
+      return yield* new HttpFailure({
+        status: 413,
+        code: "SourceRejected",
+        detail: archiveTooLargeDetail(received.name, formatBytes(size), archiveBytes)
+      })
+    }
+    if (signature !== undefined) yield* fs.writeFileString(`${received.target}.sig`, signature)
+    return { folder, target: received.target, name: received.name, formToken } satisfies ReceivedUpload
+  })
+
+/**
+ * Receives the upload into its own folder under storage/host/uploads/ (removed when the request ends,
+ * whatever happened; see lifecycle/Uploads.ts for a process that dies), checks CSRF (the header, or
+ * the form's `_token`), has a worker thread inspect the archive, then runs `use` with it. A refusal
+ * the worker finds is the operation's refusal (`refusal` words it as the caller's operation).
+ */
+const withUpload = <A, E, R>(
+  checkCsrf: (formToken: string | undefined) => Effect.Effect<void, HttpFailure>,
+  refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => unknown,
+  use: (archive: SourceSpec & { readonly _tag: "Upload" }) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const contentType = header(request, "content-type") ?? ""
+    if (!contentType.startsWith("multipart/form-data")) {
+      return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
+    }
+    if (!/;\s*boundary=("[^"]+"|[^\s;]+)/i.test(contentType)) {
+      return yield* badRequest("the multipart/form-data Content-Type has no boundary parameter")
+    }
+    const directory = yield* uploadsDirectory
+    const folder = yield* Effect.acquireRelease(
+      Effect.suspend(() => {
+        const created = path.join(directory, uploadFolderName())
+        return Effect.as(fs.makeDirectory(created, { recursive: true }), created)
+      }),
+      (created) => fs.remove(created, { recursive: true, force: true }).pipe(Effect.ignore)
     )
+    const upload = yield* receiveUpload(folder)
+    yield* checkCsrf(upload.formToken)
+    const verdict = yield* inspectUpload(upload.target, upload.name)
+    const refused = !verdict.ok && refusedByInspection.has(verdict.tag) ? refusal(verdict, upload) : undefined
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    if (!verdict.ok && (verdict.tag === "InspectionTimeout" || verdict.tag === "InspectionFailed")) {
+      return yield* new HttpFailure({ status: 422, code: "SourceRejected", detail: `${verdict.message}; nothing was changed` })
+    }
+    return yield* use(SourceSpec.Upload({ path: upload.target, name: upload.name }) as SourceSpec & { readonly _tag: "Upload" })
   }).pipe(Effect.scoped)
 
+/** An upload the worker refused, worded as the lifecycle words a refused source. */
+const sourceRefusal = (operation: "add" | "update", extensionId: (upload: ReceivedUpload) => string) =>
+(verdict: { readonly tag: string; readonly message: string }, upload: ReceivedUpload) =>
+  new SourceRejected({
+    operation,
+    extensionId: extensionId(upload),
+    step: `verifying and staging ${upload.name}`,
+    reason: verdict.tag,
+    detail: verdict.message
+  })
+
 export const uploadInstall = Effect.gen(function*() {
-  const actor = yield* adminActor
+  const { actor, checkCsrf } = yield* adminCaller
   const lifecycle = yield* Lifecycle
   const request = yield* HttpServerRequest.HttpServerRequest
   const query = new URLSearchParams(request.url.split("?")[1] ?? "")
-  const result = yield* withUpload((upload) =>
+  const result = yield* withUpload(checkCsrf, sourceRefusal("add", (upload) => upload.name), (upload) =>
     lifecycle.add(upload, {
       actor,
       force: flagFrom(query.get("force") ?? undefined) ?? false,
@@ -185,9 +316,12 @@ const operations = ["enable", "disable", "remove", "update"] as const
 type AdminOperation = (typeof operations)[number]
 
 export const extensionOperation = Effect.gen(function*() {
-  const actor = yield* adminActor
   const id = yield* extensionIdParam
   const { action } = yield* HttpRouter.params
+  const caller = yield* adminCaller
+  // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
+  const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
+  const actor = uploading ? caller.actor : yield* adminActor
   if (!(operations as ReadonlyArray<string | undefined>).includes(action)) return yield* notFound(`unknown operation ${action ?? ""}`)
   const lifecycle = yield* Lifecycle
   const operation = action as AdminOperation
@@ -208,8 +342,8 @@ export const extensionOperation = Effect.gen(function*() {
   })
   const uploadForce = flagFrom(new URLSearchParams(request.url.split("?")[1] ?? "").get("force") ?? undefined) ?? false
   const result = operation === "update"
-    ? (header(request, "content-type") ?? "").startsWith("multipart/form-data")
-      ? yield* withUpload((upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout, force: uploadForce }))
+    ? uploading
+      ? yield* withUpload(caller.checkCsrf, sourceRefusal("update", () => id), (upload) => lifecycle.update(id, upload, { actor, lockTimeout: timeout, force: uploadForce }))
       : yield* fromRegistry
     : yield* Effect.flatMap(readFlags, (flags) =>
       operation === "remove"
@@ -239,8 +373,7 @@ const installedFields = (id: string) =>
   Effect.gen(function*() {
     const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
     if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
-    const manifest = decodeManifest(record.value.manifest).manifest
-    return manifest?.settings ?? []
+    return manifestOf(record.value)?.settings ?? []
   })
 
 /** The settings form's data (see settingsView below). */
@@ -366,11 +499,12 @@ export const reconcile = Effect.gen(function*() {
   )
   const { paths } = yield* HostConfig
   const reconciler = yield* Reconciler
-  const planRequest = { file: paths.desiredState, prune: options.prune, allowDestroy: options.allow_destroy, env: process.env }
+  const { env } = yield* ServerSettings
+  const planRequest = { file: paths.desiredState, prune: options.prune, allowDestroy: options.allow_destroy, env }
   const run = Effect.gen(function*() {
     if (options.dry_run) return yield* ok(yield* reconciler.plan(planRequest))
     const { plan, result } = yield* reconciler.reconcile(planRequest, {
-      env: process.env,
+      env,
       ...(caller._tag === "Webhook" ? { actor: webhookActor, context: { delivery: caller.delivery } } : {})
     })
     yield* swap
@@ -449,9 +583,9 @@ const requiresReport = (
 
 /** The registry index when one is configured and answers quickly (a cached index answers at once). */
 const registryIndexQuietly = Effect.gen(function*() {
-  const registry = yield* Effect.serviceOption(Registry)
-  if (Option.isNone(registry) || registry.value.url === "") return undefined
-  return yield* registry.value.index.pipe(
+  const registry = yield* Registry
+  if (registry.url === "") return undefined
+  return yield* registry.index.pipe(
     Effect.timeout("3 seconds"),
     Effect.map((result) => result.index),
     Effect.orElseSucceed(() => undefined)
@@ -478,9 +612,11 @@ const quarantineOf = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
   const live = runtime.current()
   const recorded = yield* readQuarantine
-  return (extension: { readonly extensionId: string; readonly version: string; readonly enabled: boolean }) =>
-    live?.generation.quarantined.get(extension.extensionId) ??
-      (live === undefined ? quarantineReason(recorded, extension as Parameters<typeof quarantineReason>[1]) : undefined)
+  return (extension: InstalledExtension) =>
+    extensionStatus(
+      extension,
+      live?.generation.quarantined.get(extension.extensionId) ?? (live === undefined ? quarantineReason(recorded, extension) : undefined)
+    )
 })
 
 /** `GET extensions/overview`: the Extensions screen's rows: the list plus update, dependents and desired-state facts. */
@@ -490,18 +626,17 @@ export const extensionsOverview = Effect.gen(function*() {
   const reasonOf = yield* quarantineOf
   const index = yield* registryIndexQuietly
   const desired = yield* desiredEntries
-  const dependencies = new Map(installed.map((record) => [record.extensionId, decodeManifest(record.manifest).document?.dependencies ?? {}]))
+  const dependencies = new Map(installed.map((record) => [record.extensionId, dependenciesOf(record)]))
   const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((record) => {
-    const reason = reasonOf(record)
-    const manifest = decodeManifest(record.manifest).document
+    const { reason, status } = reasonOf(record)
     return {
       id: record.extensionId,
       name: record.name,
-      description: manifest?.description ?? "",
+      description: manifestOf(record)?.document.description ?? "",
       version: record.version,
       enabled: record.enabled,
-      status: reason !== undefined && record.enabled ? "quarantined" : record.enabled ? "enabled" : "disabled",
+      status,
       quarantine: reason ?? null,
       signature: record.signature.status,
       signatureKey: record.signature.key,
@@ -535,21 +670,19 @@ export const extensionDetail = Effect.gen(function*() {
   const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
   if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
   const extension = record.value
-  const decoded = decodeManifest(extension.manifest)
-  const document = decoded.document
-  const manifest = decoded.manifest
+  const manifest = manifestOf(extension)
+  const document = manifest?.document
   const runtime = yield* LiveRuntime
   const live = runtime.current()
   const loaded = live?.generation.extensions.get(id)
-  const reason = (yield* quarantineOf)(extension)
+  const { reason, status } = (yield* quarantineOf)(extension)
   const all = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
   const installedVersions = new Map(all.map((other) => [other.extensionId, other]))
   const { paths } = yield* HostConfig
   const path = yield* Path.Path
   const fs = yield* FileSystem.FileSystem
   const directory = path.join(paths.extensions, ...id.split("/"))
-  const migrationsFolder = document?.backend?.migrations ?? "database/migrations"
-  const files = yield* discoverMigrations(path.join(directory, migrationsFolder)).pipe(Effect.orElseSucceed(() => []))
+  const files = yield* discoverMigrations(path.join(directory, migrationsFolderOf(extension))).pipe(Effect.orElseSucceed(() => []))
   const recorded = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor(id))
   const ranByName = new Map(recorded.map((migration) => [migration.migration, migration]))
   const migrations = [
@@ -564,7 +697,7 @@ export const extensionDetail = Effect.gen(function*() {
       ranAt: migration.ranAt
     }))
   ]
-  const now = new Date()
+  const now = DateTime.toDateUtc(yield* DateTime.now)
   const schedules = (manifest?.schedules ?? []).map((task) => {
     const next = Either.getOrUndefined(Either.try(() => nextRuns(task.cron, now, 1)[0]?.toISOString() ?? null))
     return { id: task.id, label: task.label, command: task.command, cron: task.cron, withoutOverlapping: task.withoutOverlapping, nextRun: next ?? null }
@@ -599,7 +732,7 @@ export const extensionDetail = Effect.gen(function*() {
     license: document?.license ?? null,
     authors: document?.authors ?? [],
     enabled: extension.enabled,
-    status: reason !== undefined && extension.enabled ? "quarantined" : extension.enabled ? "enabled" : "disabled",
+    status,
     quarantine: reason ?? null,
     loaded: loaded !== undefined,
     signature: extension.signature,
@@ -615,10 +748,10 @@ export const extensionDetail = Effect.gen(function*() {
         range,
         installed: other?.version ?? null,
         enabled: other?.enabled ?? false,
-        ok: other !== undefined && other.enabled && semver.satisfies(other.version, range, { includePrerelease: true })
+        ok: dependencyProblems({ dependencies: { [dependency]: range } }, installedVersions).length === 0
       }
     }),
-    dependents: all.filter((other) => other.extensionId !== id && id in (decodeManifest(other.manifest).document?.dependencies ?? {}))
+    dependents: all.filter((other) => other.extensionId !== id && id in dependenciesOf(other))
       .map((other) => ({ id: other.extensionId, enabled: other.enabled })),
     capabilities: {
       permissions: manifest?.permissions ?? [],
@@ -661,7 +794,7 @@ export const extensionHealthNow = Effect.gen(function*() {
     return yield* new HttpFailure({ status: 409, code: "NotLoaded", detail: `${id} is not running (disabled, quarantined or not installed), so its checks cannot run` })
   }
   const report = yield* extensionHealth(loaded, "5 seconds")
-  return yield* ok({ ...report, checkedAt: new Date().toISOString() })
+  return yield* ok({ ...report, checkedAt: DateTime.formatIso(yield* DateTime.now) })
 })
 
 /** The settings screen's view: secrets (password inputs) never echoed, and which keys the desired state sets. */
@@ -670,7 +803,7 @@ export const settingsView = Effect.gen(function*() {
   const id = yield* extensionIdParam
   const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
   if (Option.isNone(record)) return yield* notFound(`extension ${id} is not installed`)
-  const settingsSection = decodeManifest(record.value.manifest).document?.admin?.settings
+  const settingsSection = manifestOf(record.value)?.document.admin?.settings
   const fields = yield* installedFields(id)
   const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
   const values = effectiveSettings(fields, stored)
@@ -693,9 +826,15 @@ export const settingsView = Effect.gen(function*() {
 
 /** Inspects an uploaded archive without installing it: what the install would do and which check refuses it. */
 export const uploadPreview = Effect.gen(function*() {
-  yield* adminActor
+  const { checkCsrf } = yield* adminCaller
   const { config } = yield* HostConfig
-  const preview = yield* withUpload((upload) =>
+  // An archive the worker cannot read is the preview's answer; what it refused trusting (checksums,
+  // signature policy) or a manifest it cannot read are failing checks below.
+  const archiveRefusal = (verdict: Extract<UploadVerdict, { readonly ok: false }>) =>
+    verdict.stage === "archive" && verdict.tag === "ArchiveRefused"
+      ? new HttpFailure({ status: 422, code: "ArchiveRefused", detail: `${verdict.message} (check: ${verdict.reason ?? "archive"})` })
+      : undefined
+  const preview = yield* withUpload(checkCsrf, archiveRefusal, (upload) =>
     Effect.gen(function*() {
       if (upload._tag !== "Upload") return yield* badRequest("expected an upload")
       const inspection = yield* inspectFile(upload.path, { limits: limitsFromConfig(config), keyring: keyringFromConfig(config) }).pipe(
@@ -731,7 +870,7 @@ export const uploadPreview = Effect.gen(function*() {
       const states = new Map(all.map((other) => [other.extensionId, {
         version: other.version,
         enabled: other.enabled,
-        dependencies: decodeManifest(other.manifest).document?.dependencies ?? {}
+        dependencies: dependenciesOf(other)
       }]))
       if (manifest !== undefined) {
         const problems = dependencyProblems(manifest.document, states)
@@ -784,11 +923,11 @@ export const registrySearch = Effect.gen(function*() {
   yield* adminActor
   const request = yield* HttpServerRequest.HttpServerRequest
   const query = queryOf(request).get("q") ?? ""
-  const registry = yield* Effect.serviceOption(Registry)
-  if (Option.isNone(registry) || registry.value.url === "") {
+  const registry = yield* Registry
+  if (registry.url === "") {
     return yield* new HttpFailure({ status: 409, code: "RegistryNotConfigured", detail: "no registry is configured (registry_url in config/host.yaml)" })
   }
-  const result = yield* registry.value.index.pipe(
+  const result = yield* registry.index.pipe(
     Effect.mapError((error) => new HttpFailure({ status: 502, code: error._tag, detail: error.message }))
   )
   const installed = new Map((yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)).map((record) => [record.extensionId, record]))
@@ -849,7 +988,8 @@ export const desiredState = Effect.gen(function*() {
     return yield* ok({ file: paths.desiredState, exists, text, sha256: null, plan: null, planError: null, drift: [] })
   }
   const reconciler = yield* Reconciler
-  const plan = yield* Effect.either(reconciler.plan({ file: paths.desiredState, prune: false, allowDestroy: false, env: process.env }))
+  const { env } = yield* ServerSettings
+  const plan = yield* Effect.either(reconciler.plan({ file: paths.desiredState, prune: false, allowDestroy: false, env }))
   if (Either.isLeft(plan)) {
     const error = plan.left
     const problems = "problems" in error ? error.problems : []
@@ -891,7 +1031,8 @@ export const adoptDesiredState = Effect.gen(function*() {
     Effect.mapError((error) => badRequest(`the body must be {write?, expected_sha256?}: ${error.message.split("\n")[0]}`))
   )
   const { paths } = yield* HostConfig
-  const result = yield* adopt(paths.desiredState, { write: body.write, expectedSha256: body.expected_sha256, env: process.env }).pipe(
+  const { env } = yield* ServerSettings
+  const result = yield* adopt(paths.desiredState, { write: body.write, expectedSha256: body.expected_sha256, env }).pipe(
     Effect.catchTag("AdoptRefused", (error) => new HttpFailure({ status: 409, code: "AdoptRefused", detail: error.message }))
   )
   return yield* ok(result)

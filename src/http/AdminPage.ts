@@ -2,6 +2,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Eta } from "eta"
 import { HostConfig } from "../config/HostConfig.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
 import { authenticate } from "./Context.js"
 import { forbidden } from "./Errors.js"
 
@@ -52,7 +53,7 @@ export const adminPage = Effect.gen(function*() {
     panelName: live.panelInfo.name,
     bootstrap: scriptJson({
       version: config.version,
-      baseUrl: config.base_url,
+      baseUrl: (yield* LiveRuntime).baseUrl(),
       csrfToken: auth.session?.csrfToken ?? null,
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
       panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },

@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { effectiveSettings } from "../domain/Settings.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
@@ -7,8 +7,9 @@ import * as AdminApi from "./AdminApi.js"
 import { adminPage } from "./AdminPage.js"
 import * as AdminScreens from "./AdminScreens.js"
 import { authenticate, header, requireUser } from "./Context.js"
-import { errorResponse, notFound, withErrorBodies } from "./Errors.js"
+import { errorBody, errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
+import { methodNotAllowed } from "./Methods.js"
 import * as Login from "./Login.js"
 import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
@@ -43,11 +44,24 @@ const publicSettings = Effect.gen(function*() {
   return yield* HttpServerResponse.json({ data: effectiveSettings(fields, stored) })
 })
 
+/**
+ * The load balancer's health check (docs/operations.md "Running replicas"). 200 once booted: `ok`, or
+ * `degraded` naming the extensions unavailable on this replica — it still serves everything else, so it
+ * stays in rotation. `?strict` answers 503 instead while any extension is unavailable, for balancers
+ * that should send all traffic to replicas that have everything.
+ */
 const ready = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
+  const request = yield* HttpServerRequest.HttpServerRequest
   const live = runtime.current()
   if (live === undefined) return errorResponse(503, "NotReady", "the runtime is still booting")
-  return yield* HttpServerResponse.json({ status: "ok", generation: live.generation.number })
+  const unavailable = [...live.generation.unavailable].map(([id, reason]) => ({ id, reason }))
+  const strict = new URL(request.url, "http://host").searchParams.has("strict")
+  if (strict && unavailable.length > 0) {
+    const body = errorBody(503, "ExtensionUnavailable", `unavailable on this replica: ${unavailable.map((entry) => `${entry.id} (${entry.reason})`).join("; ")}`)
+    return yield* HttpServerResponse.json({ ...body, unavailable }, { status: 503 })
+  }
+  return yield* HttpServerResponse.json({ status: unavailable.length === 0 ? "ok" : "degraded", generation: live.generation.number, unavailable })
 })
 
 const authRoutes = HttpRouter.empty.pipe(
@@ -92,6 +106,9 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.del("/admin/host/api/servers/:uuid", AdminApi.deleteServer)
 )
 
+// A known admin API path asked with another method: 405 with Allow (anything else: the extension routes).
+const adminMethods = HttpRouter.all(HttpRouter.empty, "/admin/host/api/*", methodNotAllowed(adminRoutes, extensionRoute("admin")))
+
 /** Extension routes of the three groups. */
 const extensionRoutes = HttpRouter.empty.pipe(
   HttpRouter.all("/api/client/host/:vendor/:name", extensionRoute("api-client")),
@@ -104,7 +121,7 @@ const extensionRoutes = HttpRouter.empty.pipe(
 
 // The reference panel (its JSON, files and page shell) last: its catch-all shell route matches only
 // what no other route does.
-export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, extensionRoutes, PanelPages.routes)
+export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, adminMethods, extensionRoutes, PanelPages.routes)
 
 /** The router as one app whose every failure is a JSON error body. */
 export const app = Effect.map(HttpRouter.toHttpApp(router), withErrorBodies)

@@ -15,6 +15,8 @@ export interface ServerOptions {
   readonly publicDirectories: ReadonlyArray<string>
   /** The framework checkout (for its own assets). */
   readonly frameworkRoot: string
+  /** The environment the desired state's `${VAR}`s are read from: the one the CLI was started with. */
+  readonly env: Readonly<Record<string, string | undefined>>
 }
 
 export class ServerSettings extends Context.Tag("host/http/ServerSettings")<ServerSettings, ServerOptions>() {}

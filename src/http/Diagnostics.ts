@@ -1,5 +1,5 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
@@ -50,7 +50,7 @@ export const diagnostics = Effect.gen(function*() {
   const extension = live.generation.extensions.get(report.extensionId)
   if (extension === undefined) return yield* notFound(`no enabled extension ${report.extensionId}`)
   const runtime = yield* LiveRuntime
-  if (!allowed(runtime, `${user.id}|${report.extensionId}`, Date.now())) {
+  if (!allowed(runtime, `${user.id}|${report.extensionId}`, yield* Clock.currentTimeMillis)) {
     return yield* new HttpFailure({
       status: 429,
       code: "RateLimited",

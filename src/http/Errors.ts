@@ -32,6 +32,14 @@ export const forbidden = (detail: string) => new HttpFailure({ status: 403, code
 export const notFound = (detail = "not found") => new HttpFailure({ status: 404, code: "NotFound", detail })
 export const badRequest = (detail: string) => new HttpFailure({ status: 400, code: "BadRequest", detail })
 export const notReady = () => new HttpFailure({ status: 503, code: "NotReady", detail: "the runtime is still booting" })
+/** An extension installed and enabled, but whose files this replica could not get (docs/operations.md "Running replicas"). */
+export const unavailableHere = (id: string, reason: string) =>
+  new HttpFailure({ status: 503, code: "ExtensionUnavailable", detail: `${id} is unavailable on this replica: ${reason}` })
+/** An extension the generation does not serve: 503 when it is unavailable on this replica, else 404. */
+export const notServed = (generation: { readonly unavailable: ReadonlyMap<string, string> }, id: string, detail: string) => {
+  const reason = generation.unavailable.get(id)
+  return reason === undefined ? notFound(detail) : unavailableHere(id, reason)
+}
 
 export interface ErrorEntry {
   readonly code: string

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { renderView, type ViewNamespaces, viewNamespaces } from "../runtime/Views.js"
 import type { Generation } from "../runtime/Runtime.js"
 import { Data, Effect, Runtime, Schema } from "effect"
-import type { Middleware, RouteContext, RouteServer, RouteUser } from "../../sdk/src/server.js"
+import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk/server"
 import type { RouteGroup } from "../domain/Manifest.js"
 import { effectiveSettings } from "../domain/Settings.js"
 import type { PanelUser } from "../panel/Panel.js"
@@ -13,7 +13,7 @@ import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header } from "./Context.js"
-import { forbidden, HttpFailure, notFound, unauthorized } from "./Errors.js"
+import { forbidden, HttpFailure, notFound, notServed, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
 const namespacesByGeneration = new WeakMap<Generation, ViewNamespaces>()
@@ -111,10 +111,14 @@ const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, 
 export const extensionRoute = (group: RouteGroup) =>
   Effect.gen(function*() {
     const { auth, live, request } = yield* authenticate
-    const { name, vendor } = yield* HttpRouter.params
-    const id = `${vendor}/${name}`
+    const routeParams = yield* HttpRouter.params
+    // Reached from the admin API's 405 check (Methods.ts) the route has no params: read them from the path.
+    const [vendor, name] = routeParams.vendor !== undefined
+      ? [routeParams.vendor, routeParams.name]
+      : request.url.split("?")[0]!.slice(groupPrefixes[group].length + 1).split("/")
+    const id = `${vendor}/${name ?? ""}`
     const extension: LoadedExtension | undefined = live.generation.extensions.get(id)
-    if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
+    if (extension === undefined) return yield* notServed(live.generation, id, `no enabled extension ${id}`)
     const pathname = request.url.split("?")[0]!
     const rest = pathname.slice(`${groupPrefixes[group]}/${id}`.length) || "/"
     const match = matchRoute(extension.routes[group] ?? [], request.method, rest)

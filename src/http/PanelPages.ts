@@ -2,6 +2,7 @@ import { HttpRouter, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Eta } from "eta"
 import { HostConfig } from "../config/HostConfig.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
 import { slotIds } from "../domain/Slots.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
@@ -76,7 +77,7 @@ export const shell = Effect.gen(function*() {
   const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
   const bootstrap = {
     version: config.version,
-    baseUrl: config.base_url,
+    baseUrl: (yield* LiveRuntime).baseUrl(),
     csrfToken: auth.session?.csrfToken ?? null,
     user: accountView(user),
     server: access === undefined ? null : serverContextView(access, user),

@@ -5,10 +5,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
+import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
 import { resolveAuth } from "./Auth.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
+import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -24,7 +26,7 @@ export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly ho
 export interface ListenOptions extends ServerOptions {
   readonly host: string
   readonly port: number
-  /** Largest request body accepted (uploads): default 64 MiB. */
+  /** Largest request body accepted, uploads aside (they follow `limits.archive_bytes`): default 1 MiB. */
   readonly maxBodyBytes?: number
   /** Answer the hot client endpoints before the Effect app (default true; off to measure the difference). */
   readonly fastPath?: boolean
@@ -73,26 +75,39 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
 export const listen = (options: ListenOptions) =>
   Effect.gen(function*() {
     const runtime = yield* LiveRuntime
-    const sessions = makeSessions(yield* loadSessionKey)
+    const clock = yield* Effect.clock
+    const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis())
     const httpApp = yield* app
+    const { config } = yield* HostConfig
+    const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
-      Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot }),
+      Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot, env: options.env }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
-        Option.some(FileSystem.Size(options.maxBodyBytes ?? 1024 * 1024))
+        Option.some(FileSystem.Size(otherBytes))
       ),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
+    const serve = (request: IncomingMessage, response: ServerResponse) => {
+      if (!fast(request, response)) handler(request, response)
+    }
     const server = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        createServer((request, response) => {
-          if (!fast(request, response)) handler(request, response)
+      Effect.sync(() => {
+        const created = createServer((request, response) => {
+          if (!refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes })) serve(request, response)
         })
-      ),
+        // A client that waits for `100 Continue` before sending a body too large is answered without it.
+        created.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
+          if (refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes, waitingForContinue: true })) return
+          response.writeContinue()
+          serve(request, response)
+        })
+        return created
+      }),
       (server) =>
         Effect.zipRight(Deferred.succeed(closing, undefined), Effect.async<void>((resume) => {
           const timer = setTimeout(() => server.closeAllConnections(), 5_000)

@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import { posix } from "node:path"
 import { currentGeneration, header, ServerSettings } from "./Context.js"
-import { notFound } from "./Errors.js"
+import { notFound, notServed } from "./Errors.js"
 
 // Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
 // `/host/ext/<vendor>/<name>/<file>`, and the framework's `/host/bridge.js` and `/host/utility.css`.
@@ -66,7 +66,7 @@ export const extensionAsset = Effect.gen(function*() {
   const { name, vendor } = yield* HttpRouter.params
   const id = `${vendor}/${name}`
   const extension = live.generation.extensions.get(id)
-  if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
+  if (extension === undefined) return yield* notServed(live.generation, id, `no enabled extension ${id}`)
   const prefix = `/host/ext/${id}/`
   const pathname = request.url.split("?")[0]!
   const relative = yield* Effect.try({

@@ -12,6 +12,7 @@ import {
   removeUnfinishedWrites,
   startedMigrations
 } from "./Journal.js"
+import { leftoverStaging, sweepStaging, sweepUploads } from "./Uploads.js"
 
 // The journaled file switch: how an operation moves an extension's folder aside and puts another in
 // its place so that a crash at any point can be finished or rolled back (docs/architecture.md, "One
@@ -124,15 +125,21 @@ export const holderName = (actor: Actor) => `${actor.type}${actor.user === undef
  * Recovers interrupted operations, and clears the lock of a holder that died, unless a live process
  * holds the lock (it is mid-operation and owns its journal).
  */
-export const recover = (actor: Actor) =>
+export const recover = (actor: Actor, options: { readonly sweepLeftovers?: boolean } = {}) =>
   Effect.scoped(
     Effect.gen(function*() {
+      // Uploads name the process receiving them: those of processes that are gone go, lock or not.
+      const sweep = options.sweepLeftovers !== false
+      if (sweep) yield* sweepUploads
       const locks = yield* OperationLocks
       const lock = yield* locks.current
-      if (Option.exists(lock, (held) => !locks.isDead(held))) return []
-      if (!(yield* hasJournal) && Option.isNone(lock)) return []
+      if (Option.isSome(lock) && !(yield* locks.isDead(lock.value))) return []
+      if (!(yield* hasJournal) && Option.isNone(lock) && (!sweep || (yield* leftoverStaging).length === 0)) return []
       yield* locks.acquire({ operation: "recovery", holder: holderName(actor), timeout: Duration.zero })
-      return yield* recoverHeld
+      const outcomes = yield* recoverHeld
+      // What is left in staging after the journal is done belongs to no operation.
+      if (sweep) yield* sweepStaging
+      return outcomes
     })
   ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed<ReadonlyArray<RecoveryOutcome>>([])))
 

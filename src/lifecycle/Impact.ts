@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
-import { decodeManifest } from "../domain/Manifest.js"
+import { dependenciesOf, migrationsFolderOf } from "../domain/Installed.js"
 import { enabledDependents } from "../domain/Rules.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
@@ -58,15 +58,14 @@ export const removalImpact = Effect.fn("Impact.removal")(function*(id: string) {
   const record = found.value
   const installed = new Map((yield* repo.list).map((other) => [
     other.extensionId,
-    { version: other.version, enabled: other.enabled, dependencies: decodeManifest(other.manifest).document?.dependencies ?? {} }
+    { version: other.version, enabled: other.enabled, dependencies: dependenciesOf(other) }
   ]))
   const allDependents = [...installed.entries()]
     .filter(([other, state]) => other !== id && id in state.dependencies)
     .map(([other]) => other)
     .sort()
   const recorded = yield* Effect.flatMap(MigrationsRepo, (migrations) => migrations.listFor(id))
-  const folder = decodeManifest(record.manifest).document?.backend?.migrations ?? "database/migrations"
-  const files = yield* discoverMigrations(path.join(paths.extensions, ...id.split("/"), folder)).pipe(Effect.orElseSucceed(() => []))
+  const files = yield* discoverMigrations(path.join(paths.extensions, ...id.split("/"), migrationsFolderOf(record))).pipe(Effect.orElseSucceed(() => []))
   const ran = new Set(recorded.map((migration) => migration.migration))
   const names: Array<string> = []
   for (const file of files) {

@@ -1,9 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Either, Option, Ref, Schema } from "effect"
-import semver from "semver"
+import { Context, DateTime, Duration, Effect, Either, Option, Ref } from "effect"
 import { randomUUID } from "node:crypto"
+import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { HostConfig } from "../config/HostConfig.js"
 import {
   ExtensionDisabled,
@@ -13,23 +13,26 @@ import {
   ExtensionUpdated,
   type LifecycleEvent
 } from "../domain/Events.js"
-import type { Actor, ExtensionSource, InstalledExtension } from "../domain/Installed.js"
-import type { OperationLock } from "../domain/Lock.js"
-import { decodeManifest, ManifestDocument } from "../domain/Manifest.js"
-import { validateSettingValues } from "../domain/Settings.js"
 import {
-  checkRequires,
-  dependencyProblems,
-  dependentsOutOfRange,
-  enabledDependents,
-  type InstalledState
-} from "../domain/Rules.js"
+  type Actor,
+  corruptReason,
+  dependenciesOf,
+  type ExtensionSource,
+  type InstalledExtension,
+  manifestOf,
+  migrationsFolderOf
+} from "../domain/Installed.js"
+import type { OperationLock } from "../domain/Lock.js"
+import { validateSettingValues } from "../domain/Settings.js"
+import { enablePreconditions, installPreconditions, type Refusal, withdrawPreconditions } from "../domain/Preconditions.js"
+import type { InstalledState } from "../domain/Rules.js"
 import { Panel } from "../panel/Panel.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { LockHeld, OperationLocks } from "../store/OperationLock.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import { StateGeneration } from "../store/StateGeneration.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
 import { afterDdl } from "../store/Dialect.js"
@@ -40,7 +43,10 @@ import { type JournalEntry, type JournalStep, writeJournal } from "./Journal.js"
 import { undoStartedMigrations } from "./MigrationUndo.js"
 import { migrateDownAll, migrateDownNamed, migrateUp } from "./Migrations.js"
 import { ModuleLoader } from "./ModuleLoader.js"
+import { Registry } from "../registry/Registry.js"
+import { Faults } from "../config/Debug.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
+import { removeMark, writeMark } from "./TreeMarks.js"
 
 // The five operations (docs/architecture.md "One install"), each all-or-nothing under the operation lock:
 // stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
@@ -95,23 +101,20 @@ export type { RecoveryOutcome } from "./FileSwitch.js"
 /** Present while a caller (the reconciler) holds the operation lock for a run of operations. */
 export class HeldOperationLock extends Context.Tag("host/HeldOperationLock")<HeldOperationLock, OperationLock>() {}
 
-/** Test hook: `HOST_TEST_CRASH_AT=<step>` kills the process (SIGKILL) when the operation reaches that step. */
-const crashPoint = (step: string) =>
-  Effect.sync(() => {
-    if (process.env.HOST_TEST_CRASH_AT === step) process.kill(process.pid, "SIGKILL")
-  })
-
-const decodeDocument = Schema.decodeUnknownOption(ManifestDocument)
 
 const installedStates = (extensions: ReadonlyArray<InstalledExtension>): ReadonlyMap<string, InstalledState> =>
   new Map(extensions.map((extension) => [extension.extensionId, {
     version: extension.version,
     enabled: extension.enabled,
-    dependencies: Option.match(decodeDocument(extension.manifest), {
-      onNone: () => ({}),
-      onSome: (document) => document.dependencies ?? {}
-    })
+    dependencies: dependenciesOf(extension)
   }]))
+
+/** A precondition's refusal (domain/Preconditions.ts) as the operation's OperationRefused. */
+const refusedAs = <A>(operation: OperationName, extensionId: string, outcome: Either.Either<A, Refusal>) =>
+  Either.match(outcome, {
+    onLeft: (refusal) => Effect.fail(new OperationRefused({ operation, extensionId, ...refusal })),
+    onRight: Effect.succeed
+  })
 
 /**
  * The kind of failure each error an operation's steps can raise is. `operate` accepts only bodies whose
@@ -129,9 +132,10 @@ const kindByTag = {
   RegistryIndexInvalid: "SourceRejected",
   RegistryLookupFailed: "SourceRejected",
   RegistryNotConfigured: "SourceRejected",
-  RegistryServiceMissing: "SourceRejected",
   // the registry could not be reached
   RegistryFetchFailed: "SourceUnreachable",
+  // the artifact store lost (or damaged) the bytes a plan verified: fetch them again with a new plan
+  ArtifactUnavailable: "SourceUnreachable",
   RegistryCacheError: "SourceUnreachable",
   // the extension's migrations
   MigrationFailed: "MigrationsFailed",
@@ -172,18 +176,45 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const settings = yield* SettingsRepo
     const activity = yield* ActivityRepo
     const locks = yield* OperationLocks
+    const stateGeneration = yield* StateGeneration
     const events = yield* LifecycleEvents
     const panel = yield* Panel
     const loader = yield* ModuleLoader
+    // The crash suites end the process at these steps (docs/operations.md, "The debug variable").
+    const { reached: crashPoint } = yield* Faults
     const provideLoader = Effect.provideService(ModuleLoader, loader)
     // The journal and staging helpers read these from the context; methods get them from the layer.
-    type Internal = FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo | ActivityRepo | OperationLocks
+    type Internal =
+      | FileSystem.FileSystem
+      | Path.Path
+      | HostConfig
+      | SqlClient.SqlClient
+      | MigrationsRepo
+      | ActivityRepo
+      | OperationLocks
+      | ArtifactStore
+      | Registry
     const platform = yield* Effect.context<Internal>()
     const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
     const hostVersion = config.version
 
     const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
     const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    const artifacts = yield* ArtifactStore
+
+    /**
+     * Drops the artifacts no installed record references any more (held under the lock, so no operation
+     * records one meanwhile). Best effort: an artifact left behind costs space, not correctness.
+     */
+    const dropUnreferenced = (digests: ReadonlyArray<string | null>) =>
+      Effect.gen(function*() {
+        const wanted = digests.filter((digest): digest is string => digest !== null)
+        if (wanted.length === 0) return
+        const referenced = new Set((yield* extensions.list).map((record) => record.source.sha256))
+        for (const digest of wanted) {
+          if (!referenced.has(digest)) yield* artifacts.remove(digest)
+        }
+      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`dropping unreferenced artifacts failed: ${String(cause)}`)))
 
     // ---- the lock and error shaping ------------------------------------------------------------
 
@@ -258,18 +289,22 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           staged: stagedPath,
           backup: path.join(paths.staging, `${operationId}.previous`),
           hadPrevious: false,
-          startedAt: new Date().toISOString()
+          startedAt: DateTime.formatIso(yield* DateTime.now)
         })
         const journalStep = (next: JournalStep, patch: Partial<JournalEntry> = {}) =>
           Effect.tap(Ref.updateAndGet(journal, (entry) => ({ ...entry, ...patch, step: next })), (entry) => writeJournal(entry))
         // Until the transaction starts only the staging folder and the journal exist: drop them on failure.
         const dropStaging = Effect.flatMap(Ref.get(journal), (entry) =>
           entry.step === "begin" || entry.step === "staged" ? restoreFiles(entry) : Effect.void).pipe(Effect.ignore)
+        // An artifact this operation put in the store goes again when the operation fails.
+        const added = yield* Ref.make<string | null>(null)
+        const dropAdded = Effect.flatMap(Ref.get(added), (digest) => dropUnreferenced([digest]))
 
         return yield* Effect.gen(function*() {
           yield* step(`verifying and staging ${describeSource(spec)}`)
           yield* journalStep("begin")
           const staged: StagedExtension = yield* stageSource(spec, operationId, hostVersion)
+          if (staged.artifactAdded) yield* Ref.set(added, staged.source.sha256)
           const id = staged.manifest.id
           const version = staged.manifest.version
           const target = targetOf(id)
@@ -287,78 +322,16 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             })
           }
           const existing = yield* extensions.find(id)
-          if (operation === "add" && Option.isSome(existing) && options.force !== true) {
-            return yield* new OperationRefused({
-              operation,
-              extensionId: id,
-              reason: "already-installed",
-              detail: `already installed (v${existing.value.version}); use host update or --force`,
-              hint: `use host update ${id} --source ${describeSource(spec)} or host add --force`
-            })
-          }
-          if (operation === "update" && Option.isNone(existing)) {
-            return yield* new OperationRefused({
-              operation,
-              extensionId: id,
-              reason: "not-installed",
-              detail: "it is not installed",
-              hint: `use host add ${describeSource(spec)}`
-            })
-          }
-          // An update moves forward; the same version again or an older one is asked for with --force.
-          if (
-            operation === "update" && Option.isSome(existing) && options.force !== true &&
-            semver.valid(version) !== null && semver.valid(existing.value.version) !== null && semver.lte(version, existing.value.version)
-          ) {
-            return yield* new OperationRefused({
-              operation,
-              extensionId: id,
-              reason: "not-newer",
-              detail: version === existing.value.version
-                ? `already at v${version}; use --force to reinstall it`
-                : `v${version} is older than the installed v${existing.value.version}; use --force to downgrade`
-            })
-          }
-          const requirements = checkRequires(staged.manifest.document, {
-            host: hostVersion,
-            panel: panel.info.version,
-            php: panel.info.php,
-            node: process.versions.node
-          })
-          if (requirements.unmet.length > 0) {
-            return yield* new OperationRefused({ operation, extensionId: id, reason: "requirements", detail: requirements.unmet.join("; ") })
-          }
-          const enabled = Option.match(existing, {
-            onNone: () => options.disabled !== true,
-            onSome: (record) => (options.disabled === true ? false : record.enabled)
-          })
-          const installed = installedStates(yield* extensions.list)
-          if (enabled) {
-            const problems = dependencyProblems(staged.manifest.document, installed)
-            if (problems.length > 0) {
-              return yield* new OperationRefused({
-                operation,
-                extensionId: id,
-                reason: "dependencies",
-                detail: problems.join("; "),
-                hint: "install and enable its dependencies first, or add it with --disabled"
-              })
-            }
-          }
-          const brokenDependents = dependentsOutOfRange(id, version, installed)
-          if (brokenDependents.length > 0 && options.force !== true) {
-            return yield* new OperationRefused({
-              operation,
-              extensionId: id,
-              reason: "dependents",
-              detail: `enabled extensions need another version of it: ${brokenDependents.join(", ")}`,
-              hint: "use --force to install it anyway"
-            })
-          }
-          const warnings = [
-            ...requirements.warnings,
-            ...(brokenDependents.length > 0 ? [`dependents that need another version: ${brokenDependents.join(", ")}`] : [])
-          ]
+          const { enabled, warnings } = yield* refusedAs(operation, id, installPreconditions({
+            operation,
+            document: staged.manifest.document,
+            source: describeSource(spec),
+            existing: Option.getOrUndefined(existing),
+            force: options.force === true,
+            disabled: options.disabled === true,
+            versions: { host: hostVersion, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
+            installed: installedStates(yield* extensions.list)
+          }))
           for (const warning of warnings) yield* Effect.logWarning(warning)
 
           const fromVersion = Option.map(existing, (record) => record.version)
@@ -367,11 +340,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             Effect.gen(function*() {
               if (options.revertMigrations !== undefined && options.revertMigrations.length > 0 && Option.isSome(existing)) {
                 yield* step(`rolling back ${options.revertMigrations.length} migration(s) of v${existing.value.version}`)
-                const folder = Option.match(decodeDocument(existing.value.manifest), {
-                  onNone: () => "database/migrations",
-                  onSome: (document) => document.backend?.migrations ?? "database/migrations"
-                })
-                yield* migrateDownNamed(id, path.join(target, folder), options.revertMigrations)
+                yield* migrateDownNamed(id, path.join(target, migrationsFolderOf(existing.value)), options.revertMigrations)
               }
               yield* step(options.noMigrate === true ? "skipping migrations (--no-migrate)" : "running migrations")
               const ran = options.noMigrate === true
@@ -403,7 +372,9 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 version,
                 enabled,
                 manifest: staged.manifest.document,
-                source: options.recordSource ?? staged.source,
+                // The recorded sha256 always names the artifact installed (a rollback keeps the original's
+                // type and ref, but its files come from the kept copy, stored under its own digest).
+                source: options.recordSource === undefined ? staged.source : { ...options.recordSource, sha256: staged.source.sha256 },
                 signature: staged.signature
               })
               yield* activity.append({
@@ -421,6 +392,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                   ...(options.noMigrate === true ? { no_migrate: true } : {})
                 })
               })
+              // Replicas converge to this operation once it commits (docs/operations.md "Running replicas").
+              yield* stateGeneration.bump
               yield* crashPoint("recorded")
               return ran
             }).pipe(provideLoader)
@@ -433,6 +406,14 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           yield* crashPoint("committed")
           yield* step("cleaning up")
           yield* finishFiles(done).pipe(Effect.ignore)
+          yield* Ref.set(added, null)
+          const previousArtifact = Option.match(existing, { onNone: () => null, onSome: (record) => record.source.sha256 })
+          if (previousArtifact !== staged.source.sha256) yield* dropUnreferenced([previousArtifact])
+          // This root's tree is now the recorded archive: a server on this root has nothing to converge.
+          const recorded = options.recordSource ?? staged.source
+          yield* Effect.ignore(closed(
+            recorded.sha256 === null || recorded.type === "dev-link" ? removeMark(id) : writeMark(id, { sha256: recorded.sha256, version })
+          ))
           yield* publish(
             isUpdate
               ? new ExtensionUpdated({ extensionId: id, fromVersion: Option.getOrThrow(fromVersion), toVersion: version })
@@ -448,7 +429,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             migrations,
             warnings
           } satisfies OperationResult
-        }).pipe(Effect.tapErrorCause(() => dropStaging))
+        }).pipe(Effect.tapErrorCause(() => Effect.zipRight(dropStaging, dropAdded)))
       })
 
     const add = (spec: SourceSpec, options: AddOptions) =>
@@ -502,6 +483,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 source: record.source,
                 signature: record.signature
               })
+              yield* stateGeneration.bump
               return ran
             }).pipe(provideLoader)
           )
@@ -544,29 +526,9 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           if (record.enabled === enable) return result("unchanged")
           yield* step(`checking ${id}`)
           const installed = installedStates(yield* extensions.list)
-          const warnings: Array<string> = []
-          if (enable) {
-            const document = decodeDocument(record.manifest)
-            const problems = Option.match(document, {
-              onNone: () => ["its stored manifest is unreadable; reinstall it"],
-              onSome: (doc) => dependencyProblems(doc, installed)
-            })
-            if (problems.length > 0) {
-              return yield* new OperationRefused({ operation, extensionId: id, reason: "dependencies", detail: problems.join("; ") })
-            }
-          } else {
-            const dependents = enabledDependents(id, installed)
-            if (dependents.length > 0 && options.force !== true) {
-              return yield* new OperationRefused({
-                operation,
-                extensionId: id,
-                reason: "dependents",
-                detail: `enabled extensions depend on it: ${dependents.join(", ")}`,
-                hint: "disable them first, or use --force"
-              })
-            }
-            if (dependents.length > 0) warnings.push(`enabled dependents will lose it: ${dependents.join(", ")}`)
-          }
+          const { warnings } = yield* refusedAs(operation, id, enable
+            ? enablePreconditions(manifestOf(record)?.document, corruptReason(record), installed)
+            : withdrawPreconditions("disable", id, installed, options.force === true))
           for (const warning of warnings) yield* Effect.logWarning(warning)
           yield* step(enable ? "enabling" : "disabling")
           yield* writeTransaction(sql,
@@ -578,6 +540,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 summary: enable ? "Enabled" : "Disabled",
                 context: activityContext(options, randomUUID(), warnings.length > 0 ? { forced: true } : {})
               })
+              yield* stateGeneration.bump
             })
           )
           yield* publish(enable ? new ExtensionEnabled({ extensionId: id }) : new ExtensionDisabled({ extensionId: id }))
@@ -594,7 +557,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       operate("configure", id, options, (step) =>
         Effect.gen(function*() {
           const record = yield* requireInstalled("configure", id)
-          const fields = decodeManifest(record.manifest).manifest?.settings ?? []
+          const fields = manifestOf(record)?.settings ?? []
           const accepted = yield* Either.match(validateSettingValues(fields, values, "settings"), {
             onLeft: (problems) =>
               Effect.fail(new OperationRefused({
@@ -614,7 +577,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             Effect.zipRight(
               Effect.forEach(cleared, (key) => settings.remove(id, key), { discard: true }),
               Effect.forEach(Object.entries(accepted), ([key, value]) => settings.put(id, key, value), { discard: true })
-            )
+            ).pipe(Effect.zipRight(stateGeneration.bump))
           )
           return {
             operation: "configure",
@@ -634,18 +597,11 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       operate("remove", id, options, (step) =>
         Effect.gen(function*() {
           const record = yield* requireInstalled("remove", id)
-          const installed = installedStates(yield* extensions.list)
-          const dependents = enabledDependents(id, installed)
-          if (dependents.length > 0 && options.force !== true) {
-            return yield* new OperationRefused({
-              operation: "remove",
-              extensionId: id,
-              reason: "dependents",
-              detail: `enabled extensions depend on it: ${dependents.join(", ")}`,
-              hint: "remove or disable them first, or use --force"
-            })
-          }
-          const warnings = dependents.length > 0 ? [`enabled dependents will lose it: ${dependents.join(", ")}`] : []
+          const { warnings } = yield* refusedAs(
+            "remove",
+            id,
+            withdrawPreconditions("remove", id, installedStates(yield* extensions.list), options.force === true)
+          )
           for (const warning of warnings) yield* Effect.logWarning(warning)
           const operationId = randomUUID()
           const target = targetOf(id)
@@ -658,15 +614,12 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             staged: null,
             backup: path.join(paths.staging, `${operationId}.removed`),
             hadPrevious: yield* exists(target),
-            startedAt: new Date().toISOString()
+            startedAt: DateTime.formatIso(yield* DateTime.now)
           })
           const journalStep = (next: JournalStep) =>
             Effect.tap(Ref.updateAndGet(journal, (entry) => ({ ...entry, step: next })), (entry) => writeJournal(entry))
           yield* journalStep("begin")
-          const migrationsFolder = Option.match(decodeDocument(record.manifest), {
-            onNone: () => "database/migrations",
-            onSome: (document) => document.backend?.migrations ?? "database/migrations"
-          })
+          const migrationsFolder = migrationsFolderOf(record)
           const rolledBack = yield* writeTransaction(sql,
             Effect.gen(function*() {
               let reverted: ReadonlyArray<string> = []
@@ -703,6 +656,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                   migrations: reverted
                 })
               })
+              // Replicas converge to this operation once it commits (docs/operations.md "Running replicas").
+              yield* stateGeneration.bump
               yield* crashPoint("recorded")
               return reverted
             }).pipe(provideLoader)
@@ -715,6 +670,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           yield* crashPoint("committed")
           yield* step("cleaning up")
           yield* finishFiles(yield* Ref.get(journal)).pipe(Effect.ignore)
+          yield* dropUnreferenced([record.source.sha256])
+          yield* Effect.ignore(closed(removeMark(id)))
           yield* publish(new ExtensionRemoved({ extensionId: id }))
           return {
             operation: "remove",
@@ -727,6 +684,27 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             warnings
           } satisfies OperationResult
         }))
+
+    // ---- artifacts -------------------------------------------------------------------------------
+
+    /**
+     * Drops every artifact no installed record references (kept by plans never applied, or left by a
+     * crash between commit and clean-up) and the temporary files of puts older than an hour, under the
+     * lock so that no install records one meanwhile (docs/operations.md "Artifacts").
+     */
+    const pruneArtifacts = (options: OperationOptions) =>
+      withLockHeld(
+        "artifacts:prune",
+        options,
+        Effect.gen(function*() {
+          const referenced = new Set((yield* extensions.list).map((record) => record.source.sha256))
+          const stored = yield* artifacts.list
+          const removed = stored.filter((artifact) => !referenced.has(artifact.sha256))
+          for (const artifact of removed) yield* artifacts.remove(artifact.sha256)
+          const temporary = yield* artifacts.sweepTemporary(60 * 60 * 1000)
+          return { removed, kept: stored.length - removed.length, temporary }
+        })
+      )
 
     return {
       add: (spec: SourceSpec, options: AddOptions) => closed(add(spec, options)),
@@ -741,7 +719,8 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       /** Runs `effect` holding the operation lock; lifecycle operations inside it do not take it again. */
       withLock: <A, E, R>(operation: string, options: OperationOptions, effect: Effect.Effect<A, E, R>) =>
         withLockHeld(operation, options, effect).pipe(Effect.provide(platform)),
-      recover: (actor: Actor) => closed(recover(actor))
+      recover: (actor: Actor) => closed(recover(actor)),
+      pruneArtifacts: (options: OperationOptions) => closed(pruneArtifacts(options))
     } as const
   })
 }) {}

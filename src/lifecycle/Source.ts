@@ -1,6 +1,7 @@
 import { Path } from "@effect/platform"
 import { Data, Effect, Option } from "effect"
 import { limitsFromConfig, packTree, readArchiveFile, readDetachedSignature, verifyAndUnpack } from "../archive/Archive.js"
+import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
 import { HostConfig } from "../config/HostConfig.js"
@@ -10,14 +11,16 @@ import type { ExtensionLayout, Manifest } from "../domain/Manifest.js"
 import { formatReference } from "../domain/Registry.js"
 import { formatBytes } from "../registry/Fetch.js"
 import { Registry } from "../registry/Registry.js"
-import { RegistryArchiveMismatch, RegistryServiceMissing } from "../registry/RegistryErrors.js"
+import { RegistryArchiveMismatch } from "../registry/RegistryErrors.js"
 import { Progress } from "./Events.js"
 
 // Where an extension comes from. Every source ends as a verified, unpacked tree in the staging folder:
 // a folder is packed in memory first, so folders and archives pass the same checks (checksums,
 // signature policy, limits) and every installed tree carries its checksums.json. A registry source is
 // resolved and downloaded first (sha256 checked against the index), and its manifest id and version
-// must be the ones the registry resolved.
+// must be the ones the registry resolved. The verified bytes of every source but a dev link are kept in
+// the artifact store, and the recorded sha256 names them there (docs/operations.md "Artifacts"); an
+// `Artifact` source installs bytes already kept there (what a reconcile plan verified) without fetching.
 
 export type SourceSpec = Data.TaggedEnum<{
   Directory: { readonly path: string }
@@ -27,6 +30,15 @@ export type SourceSpec = Data.TaggedEnum<{
   /** `range`: an exact version or a range; undefined means the registry's latest_version. */
   Registry: { readonly id: string; readonly range: string | undefined }
   /**
+   * Bytes already in the artifact store (a reconcile plan's verified download), recorded as `origin`;
+   * `expected` is the id and version the plan read from them.
+   */
+  Artifact: {
+    readonly sha256: string
+    readonly origin: { readonly type: "registry" | "archive"; readonly ref: string }
+    readonly expected: { readonly id: string; readonly version: string } | undefined
+  }
+  /**
    * A development folder served in place (`host dev --link`): validated like any folder, but neither
    * packed nor copied; the installed path becomes a link to it (docs/authoring.md, "Dev loop").
    */
@@ -35,7 +47,14 @@ export type SourceSpec = Data.TaggedEnum<{
 export const SourceSpec = Data.taggedEnum<SourceSpec>()
 
 export const describeSource = (spec: SourceSpec): string =>
-  spec._tag === "Registry" ? formatReference(spec) : spec._tag === "Upload" ? spec.name : spec.path
+  SourceSpec.$match(spec, {
+    Registry: formatReference,
+    Upload: ({ name }) => name,
+    Artifact: ({ expected, origin }) => (expected === undefined ? origin.ref : `${expected.id}@${expected.version}`),
+    Directory: ({ path }) => path,
+    Archive: ({ path }) => path,
+    DevLink: ({ path }) => path
+  })
 
 /** A dev-link folder checked in place: the same validation as every install, no staging copy. */
 const stageLink = Effect.fn("Source.stageLink")(function*(folder: string, frameworkVersion: string) {
@@ -50,7 +69,8 @@ const stageLink = Effect.fn("Source.stageLink")(function*(folder: string, framew
     manifest: validation.manifest,
     layout: validation.layout,
     source: { type: "dev-link", ref: validation.root, sha256: null },
-    signature: { status: "unsigned", key: null }
+    signature: { status: "unsigned", key: null },
+    artifactAdded: false
   } satisfies StagedExtension
 })
 
@@ -60,6 +80,8 @@ export interface StagedExtension {
   readonly layout: ExtensionLayout
   readonly source: ExtensionSource
   readonly signature: SignatureRecord
+  /** Whether staging put the artifact in the store (it was not there before). */
+  readonly artifactAdded: boolean
 }
 
 /** Verifies the source and unpacks it as `<staging>/<name>`; the manifest is decoded and checked there. */
@@ -81,6 +103,7 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     Archive: ({ path: file }) => readLocalArchive(path.resolve(file), path.basename(file), { type: "archive", ref: path.resolve(file) }),
     Upload: ({ name, path: file }) => readLocalArchive(path.resolve(file), name, { type: "upload", ref: name }),
     Registry: (reference) => downloadFromRegistry(reference),
+    Artifact: (artifact) => readStoredArtifact(artifact),
     DevLink: () => Effect.dieMessage("dev-link folders are staged by stageLink")
   })
   const { inspection, staged } = yield* verifyAndUnpack(bytes, {
@@ -103,12 +126,18 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
   if (validation.manifest === undefined || validation.layout === undefined) {
     return yield* new ManifestInvalid({ source: describeSource(spec), problems: validation.errors })
   }
+  // Kept once verified: the recorded sha256 is the name of these bytes in the store.
+  const store = yield* ArtifactStore
+  const digest = sha256 ?? inspection.sha256
+  const artifactAdded = !(yield* store.has(digest))
+  yield* store.put(bytes, { detachedSignature })
   return {
     directory: staged,
     manifest: validation.manifest,
     layout: validation.layout,
-    source: { ...origin, sha256: sha256 ?? inspection.sha256 },
-    signature: { status: inspection.status, key: inspection.signature.key }
+    source: { ...origin, sha256: digest },
+    signature: { status: inspection.status, key: inspection.signature.key },
+    artifactAdded
   } satisfies StagedExtension
 })
 
@@ -131,17 +160,30 @@ const readLocalArchive = (
     }
   })
 
+/** Bytes the store keeps (checked against their digest), with the signature kept beside them. */
+const readStoredArtifact = (artifact: Extract<SourceSpec, { _tag: "Artifact" }>) =>
+  Effect.gen(function*() {
+    const store = yield* ArtifactStore
+    return {
+      bytes: yield* store.read(artifact.sha256),
+      detachedSignature: yield* store.signature(artifact.sha256),
+      sha256: artifact.sha256,
+      label: artifact.expected === undefined ? `${artifact.sha256}.host` : `${artifact.expected.id}@${artifact.expected.version}`,
+      origin: artifact.origin,
+      expected: artifact.expected === undefined ? undefined : { ...artifact.expected, url: artifact.origin.ref }
+    }
+  })
+
 /** Resolves a registry reference and downloads its archive (size limit, sha256 against the index). */
 const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(reference: { readonly id: string; readonly range: string | undefined }) {
-  const registry = yield* Effect.serviceOption(Registry)
-  if (Option.isNone(registry)) return yield* new RegistryServiceMissing({ reference: formatReference(reference) })
+  const registry = yield* Registry
   const progress = yield* Effect.serviceOption(Progress)
   const report = (message: string) => Option.match(progress, { onNone: () => Effect.void, onSome: (p) => p.step(message) })
-  const resolved = yield* registry.value.resolve({ id: reference.id, range: reference.range })
+  const resolved = yield* registry.resolve({ id: reference.id, range: reference.range })
   yield* report(`downloading ${resolved.id} ${resolved.version} from ${resolved.archiveUrl}`)
   // Large downloads say how far they are, in quarters.
   let quarter = 0
-  const downloaded = yield* registry.value.download(resolved, {
+  const downloaded = yield* registry.download(resolved, {
     onProgress: (received, total) => {
       if (total === undefined || total < 4 * 1024 * 1024 || received >= total) return Effect.void
       const reached = Math.floor((received / total) * 4)

@@ -1,8 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Either, Option } from "effect"
+import { Data, DateTime, Effect, Either, Option } from "effect"
+import { Faults } from "../config/Debug.js"
 import { HostConfig } from "../config/HostConfig.js"
-import type { Actor } from "../domain/Installed.js"
+import { type Actor, dependenciesOf } from "../domain/Installed.js"
 import { dependencyOrder } from "../domain/Rules.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { storeError } from "../store/StoreError.js"
@@ -71,11 +72,8 @@ export class UninstallFailed extends Data.TaggedError("UninstallFailed")<{
   }
 }
 
-/** Test hook, as in Lifecycle: `HOST_TEST_CRASH_AT=<step>` kills the process at that step. */
-const crashPoint = (step: string) =>
-  Effect.sync(() => {
-    if (process.env.HOST_TEST_CRASH_AT === step) process.kill(process.pid, "SIGKILL")
-  })
+/** A step the crash suites may end the process at (docs/operations.md, "The debug variable"). */
+const crashPoint = (step: string) => Effect.flatMap(Faults, (faults) => faults.reached(step))
 
 /** The folders an uninstall deletes (those that exist), relative to the root. */
 export const folderInventory = Effect.gen(function*() {
@@ -198,7 +196,7 @@ export class FrameworkUninstall extends Effect.Service<FrameworkUninstall>()("ho
       Effect.gen(function*() {
         const marker = yield* markerFile
         yield* fs.makeDirectory(paths.storage, { recursive: true })
-        yield* fs.writeFileString(`${marker}.tmp`, JSON.stringify({ startedAt: new Date().toISOString(), keepData }))
+        yield* fs.writeFileString(`${marker}.tmp`, JSON.stringify({ startedAt: DateTime.formatIso(yield* DateTime.now), keepData }))
         yield* fs.rename(`${marker}.tmp`, marker)
       }).pipe(Effect.provide(platform))
 
@@ -216,12 +214,8 @@ export class FrameworkUninstall extends Effect.Service<FrameworkUninstall>()("ho
           if (!options.keepData) {
             // Dependents go before what they depend on; each removal is one journaled operation.
             const installed = yield* extensions.list
-            const byId = new Map(installed.map((record) => [record.extensionId, record]))
-            const dependenciesOf = (id: string) => {
-              const manifest = byId.get(id)?.manifest as { dependencies?: Record<string, string> } | null | undefined
-              return Object.keys(manifest?.dependencies ?? {})
-            }
-            const ordered = dependencyOrder([...byId.keys()].sort(), dependenciesOf)
+            const dependencies = new Map(installed.map((record) => [record.extensionId, Object.keys(dependenciesOf(record))]))
+            const ordered = dependencyOrder([...dependencies.keys()].sort(), (id) => dependencies.get(id) ?? [])
             for (const id of [...ordered.order, ...ordered.cycle].reverse()) {
               const outcome = yield* Effect.either(lifecycle.remove(id, { actor: options.actor, force: true }))
               if (Either.isLeft(outcome)) {

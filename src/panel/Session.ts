@@ -35,7 +35,8 @@ export interface Sessions {
 
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(SessionPayload))
 
-export const makeSessions = (key: Uint8Array, now: () => number = Date.now): Sessions => {
+/** `now` reads the clock in epoch ms (the server passes its Effect Clock's). */
+export const makeSessions = (key: Uint8Array, now: () => number): Sessions => {
   const sign = (data: string) => createHmac("sha256", key).update(data).digest("base64url")
   // Verified cookies, so a busy client costs one map lookup per request (bounded).
   const cache = new Map<string, Session>()

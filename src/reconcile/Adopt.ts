@@ -2,15 +2,14 @@ import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import semver from "semver"
 import { isMap, isNode, isScalar, parseDocument, type Document, visit, YAMLMap } from "yaml"
-import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js"
+import { type InstalledExtension, manifestOf } from "../domain/Installed.js"
 import { envReferences, substituteEnv } from "../domain/DesiredState.js"
-import { decodeManifest } from "../domain/Manifest.js"
 import type { SettingField } from "../domain/Settings.js"
 import { unifiedDiff } from "../domain/TextDiff.js"
 import { sha256Hex } from "../archive/Tree.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
-import { decodeSensitiveKeys, readDesiredFile, sensitiveSettingKey } from "./Inputs.js"
+import { readDesiredFile, readSensitiveKeys } from "./Inputs.js"
 
 // Adopt (docs/admin.md, docs/decisions.md): rewrite the desired-state file so that it describes the panel
 // as it is — extensions enabled or disabled in the UI, settings changed there, extensions added by hand —
@@ -109,7 +108,7 @@ export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: A
 
   const records = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
   const everything = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
-  const sensitive = decodeSensitiveKeys(everything.get(coreExtensionId)?.[sensitiveSettingKey])
+  const sensitive = yield* readSensitiveKeys
   const installedIds = new Set(records.map((record) => record.extensionId))
 
   const relative = (target: string) => {
@@ -153,7 +152,7 @@ export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: A
 
   /** The settings the file should hold for an extension, starting from what it holds. */
   const settingsFor = (record: InstalledExtension, desired: Record<string, unknown> | undefined) => {
-    const fields: ReadonlyArray<SettingField> = decodeManifest(record.manifest).manifest?.settings ?? []
+    const fields: ReadonlyArray<SettingField> = manifestOf(record)?.settings ?? []
     const stored = everything.get(record.extensionId) ?? {}
     const secretKeys = new Set(sensitive[record.extensionId] ?? [])
     const next: Record<string, unknown> = { ...desired }

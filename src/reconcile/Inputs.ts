@@ -1,14 +1,16 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Either, Option, Schema } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import semver from "semver"
-import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig } from "../archive/Archive.js"
+import { ArtifactStore } from "../archive/ArtifactStore.js"
+import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig, readDetachedSignature } from "../archive/Archive.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
-import { hashFiles, hashInstalledTree, listFiles, packageMetaFiles, parseChecksums, readTextIfExists, sha256Hex } from "../archive/Tree.js"
+import { hashFiles, listFiles, packageMetaFiles, parseChecksums, readTextIfExists, sha256Hex } from "../archive/Tree.js"
+import { TreeHashing } from "../archive/TreeCache.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
-import { coreExtensionId, type InstalledExtension } from "../domain/Installed.js"
+import { dependenciesOf, type InstalledExtension, manifestOf } from "../domain/Installed.js"
 import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
 import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
@@ -16,7 +18,9 @@ import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { Registry } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { CoreKeys, CoreRows, type SensitiveKeys } from "../store/CoreRows.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import { readYamlCached } from "./ParsedYamlCache.js"
 
 // Reading what the planner compares: the desired-state file, the installed extensions (tables and files)
 // and what each desired source provides.
@@ -32,9 +36,12 @@ export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(
   const path = yield* Path.Path
   const absolute = path.resolve(file)
   const invalid = (where: string, message: string) => new DesiredStateInvalid({ source: file, problems: [problem(where, message)] })
+  const { paths } = yield* HostConfig
   const text = yield* fs.readFileString(absolute).pipe(Effect.mapError((error) => invalid("(file)", error.message)))
-  // Within limits and linear in the text; alias errors are problems (domain/YamlText).
-  const raw = yield* Either.mapLeft(readYaml(text, desiredStateYamlLimits), (problems) => new DesiredStateInvalid({ source: file, problems }))
+  // Within limits and linear in the text; alias errors are problems (domain/YamlText). The parse of the
+  // same text is remembered (reconcile/ParsedYamlCache).
+  const parsed = yield* readYamlCached(text, desiredStateYamlLimits, path.join(paths.storage, "cache", "desired-state.json"))
+  const raw = yield* Either.mapLeft(parsed, (problems) => new DesiredStateInvalid({ source: file, problems }))
   const decoded = decodeDesiredState(raw)
   if (decoded._tag === "Left") return yield* new DesiredStateInvalid({ source: file, problems: decoded.left })
   const folder = path.dirname(absolute)
@@ -52,22 +59,15 @@ export const readDesiredFile = Effect.fn("Reconcile.readDesiredFile")(function*(
   return { file: absolute, state } satisfies DesiredFile
 })
 
-/** The extension ids protected from removal by an applied desired state (a `host/core` settings row). */
-export const protectedSettingKey = "protected"
-
-const ProtectedIds = Schema.Array(Schema.String)
-
-export const readProtected = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, protectedSettingKey)).pipe(
-  Effect.map((value) => new Set(Option.getOrElse(Option.flatMap(value, Schema.decodeUnknownOption(ProtectedIds)), () => [])))
+/** The extension ids protected from removal by an applied desired state (a `host/core` row). */
+export const readProtected = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.protectedIds)).pipe(
+  Effect.map((ids) => new Set(Option.getOrElse(ids, () => [])))
 )
 
-/** Per extension, the settings whose stored value came from `${ENV}` (a `host/core` settings row). */
-export const sensitiveSettingKey = "sensitive_settings"
-
-const SensitiveKeys = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
-
-export const decodeSensitiveKeys = (value: unknown): Readonly<Record<string, ReadonlyArray<string>>> =>
-  Option.getOrElse(Schema.decodeUnknownOption(SensitiveKeys)(value), () => ({}))
+/** Per extension, the settings whose stored value came from `${ENV}` (a `host/core` row). */
+export const readSensitiveKeys = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.sensitiveKeys)).pipe(
+  Effect.map(Option.getOrElse((): SensitiveKeys => ({})))
+)
 
 const migrationNames = (files: ReadonlyArray<string>, folder: string | undefined) =>
   folder === undefined
@@ -140,15 +140,15 @@ const readInstalled = (
     const path = yield* Path.Path
     const { paths } = yield* HostConfig
     const root = path.join(paths.extensions, ...record.extensionId.split("/"))
-    const decoded = decodeManifest(record.manifest)
-    const manifest = decoded.manifest
+    const manifest = manifestOf(record)
     // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
     // A dev link (host dev --link) is the author's working folder and never checked: unverifiable.
     const linked = record.source.type === "dev-link"
     const recorded = linked ? undefined : yield* readTextIfExists(path.join(root, "checksums.json"))
     const present = recorded !== undefined || (yield* Effect.map(Effect.either(listFiles(root)), (listing) => listing._tag === "Right"))
     // Integrity compares every entry of the tree (hashInstalledTree); the full reading adds capabilities.
-    const hashes = present && !linked ? yield* Effect.option(hashInstalledTree(root)) : Option.none()
+    const trees = yield* TreeHashing
+    const hashes = present && !linked ? yield* Effect.option(trees.installed(root)) : Option.none()
     const capabilities = present && detail === "full"
       ? Option.map(yield* Effect.option(readTree(root, record.extensionId)), (reading) => reading.capabilities)
       : Option.none()
@@ -168,7 +168,7 @@ const readInstalled = (
       id: record.extensionId,
       version: record.version,
       enabled: record.enabled,
-      dependencies: decoded.document?.dependencies ?? {},
+      dependencies: dependenciesOf(record),
       settings,
       fields: manifest?.settings ?? [],
       capabilities: Option.getOrUndefined(capabilities) ??
@@ -177,7 +177,7 @@ const readInstalled = (
       digest: recorded === undefined ? null : sha256Hex(recorded),
       protected: protectedIds.has(record.extensionId),
       sensitiveKeys,
-      requires: decoded.document?.requires ?? {}
+      requires: manifest?.document.requires ?? {}
     } satisfies ActualExtension
   })
 
@@ -190,7 +190,7 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
     .filter((record) => only === undefined || only.has(record.extensionId))
   const protectedIds = yield* readProtected
   const settings = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
-  const sensitive = decodeSensitiveKeys(settings.get(coreExtensionId)?.[sensitiveSettingKey])
+  const sensitive = yield* readSensitiveKeys
   const extensions = yield* Effect.forEach(
     records,
     (record) =>
@@ -230,8 +230,7 @@ export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(functi
 ) {
   if (detail === "light" && installed !== undefined && installed.digest !== null) {
     // Files identical to the installed ones (same checksums.json) hold the installed manifest: no parsing.
-    const files = yield* listFiles(folder)
-    const checksums = yield* hashFiles(folder, files.filter((file) => !packageMetaFiles.has(file)))
+    const checksums = yield* Effect.flatMap(TreeHashing, (trees) => trees.package(folder))
     const digest = sha256Hex(encodeChecksums(checksums))
     if (digest === installed.digest && installed.integrity === "intact") {
       return installedCandidate(id, installed, digest, { type: "path", path: folder })
@@ -282,6 +281,27 @@ const candidateFromInspection = (id: string, inspection: Inspection, source: Can
     } satisfies Candidate
   })
 
+/**
+ * What an artifact a plan kept provides (`source` names it): read from the store, checked against its
+ * digest and inspected like the download it came from, without fetching anything.
+ */
+export const readStoredCandidate = Effect.fn("Reconcile.readStoredCandidate")(function*(
+  id: string,
+  sha256: string,
+  source: Candidate["source"]
+) {
+  const { config } = yield* HostConfig
+  const store = yield* ArtifactStore
+  const inspection = yield* inspectArchive(yield* store.read(sha256), {
+    source: `${sha256}.host`,
+    limits: limitsFromConfig(config),
+    keyring: keyringFromConfig(config),
+    detachedSignature: yield* store.signature(sha256)
+  })
+  return yield* candidateFromInspection(id, inspection, source)
+}, (effect, id) =>
+  Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))
+
 /** What a `.host` file provides now. */
 export const readArchiveCandidate = Effect.fn("Reconcile.readArchiveCandidate")(function*(
   id: string,
@@ -301,9 +321,30 @@ export const readArchiveCandidate = Effect.fn("Reconcile.readArchiveCandidate")(
   Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))
 
 /**
+ * What a `.host` file provides now, its bytes kept in the artifact store for the apply to install
+ * (docs/operations.md "Artifacts"): a file replaced after planning does not change what is installed.
+ */
+export const readKeptArchiveCandidate = Effect.fn("Reconcile.readKeptArchiveCandidate")(function*(
+  id: string,
+  file: string,
+  expectedSha256: string | undefined
+) {
+  const candidate = yield* readArchiveCandidate(id, file, expectedSha256)
+  const store = yield* ArtifactStore
+  const kept = yield* store.putFile(file, { detachedSignature: yield* readDetachedSignature(file) })
+  if (candidate.source.type === "archive" && kept !== candidate.source.sha256) {
+    return yield* new SourceUnavailable({ id, detail: `${file} changed while it was read; plan again` })
+  }
+  return candidate
+}, (effect, id) =>
+  Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))
+
+/**
  * What the registry provides for a desired range. An installed version still in the range is in sync
- * and needs no download (the light reading); otherwise the latest satisfying version is downloaded and
- * inspected in memory.
+ * and needs no download (the light reading); otherwise the latest satisfying version is downloaded,
+ * inspected in memory and kept in the artifact store, and the candidate's source names it by sha256 so
+ * that the apply installs exactly these bytes without downloading them again (docs/operations.md
+ * "Artifacts").
  */
 export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate")(function*(
   id: string,
@@ -315,19 +356,20 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
   if (detail === "light" && keepsInstalled) {
     return installedCandidate(id, installed, null, { type: "registry", id, version: installed.version })
   }
-  const registry = yield* Effect.serviceOption(Registry)
-  if (Option.isNone(registry)) return yield* new SourceUnavailable({ id, detail: "no registry is available to this command" })
+  const registry = yield* Registry
   const { config } = yield* HostConfig
   // While the installed version satisfies the range it stays: a repair or a settings change reads that
   // version, not a newer one in the range.
-  const resolved = yield* registry.value.resolve({ id, range: keepsInstalled ? installed.version : range })
-  const downloaded = yield* registry.value.download(resolved)
+  const resolved = yield* registry.resolve({ id, range: keepsInstalled ? installed.version : range })
+  const downloaded = yield* registry.download(resolved)
   const inspection = yield* inspectArchive(downloaded.bytes, {
     source: resolved.archiveName,
     limits: limitsFromConfig(config),
     keyring: keyringFromConfig(config),
     detachedSignature: downloaded.detachedSignature
   })
-  return yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version })
+  const candidate = yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version })
+  const sha256 = yield* Effect.flatMap(ArtifactStore, (store) => store.put(downloaded.bytes, { detachedSignature: downloaded.detachedSignature }))
+  return { ...candidate, source: { type: "registry", id, version: resolved.version, sha256, url: resolved.archiveUrl } } satisfies Candidate
 }, (effect, id) =>
   Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))

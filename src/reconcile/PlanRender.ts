@@ -1,8 +1,8 @@
-import type { ActionType, CapabilityDiff, Plan, PlanAction, PlanSummary, SettingChange } from "../domain/Plan.js"
+import type { ActionType, CapabilityDiff, Plan, PlanAction, PlanSummary, SettingChange } from "../domain/PlanFormat.js"
 
 // Every rendering of a plan in one place, outside the pure domain: the text the CLI and the admin page
-// show, and the markdown of a pull request comment (docs/plan-format.md). The plan itself — its schema,
-// the planner and its basis — is domain/Plan.ts.
+// show, and the markdown of a pull request comment (docs/plan-format.md). The plan's wire schema is
+// domain/PlanFormat.ts, the planner domain/Plan.ts, the fingerprint reconcile/Fingerprint.ts.
 
 // ---- text ---------------------------------------------------------------------------------------
 

@@ -42,9 +42,9 @@ const requirementsOf = (registry: Registry["Type"], id: string, version: string)
 
 export const passingRegistryVersions = (id: string, range: string | undefined, versions: RuntimeVersions) =>
   Effect.gen(function*() {
-    const registry = yield* Effect.serviceOption(Registry)
-    if (Option.isNone(registry) || registry.value.url === "") return none
-    const index = yield* Effect.either(registry.value.index)
+    const registry = yield* Registry
+    if (registry.url === "") return none
+    const index = yield* Effect.either(registry.index)
     if (Either.isLeft(index)) return none
     const entry = index.right.index.extensions.find((candidate) => candidate.id === id)
     if (entry === undefined) return none
@@ -55,7 +55,7 @@ export const passingRegistryVersions = (id: string, range: string | undefined, v
       if (any !== undefined && inRange !== undefined) break
       // Once some version passes, only a passing version inside the range is still of interest.
       if (any !== undefined && !inside(version)) continue
-      const requires = yield* requirementsOf(registry.value, id, version)
+      const requires = yield* requirementsOf(registry, id, version)
       if (Option.isNone(requires) || unmetOn(requires.value, versions).length > 0) continue
       any ??= version
       if (inside(version)) inRange ??= version

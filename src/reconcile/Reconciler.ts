@@ -1,23 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Duration, Effect, Either, Option, Schema } from "effect"
+import { Data, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import { join } from "node:path"
+import { ArtifactStore, type ArtifactStoreService } from "../archive/ArtifactStore.js"
+import { cachedTreeHashes, TreeHashing } from "../archive/TreeCache.js"
 import { HostConfig } from "../config/HostConfig.js"
 import type { DesiredExtension, DesiredState } from "../domain/DesiredState.js"
-import { type Actor, coreExtensionId, type ExtensionSource } from "../domain/Installed.js"
-import {
-  type ActualExtension,
-  basisChanges,
-  type Candidate,
-  configuredValues,
-  fingerprintOf,
-  Plan,
-  type PlanAction,
-  planActions,
-  planBasis,
-  type PlanSource,
-  summarize
-} from "../domain/Plan.js"
-import { decodeManifest } from "../domain/Manifest.js"
+import { type Actor, type ExtensionSource, manifestOf } from "../domain/Installed.js"
+import { type ActualExtension, type Candidate, configuredValues, planActions } from "../domain/Plan.js"
+import { basisChanges, Plan, type PlanAction, type PlanSource, summarize } from "../domain/PlanFormat.js"
 import { type PreflightReport, preflightItem, summarizePreflight, unmetOn } from "../domain/Preflight.js"
 import { type Problem } from "../domain/Problems.js"
 import type { RuntimeVersions } from "../domain/Rules.js"
@@ -25,20 +16,22 @@ import { Lifecycle, type OperationOptions, type OperationResult } from "../lifec
 import { Progress } from "../lifecycle/Events.js"
 import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel } from "../panel/Panel.js"
+import { Registry } from "../registry/Registry.js"
 import { bootForCli, criticalFailures, extensionHealth } from "../runtime/Backend.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { CoreKeys, CoreRows, type SensitiveKeys } from "../store/CoreRows.js"
+import { fingerprintOf, planBasis } from "./Fingerprint.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import {
-  decodeSensitiveKeys,
-  protectedSettingKey,
   readActual,
   type Detail,
   readArchiveCandidate,
+  readKeptArchiveCandidate,
   readDesiredFile,
   readPathCandidate,
   readRegistryCandidate,
-  sensitiveSettingKey,
+  readStoredCandidate,
   SourceUnavailable
 } from "./Inputs.js"
 import { passingRegistryVersions } from "./Preflight.js"
@@ -109,28 +102,71 @@ export const healthGateTimeout = Duration.seconds(5)
 
 const reconcileActor: Actor = { type: "reconcile" }
 
-const sourceSpec = (source: PlanSource | undefined, id: string): Effect.Effect<SourceSpec, SourceUnavailable> => {
+const sourceSpec = (
+  source: PlanSource | undefined,
+  id: string,
+  artifacts: ArtifactStoreService
+): Effect.Effect<SourceSpec, SourceUnavailable> => {
   switch (source?.type) {
     case "path":
       return Effect.succeed(SourceSpec.Directory({ path: source.path }))
     case "archive":
-      return Effect.succeed(SourceSpec.Archive({ path: source.path }))
+      // The bytes the plan read, kept in the artifact store; the file itself only if the store lost them.
+      return Effect.map(
+        source.sha256 === null ? Effect.succeed(false) : Effect.orElseSucceed(artifacts.has(source.sha256), () => false),
+        (kept) =>
+          kept && source.sha256 !== null
+            ? SourceSpec.Artifact({ sha256: source.sha256, origin: { type: "archive", ref: source.path }, expected: undefined })
+            : SourceSpec.Archive({ path: source.path })
+      )
     case "registry":
-      return Effect.succeed(SourceSpec.Registry({ id: source.id, range: source.version }))
+      // The bytes the plan verified, from the artifact store: never a second download that could differ.
+      return Effect.succeed(
+        source.sha256 === undefined
+          ? SourceSpec.Registry({ id: source.id, range: source.version })
+          : SourceSpec.Artifact({
+            sha256: source.sha256,
+            origin: { type: "registry", ref: source.url ?? `${source.id}@${source.version}` },
+            expected: { id: source.id, version: source.version }
+          })
+      )
     default:
       return Effect.fail(new SourceUnavailable({ id, detail: "the plan names no source to install from" }))
   }
 }
 
-const stampOf = (candidate: Candidate) => candidate.digest ?? `version ${candidate.version}`
+/**
+ * What a plan's source is stamped with in its basis. A registry download kept in the artifact store is
+ * stamped with its sha256: a saved plan applies only those bytes (a registry that now serves others
+ * makes the plan stale, docs/plan-format.md).
+ */
+/**
+ * Planning reads every installed tree and every folder source: their hashes are remembered between runs
+ * under storage/host/cache (archive/TreeCache), so a panel in sync is planned from one stat per entry.
+ */
+const withTreeCache = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | HostConfig> =>
+  Effect.scoped(
+    Effect.flatMap(HostConfig, ({ paths }) =>
+      Effect.provideServiceEffect(effect, TreeHashing, cachedTreeHashes(join(paths.storage, "cache", "trees.json"))))
+  )
+
+const stampOf = (candidate: Candidate) =>
+  candidate.source.type === "registry" && candidate.source.sha256 !== undefined
+    ? `archive sha256 ${candidate.source.sha256}`
+    : candidate.digest ?? `version ${candidate.version}`
+
+/** A candidate read whole by the light reading (an archive, or a registry download): no second reading. */
+const readInFull = (candidate: Candidate) =>
+  candidate.source.type === "archive" || (candidate.source.type === "registry" && candidate.source.sha256 !== undefined)
 
 export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", {
   effect: Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
-    const settings = yield* SettingsRepo
+    const coreRows = yield* CoreRows
     const extensionsRepo = yield* ExtensionsRepo
+    const artifacts = yield* ArtifactStore
     const platform = yield* Effect.context<
-      FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo | Panel | ModuleLoader
+      FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo | CoreRows | Panel | ModuleLoader | ArtifactStore | Registry
     >()
 
     /** What each present entry's source provides; failures are collected, not thrown one by one. */
@@ -143,11 +179,13 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
       Effect.gen(function*() {
         const present = state.extensions.filter((entry): entry is Extract<DesiredExtension, { _tag: "Present" }> =>
           entry._tag === "Present" && (only === undefined || only.has(entry.id)))
-        const read = (entry: (typeof present)[number]): Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> =>
+        const read = (
+          entry: (typeof present)[number]
+        ): Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig | ArtifactStore | Registry> =>
           entry.source._tag === "Path"
             ? readPathCandidate(entry.id, entry.source.path, detail, actual.get(entry.id))
             : entry.source._tag === "Archive"
-            ? readArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
+            ? readKeptArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
             : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail)
         const outcomes = yield* Effect.forEach(present, (entry) => Effect.either(read(entry)), { concurrency: 8 })
         const candidates = new Map<string, Candidate>()
@@ -172,7 +210,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         const first = planActions(state, actual, light.candidates, planOptions)
         if (Either.isLeft(first)) return yield* new PlanInvalid({ file, problems: first.left })
         const changing = new Set(first.right.actions.map((action) => action.id))
-        const full = yield* readCandidates(state, actual, "full", changing)
+        // Archives and registry downloads were read whole already: one download per plan.
+        const toRead = new Set([...changing].filter((id) => {
+          const candidate = light.candidates.get(id)
+          return candidate === undefined || !readInFull(candidate)
+        }))
+        const full = yield* readCandidates(state, actual, "full", toRead)
         if (full.problems.length > 0) return yield* new PlanInvalid({ file, problems: full.problems })
         const candidates = new Map([...light.candidates, ...full.candidates])
         const fullActual = new Map([...actual, ...(yield* readActual("full", changing))])
@@ -192,7 +235,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         return {
           format: 1,
           id: `plan-${randomUUID()}`,
-          created_at: new Date().toISOString(),
+          created_at: DateTime.formatIso(yield* DateTime.now),
           fingerprint: fingerprintOf(basis),
           actions,
           summary: summarize(actions),
@@ -207,7 +250,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
       Effect.gen(function*() {
         const desired = yield* readDesiredFile(request.file)
         return yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
-      }).pipe(Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
+      }).pipe(withTreeCache, Effect.withSpan("Reconciler.plan"), Effect.provide(platform))
 
     // ---- health gates (docs/operations.md#health-gates) ------------------------------------------
 
@@ -217,7 +260,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         onNone: () => ({ enabled: false, critical: [] as ReadonlyArray<string> }),
         onSome: (record) => ({
           enabled: record.enabled,
-          critical: (decodeManifest(record.manifest).document?.health?.checks ?? [])
+          critical: (manifestOf(record)?.document.health?.checks ?? [])
             .filter((check) => check.severity === "critical")
             .map((check) => check.id)
         })
@@ -328,11 +371,11 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           const run: Effect.Effect<unknown, { readonly message: string }> = (() => {
             switch (action.type) {
               case "install":
-                return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+                return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
                   lifecycle.add(spec, { actor, context, expectedId: action.id, disabled: action.enabled === false }))
               case "update":
               case "repair":
-                return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+                return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
                   lifecycle.update(action.id, spec, { ...options, context: { ...context, reason: action.type } }))
               case "enable":
                 return lifecycle.enable(action.id, options)
@@ -393,7 +436,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
 
     /** The upgrade preflight: each desired extension checked against other panel and framework versions. */
     const preflight = (request: PlanRequest, versions: RuntimeVersions) =>
-      Effect.gen(function*() {
+      withTreeCache(Effect.gen(function*() {
         const desired = yield* readDesiredFile(request.file)
         const actual = yield* readActual("light")
         const { candidates, problems } = yield* readCandidates(desired.state, actual, "light")
@@ -402,7 +445,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           entry._tag === "Present")
         // The installed manifests' `requires`, as recorded at install.
         const recorded = new Map((yield* extensionsRepo.list).map((record) =>
-          [record.extensionId, decodeManifest(record.manifest).document?.requires ?? {}] as const))
+          [record.extensionId, manifestOf(record)?.document.requires ?? {}] as const))
         const items = yield* Effect.forEach(present, (entry) =>
           Effect.gen(function*() {
             const candidate = candidates.get(entry.id)!
@@ -434,12 +477,12 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           extensions: items,
           summary: summarizePreflight(items)
         } satisfies PreflightReport
-      }).pipe(Effect.withSpan("Reconciler.preflight"), Effect.provide(platform))
+      })).pipe(Effect.withSpan("Reconciler.preflight"), Effect.provide(platform))
 
     /** Keeps the `${ENV}`-sourced keys of a configure action in the sensitive_settings row. */
     const rememberSensitive = (action: PlanAction, phase: "mark" | "settle") =>
       Effect.gen(function*() {
-        const stored = decodeSensitiveKeys(Option.getOrUndefined(yield* settings.get(coreExtensionId, sensitiveSettingKey)))
+        const stored = Option.getOrElse(yield* coreRows.get(CoreKeys.sensitiveKeys), (): SensitiveKeys => ({}))
         const changes = action.settings ?? []
         const secret = changes.filter((change) => change.sensitive).map((change) => change.key)
         const plain = new Set(changes.filter((change) => !change.sensitive).map((change) => change.key))
@@ -448,10 +491,10 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
           ? [...new Set([...before, ...secret])]
           : [...new Set([...before.filter((key) => !plain.has(key)), ...secret])]
         if (after.length === before.length && after.every((key) => before.includes(key))) return
-        yield* settings.put(coreExtensionId, sensitiveSettingKey, { ...stored, [action.id]: after.sort() })
+        yield* coreRows.put(CoreKeys.sensitiveKeys, { ...stored, [action.id]: after.sort() })
       })
 
-    const rememberProtected = (ids: ReadonlyArray<string>) => settings.put(coreExtensionId, protectedSettingKey, ids)
+    const rememberProtected = (ids: ReadonlyArray<string>) => coreRows.put(CoreKeys.protectedIds, ids)
 
     /** Plans and applies the desired-state file in one run under the lock. */
     const reconcile = (request: PlanRequest, options: ApplyOptions) =>
@@ -460,7 +503,9 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         { actor: options.actor ?? reconcileActor, lockTimeout: options.lockTimeout ?? 0 },
         Effect.gen(function*() {
           const desired = yield* readDesiredFile(request.file)
-          const thePlan = yield* makePlan(request, desired.file, desired.state, yield* readActual("light"))
+          const thePlan = yield* withTreeCache(
+            Effect.flatMap(readActual("light"), (actual) => makePlan(request, desired.file, desired.state, actual))
+          )
           if (options.onPlan !== undefined) yield* options.onPlan(thePlan)
           const result = yield* execute(thePlan, options)
           if (result.failed === null) yield* rememberProtected(thePlan.protected)
@@ -475,11 +520,18 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         const sourceStamps = new Map<string, string>()
         for (const action of thePlan.actions) {
           if (action.source === undefined) continue
-          const candidate: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig> = action.source.type === "path"
-            ? readPathCandidate(action.id, action.source.path, "light")
-            : action.source.type === "archive"
-            ? readArchiveCandidate(action.id, action.source.path, undefined)
-            : readRegistryCandidate(action.id, action.source.version, undefined, "full")
+          const source = action.source
+          // A download the plan kept is read from the artifact store; only when the store lost it is the
+          // registry asked again, and then other bytes make the plan stale.
+          const stored = source.type === "registry" && source.sha256 !== undefined && (yield* artifacts.has(source.sha256))
+          const candidate: Effect.Effect<Candidate, SourceUnavailable, FileSystem.FileSystem | Path.Path | HostConfig | ArtifactStore | Registry> =
+            source.type === "path"
+              ? readPathCandidate(action.id, source.path, "light")
+              : source.type === "archive"
+              ? readArchiveCandidate(action.id, source.path, undefined)
+              : stored && source.sha256 !== undefined
+              ? readStoredCandidate(action.id, source.sha256, source)
+              : readRegistryCandidate(action.id, source.version, undefined, "full")
           const stamp = yield* Effect.either(Effect.map(candidate, stampOf))
           sourceStamps.set(action.id, Either.getOrElse(stamp, (error) => `unreadable (${error.message})`))
         }
@@ -498,7 +550,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         `reconcile ${thePlan.id}`,
         { actor: options.actor ?? reconcileActor, lockTimeout: options.lockTimeout ?? 0 },
         Effect.gen(function*() {
-          const basis = yield* currentBasis(thePlan, options.env)
+          const basis = yield* withTreeCache(currentBasis(thePlan, options.env))
           if (fingerprintOf(basis) !== thePlan.fingerprint) {
             const changes = basisChanges(thePlan.basis, basis)
             return yield* new StalePlan({ planId: thePlan.id, changes: changes.length > 0 ? changes : ["the fingerprint differs"] })

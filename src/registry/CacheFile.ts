@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
 import { problemsFromParseError } from "../domain/Problems.js"
@@ -24,8 +24,9 @@ export interface CacheReport {
 }
 
 /** Reports on the cache file at `file`; an unreadable or malformed cache counts as missing. */
-export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: string, ttlSeconds: number, now: Date = new Date()) {
+export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: string, ttlSeconds: number) {
   const fs = yield* FileSystem.FileSystem
+  const now = DateTime.toDateUtc(yield* DateTime.now)
   const cache = yield* fs.readFileString(file).pipe(
     Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(CacheHeader))),
     Effect.option

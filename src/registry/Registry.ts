@@ -1,6 +1,6 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Duration, Effect, Either, Layer, Option, Schema } from "effect"
+import { Context, DateTime, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -42,8 +42,6 @@ import {
 
 export interface RegistryOptions {
   readonly timeouts: FetchTimeouts
-  /** The clock (tests). */
-  readonly now?: () => Date
 }
 
 export const defaultTimeouts: FetchTimeouts = { connect: Duration.seconds(10), total: Duration.seconds(300) }
@@ -183,7 +181,6 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
     )
     const registryUrl = resolveRegistryUrl(config.registry_url, paths.root)
     const ttl = config.registry_cache_ttl
-    const now = () => options.now?.() ?? new Date()
     const provide = <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) =>
       effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
 
@@ -207,7 +204,7 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
     const load = <E>(force: boolean, store: (fetchedAt: Date, fetched: RegistryIndex) => Effect.Effect<void, E>) =>
       Effect.gen(function*() {
         if (registryUrl === "") return yield* new RegistryNotConfigured()
-        const at = now()
+        const at = DateTime.toDateUtc(yield* DateTime.now)
         const read = yield* provide(readCache(paths.registryCache))
         if (read._tag === "Unreadable") {
           yield* Effect.logWarning(`the registry cache ${paths.registryCache} is unreadable and is ignored: ${read.detail}`)
@@ -309,7 +306,7 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
       cachePath: paths.registryCache,
       index,
       sync: ({ force }) => Effect.zipLeft(load(force, writeFetched), invalidate),
-      status: Effect.suspend(() => provide(cacheReport(paths.registryCache, ttl, now()))),
+      status: provide(cacheReport(paths.registryCache, ttl)),
       search: (query) => Effect.map(index, (result) => searchEntries(result.index.extensions, query)),
       resolve,
       download

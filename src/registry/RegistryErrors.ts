@@ -78,11 +78,3 @@ export class RegistryCacheError extends Data.TaggedError("RegistryCacheError")<{
 
 export type RegistryIndexError = RegistryNotConfigured | RegistryFetchFailed | RegistryIndexInvalid
 
-/** A registry source was given to code that runs without the Registry service. */
-export class RegistryServiceMissing extends Data.TaggedError("RegistryServiceMissing")<{
-  readonly reference: string
-}> {
-  override get message() {
-    return `${this.reference} is a registry source, but this command runs without the registry`
-  }
-}

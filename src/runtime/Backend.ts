@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Duration, Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { normalizeHealthStatus, type HealthStatus } from "../domain/Health.js"
@@ -7,9 +7,10 @@ import { LifecycleEvents } from "../lifecycle/Events.js"
 import { ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
-import { SettingsRepo } from "../store/SettingsRepo.js"
-import type { HostEvent } from "../../sdk/src/server.js"
+import { CoreRows } from "../store/CoreRows.js"
+import type { HostEvent } from "@host/sdk/server"
 import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
+import { callExtensionCode } from "./ExtensionCode.js"
 import { recordQuarantine } from "./Quarantine.js"
 // Backend parts outside HTTP (docs/backend.md): the console commands and health checks of booted
 // extensions, for the CLI (`host <command>`, `host commands`, `status --health`, `schedule:run`) and the
@@ -25,7 +26,6 @@ export const bootForCli = Effect.gen(function*() {
     number: 0,
     installed,
     extensionsPath: paths.extensions,
-    frameworkVersion: config.version,
     versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
     loader,
     moduleCache: new Map()
@@ -34,36 +34,6 @@ export const bootForCli = Effect.gen(function*() {
   yield* recordQuarantine(generation, new Map(installed.map((record) => [record.extensionId, record.version])))
   return generation
 }).pipe(Effect.withSpan("Backend.bootForCli"))
-
-export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")<{
-  readonly extensionId: string
-  readonly what: string
-  readonly detail: string
-}> {
-  override get message() {
-    return `${this.what} of ${this.extensionId} failed: ${this.detail}`
-  }
-}
-
-const describe = (error: unknown): string =>
-  error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error) ?? String(error)
-
-/** Calls extension code (sync or async) with a time limit; a throw or a timeout becomes a typed failure. */
-export const callExtensionCode = <A>(
-  extensionId: string,
-  what: string,
-  call: () => A | Promise<A>,
-  timeout: Duration.DurationInput
-) =>
-  Effect.tryPromise({
-    try: async () => await call(),
-    catch: (error) => new ExtensionCodeFailed({ extensionId, what, detail: describe(error) })
-  }).pipe(
-    Effect.timeoutFail({
-      duration: timeout,
-      onTimeout: () => new ExtensionCodeFailed({ extensionId, what, detail: `no answer within ${Duration.format(timeout)}` })
-    })
-  )
 
 // ---- console commands ----------------------------------------------------------------------------
 
@@ -248,7 +218,7 @@ export const serverEvents = (
 export const listenInThisProcess = Effect.gen(function*() {
   const events = yield* LifecycleEvents
   const context = yield* Effect.context<
-    HostConfig | Panel | ModuleLoader | ExtensionsRepo | SettingsRepo | FileSystem.FileSystem | Path.Path
+    HostConfig | Panel | ModuleLoader | ExtensionsRepo | CoreRows | FileSystem.FileSystem | Path.Path
   >()
   yield* events.subscribe((event) =>
     Effect.flatMap(bootForCli, (generation) => dispatchEvent(generation, event)).pipe(

@@ -1,4 +1,4 @@
-import { Effect, Stream } from "effect"
+import { Clock, Effect, Stream } from "effect"
 import { mkdirSync, watch, writeFileSync, renameSync } from "node:fs"
 import { join } from "node:path"
 
@@ -13,12 +13,13 @@ export const devSignalName = "dev-signal"
 
 /** Tells a server watching `storage` to re-read the installed state now. */
 export const sendDevSignal = (storage: string) =>
-  Effect.sync(() => {
-    mkdirSync(storage, { recursive: true })
-    const temporary = join(storage, `.${devSignalName}.${process.pid}`)
-    writeFileSync(temporary, `${Date.now()}\n`)
-    renameSync(temporary, join(storage, devSignalName))
-  })
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.sync(() => {
+      mkdirSync(storage, { recursive: true })
+      const temporary = join(storage, `.${devSignalName}.${process.pid}`)
+      writeFileSync(temporary, `${now}\n`)
+      renameSync(temporary, join(storage, devSignalName))
+    }))
 
 /** One element per signal received (bursts are not merged: each is a cheap re-read). Ends never. */
 export const devSignals = (storage: string): Stream.Stream<void> =>

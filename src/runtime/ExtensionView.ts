@@ -1,18 +1,37 @@
-import type { InstalledExtension } from "../domain/Installed.js"
+import { corruptReason, type InstalledExtension } from "../domain/Installed.js"
 import { type QuarantineMap, quarantineReason } from "./Quarantine.js"
+
+export type ExtensionStatus = "enabled" | "disabled" | "quarantined" | "corrupt"
+
+/**
+ * How an installed extension stands, and why it is not loaded: a stored manifest that no longer decodes
+ * makes it `corrupt` whether it is enabled or not (nothing can load it); an enabled one the runtime
+ * quarantined is `quarantined` with the runtime's reason. `host list`, `host status` and the admin API
+ * all answer with this.
+ */
+export const extensionStatus = (
+  extension: InstalledExtension,
+  quarantine: string | undefined
+): { readonly status: ExtensionStatus; readonly reason: string | undefined } => {
+  const corrupt = corruptReason(extension)
+  if (corrupt !== undefined) return { status: "corrupt", reason: corrupt }
+  if (quarantine !== undefined && extension.enabled) return { status: "quarantined", reason: quarantine }
+  return { status: extension.enabled ? "enabled" : "disabled", reason: undefined }
+}
 
 /**
  * One installed extension as `list --json`, `status --extensions` and the admin page show it. An enabled extension that
- * the running server quarantined (recorded in host_settings) shows as `quarantined`, with the reason.
+ * the running server quarantined (recorded in host_settings) shows as `quarantined`, one whose stored manifest
+ * is corrupt as `corrupt`, each with the reason.
  */
 export const extensionView = (extension: InstalledExtension, quarantine: QuarantineMap = {}) => {
-  const reason = quarantineReason(quarantine, extension)
+  const { reason, status } = extensionStatus(extension, quarantineReason(quarantine, extension))
   return {
     id: extension.extensionId,
     name: extension.name,
     version: extension.version,
     enabled: extension.enabled,
-    status: reason !== undefined ? "quarantined" : extension.enabled ? "enabled" : "disabled",
+    status,
     ...(reason !== undefined ? { quarantine: reason } : {}),
     // A dev link was never packed or signed: "linked" says what it is (docs/authoring.md, "Dev loop").
     signature: extension.source.type === "dev-link" ? "linked" : extension.signature.status,
@@ -26,7 +45,7 @@ export const extensionTable = (views: ReadonlyArray<ReturnType<typeof extensionV
   header: ["ID", "Name", "Version", "Status", "Signature"],
   rows: views.map((view) => [view.id, view.name, view.version, view.status, view.signature]),
   notes: views.flatMap((view) => [
-    ...(view.quarantine === undefined ? [] : [`${view.id} is quarantined: ${view.quarantine}`]),
+    ...(view.quarantine === undefined ? [] : [`${view.id} is ${view.status}: ${view.quarantine}`]),
     ...(view.linked === undefined ? [] : [`${view.id} is linked to ${view.linked} (host dev)`])
   ])
 })

@@ -1,13 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
-import { coreExtensionId } from "../domain/Installed.js"
-import { SettingsRepo } from "../store/SettingsRepo.js"
+import { CoreKeys, CoreRows } from "../store/CoreRows.js"
 import { LifecycleEvents } from "../lifecycle/Events.js"
 import { type LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { StateGeneration } from "../store/StateGeneration.js"
+import { ReplicaFiles, writeReplicaReport } from "./ReplicaFiles.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
 import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
@@ -16,8 +17,10 @@ import { buildGeneration, type Generation } from "./Runtime.js"
 
 // The live runtime of a server (docs/http.md "Runtime generations, quarantine, live state"): the current generation, swapped for a new one when
 // the installed state changes — in this process (lifecycle events, at once) or in another (the CLI, a
-// replica: the database is polled every second, so a change shows within 2 s). A request takes the
-// generation current when it starts and finishes on it, so a swap drops nothing in flight.
+// replica: the state generation row is polled every 500 ms, so a change shows within 2 s). Before a
+// generation is built this root's files are converged to the records (docs/operations.md "Running
+// replicas"); what this replica cannot get is unavailable here only. A request takes the generation
+// current when it starts and finishes on it, so a swap drops nothing in flight.
 
 export interface LiveGeneration {
   readonly generation: Generation
@@ -33,28 +36,34 @@ export interface LiveRuntimeService {
   readonly refresh: (force?: boolean) => Effect.Effect<LiveGeneration>
   /** Called with every new generation once it is current (the bridge's events stream); returns an unsubscribe. */
   readonly onSwap: (listener: (live: LiveGeneration) => void) => () => void
+  /** The panel's base URL: `base_url` when configured, else the address the server listens on. */
+  readonly baseUrl: () => string
+  /** Called once the server listens: its address becomes the base URL unless `base_url` is configured. */
+  readonly useListenUrl: (url: string) => void
 }
 
 export class LiveRuntime extends Context.Tag("host/runtime/LiveRuntime")<LiveRuntime, LiveRuntimeService>() {}
 
 export interface LiveRuntimeOptions {
-  /** How often the database is checked for changes made by other processes (default 1 s). */
+  /** How often the state generation is read for changes made by other processes (default 500 ms). */
   readonly pollInterval?: Duration.DurationInput
+  /** How often extensions unavailable on this replica are tried again while nothing else changes (default 10 s). */
+  readonly retryInterval?: Duration.DurationInput
 }
-
-/** The panel's servers as last seen (a host/core settings row), to tell created and deleted ones apart. */
-const knownServersKey = "panel_servers"
 
 const make = (options: LiveRuntimeOptions) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const { config, paths } = yield* HostConfig
+    const { baseUrlConfigured, config, paths } = yield* HostConfig
+    let baseUrl = config.base_url
     const extensionsRepo = yield* ExtensionsRepo
+    const stateGeneration = yield* StateGeneration
+    const replicaFiles = yield* ReplicaFiles
     const panel = yield* Panel
     const loader = yield* ModuleLoader
     const events = yield* LifecycleEvents
-    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SettingsRepo>()
+    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>()
     const hostVersion = config.version
     const moduleCache = new Map<string, LoadedModule>()
     const lock = yield* Effect.makeSemaphore(1)
@@ -82,27 +91,76 @@ const make = (options: LiveRuntimeOptions) =>
       recordQuarantine(generation, installedVersions).pipe(Effect.provide(context))
 
     let installedVersions = new Map<string, string>()
+    const interval = options.pollInterval ?? Duration.millis(500)
+    const retryInterval = options.retryInterval ?? Duration.seconds(10)
+    /** The state generation the current runtime was built from. */
+    let lastGeneration = -1
 
-    const KnownServers = Schema.Array(Schema.Struct({ uuid: Schema.String, name: Schema.String }))
-    const readKnownServers = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, knownServersKey)).pipe(
-      Effect.map((value) => Option.getOrUndefined(Option.flatMap(value, Schema.decodeUnknownOption(KnownServers)))),
+    /** What this replica serves and lacks, for `host status` on this root (written when it changes). */
+    const report = (generation: Generation, stateGenerationSeen: number) => {
+      const unavailable = [...generation.unavailable].map(([id, reason]) => ({ id, reason }))
+      const key = JSON.stringify([stateGenerationSeen, unavailable])
+      if (key === reported) return Effect.void
+      reported = key
+      return Effect.flatMap(DateTime.now, (now) =>
+        writeReplicaReport({
+          pid: process.pid,
+          state_generation: stateGenerationSeen,
+          runtime_generation: generation.number,
+          updated_at: DateTime.formatIso(now),
+          unavailable
+        })).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`could not write this replica's report: ${error.message}`)),
+        Effect.provide(context)
+      )
+    }
+
+    // The panel's servers as last seen (a host/core row), to tell created and deleted ones apart.
+    const readKnownServers = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.panelServers)).pipe(
+      Effect.map(Option.getOrUndefined),
       Effect.orElseSucceed(() => undefined),
       Effect.provide(context)
     )
     const writeKnownServers = (servers: ReadonlyArray<{ readonly uuid: string; readonly name: string }>) =>
-      Effect.flatMap(SettingsRepo, (settings) => settings.put(coreExtensionId, knownServersKey, servers)).pipe(
+      Effect.flatMap(CoreRows, (rows) => rows.put(CoreKeys.panelServers, servers)).pipe(
         Effect.catchAll((error) => Effect.logWarning(`could not record the panel's servers: ${error.message}`)),
         Effect.provide(context)
       )
 
+    // What the last convergence left to do: try again at the next poll (deferred) or after a while (unavailable).
+    let convergeAgainAt = 0
+    let reported = ""
+
     const rebuild = (force: boolean) =>
       Effect.gen(function*() {
+        // Read before the records, so a generation raised meanwhile is seen again at the next poll.
+        const seenGeneration = yield* stateGeneration.current
         const installed = yield* extensionsRepo.list
         const stamp = yield* stampOf(panelFile)
+        const converged = yield* replicaFiles.converge(installed)
+        // Deferred (an operation on this host is switching files): what was unavailable stays so until checked again.
+        const files = converged.deferred
+          ? { ...converged, unavailable: new Map([...(current?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
+          : converged
+        const now = yield* Clock.currentTimeMillis
+        convergeAgainAt = files.deferred
+          ? now
+          : files.unavailable.size > 0
+          ? now + Duration.toMillis(retryInterval)
+          : Number.POSITIVE_INFINITY
+        for (const id of files.changed) {
+          // Modules are cached by file and record; a tree replaced under the same record must be loaded again.
+          const directory = path.join(paths.extensions, ...id.split("/")) + path.sep
+          for (const key of moduleCache.keys()) if (key.startsWith(directory)) moduleCache.delete(key)
+        }
         const nextFingerprint = `${stamp}\n${
           installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")
-        }`
-        if (!force && current !== undefined && nextFingerprint === fingerprint) return current
+        }\n${[...files.unavailable].map(([id, reason]) => `${id}|${reason}`).join("\n")}`
+        if (!force && current !== undefined && nextFingerprint === fingerprint && files.changed.length === 0) {
+          lastGeneration = seenGeneration
+          yield* report(current.generation, seenGeneration)
+          return current
+        }
         if (stamp !== panelStamp) {
           panelState = yield* panel.reload.pipe(
             Effect.catchAll((error) =>
@@ -113,36 +171,42 @@ const make = (options: LiveRuntimeOptions) =>
         }
         installedVersions = new Map(installed.map((e) => [e.extensionId, e.version]))
         const number = (current?.generation.number ?? 0) + 1
-        const started = Date.now()
+        const started = yield* Clock.currentTimeMillis
         const generation = yield* buildGeneration({
           number,
           installed,
           extensionsPath: paths.extensions,
-          frameworkVersion: hostVersion,
           versions: { host: hostVersion, panel: panelState.info.version, php: panelState.info.php, node: process.versions.node },
           loader,
-          moduleCache
+          moduleCache,
+          unavailable: files.unavailable
         }).pipe(Effect.provide(context))
         for (const warning of generation.warnings) yield* Effect.logWarning(warning)
         for (const [id, reason] of generation.quarantined) {
           if (current?.generation.quarantined.get(id) !== reason) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
         }
+        for (const [id, reason] of generation.unavailable) {
+          if (current?.generation.unavailable.get(id) !== reason) yield* Effect.logWarning(`unavailable on this replica: ${id}: ${reason}`)
+        }
         const next: LiveGeneration = {
           generation,
-          bodies: clientBodies(generation, { version: hostVersion, baseUrl: config.base_url }),
+          bodies: clientBodies(generation, { version: hostVersion, baseUrl }),
           panel: panelState.directory,
           panelInfo: panelState.info
         }
         current = next
         fingerprint = nextFingerprint
+        // Only a generation that was built counts as seen: a failed build is tried again at the next poll.
+        lastGeneration = seenGeneration
         yield* Effect.forEach([...swapListeners], (listener) =>
           Effect.try(() => listener(next)).pipe(
             Effect.catchAll((error) => Effect.logWarning(`a generation listener failed: ${String(error.error)}`))
           ), { discard: true })
         yield* Effect.logInfo(
-          `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${Date.now() - started} ms`
+          `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${(yield* Clock.currentTimeMillis) - started} ms`
         )
         yield* persistQuarantine(generation)
+        yield* report(generation, seenGeneration)
         // Servers that appeared in or vanished from config/panel.yaml since it was last read — by this
         // server or, at start, by an earlier one (the list is kept in a host/core settings row).
         const servers = panelState.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
@@ -175,9 +239,22 @@ const make = (options: LiveRuntimeOptions) =>
       dispatch(event).pipe(Effect.zipRight(Effect.forkIn(Effect.ignore(refresh()), scope)), Effect.asVoid)
     )
 
-    const interval = options.pollInterval ?? Duration.seconds(1)
+    // The poll: one row by its key, and a stat of config/panel.yaml. Only a change (or convergence left to
+    // retry) rebuilds; a database that cannot be read keeps the current generation serving.
+    let pollFailing = false
+    const poll = Effect.gen(function*() {
+      const seen = yield* stateGeneration.current
+      const stamp = yield* stampOf(panelFile)
+      if (pollFailing) yield* Effect.logInfo("the database answers again")
+      pollFailing = false
+      if (seen !== lastGeneration || stamp !== panelStamp || (yield* Clock.currentTimeMillis) >= convergeAgainAt) yield* refresh()
+    }).pipe(
+      Effect.catchAll((error) =>
+        pollFailing ? Effect.void : Effect.zipRight(Effect.sync(() => (pollFailing = true)), Effect.logWarning(`${error.message}; serving the current generation`))
+      )
+    )
     yield* refresh(true).pipe(
-      Effect.zipRight(Effect.repeat(Effect.delay(refresh(), interval), Schedule.forever)),
+      Effect.zipRight(Effect.repeat(Effect.delay(poll, interval), Schedule.forever)),
       Effect.ignore,
       Effect.forkScoped
     )
@@ -188,7 +265,13 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.forkScoped
     )
 
-    return { current: () => current, refresh, onSwap } satisfies LiveRuntimeService
+    const useListenUrl = (url: string) => {
+      if (baseUrlConfigured === true) return
+      baseUrl = url
+      // The precomputed bodies of the generation already built carry the old URL.
+      if (current !== undefined) current = { ...current, bodies: clientBodies(current.generation, { version: hostVersion, baseUrl }) }
+    }
+    return { current: () => current, refresh, onSwap, baseUrl: () => baseUrl, useListenUrl } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))

@@ -1,34 +1,20 @@
-import { Effect, Option, Schema } from "effect"
-import { coreExtensionId } from "../domain/Installed.js"
-import { SettingsRepo } from "../store/SettingsRepo.js"
+import { Effect, Option } from "effect"
+import { CoreKeys, CoreRows, type QuarantineMap } from "../store/CoreRows.js"
 import type { Generation } from "./Runtime.js"
 
 // Every process that boots the extensions (the server, and a CLI running extension commands, listeners
 // or health checks) records which enabled extensions it quarantined, so `host list` / `host status` can
-// show them: a `host/core` row in host_settings, key `quarantine`,
-// `{<id>: {reason, version, generation, since}}`, rewritten whenever it changes.
+// show them: a `host/core` row (store/CoreRows.ts, `quarantine`), `{<id>: {reason, version, generation,
+// since}}`, rewritten whenever it changes.
 
-export const quarantineSettingKey = "quarantine"
+export type { QuarantineMap } from "../store/CoreRows.js"
 
-export const QuarantineRecord = Schema.Struct({
-  reason: Schema.String,
-  version: Schema.String,
-  generation: Schema.Number,
-  since: Schema.String
-})
-export type QuarantineRecord = typeof QuarantineRecord.Type
-
-export const QuarantineMap = Schema.Record({ key: Schema.String, value: QuarantineRecord })
-export type QuarantineMap = typeof QuarantineMap.Type
-
-/** The recorded quarantine (empty when no server wrote one, or the row does not decode). */
-export const readQuarantine = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, quarantineSettingKey)).pipe(
-  Effect.map(Option.flatMap((value) => Schema.decodeUnknownOption(QuarantineMap)(value))),
+/** The recorded quarantine (empty when no process wrote one). */
+export const readQuarantine = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.quarantine)).pipe(
   Effect.map(Option.getOrElse((): QuarantineMap => ({})))
 )
 
-export const writeQuarantine = (map: QuarantineMap) =>
-  Effect.flatMap(SettingsRepo, (settings) => settings.put(coreExtensionId, quarantineSettingKey, map))
+export const writeQuarantine = (map: QuarantineMap) => Effect.flatMap(CoreRows, (rows) => rows.put(CoreKeys.quarantine, map))
 
 /** The reason an installed extension is quarantined, if it is enabled and the record is about this version. */
 export const quarantineReason = (

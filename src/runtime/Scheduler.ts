@@ -1,7 +1,9 @@
-import { Duration, Effect } from "effect"
+import { Clock, DateTime, Duration, Effect } from "effect"
 import { isDue, type ScheduledTask } from "../domain/Schedules.js"
+import { CoreKeys } from "../store/CoreRows.js"
 import { OperationLocks } from "../store/OperationLock.js"
-import { callExtensionCode, type ExtensionCommand, extensionCommands } from "./Backend.js"
+import { type ExtensionCommand, extensionCommands } from "./Backend.js"
+import { callExtensionCode } from "./ExtensionCode.js"
 import type { Generation } from "./Runtime.js"
 
 // Scheduled tasks (docs/backend.md "Scheduled tasks"): each `schedules.tasks` entry runs its console command when its cron
@@ -28,27 +30,28 @@ const runTask = (
   runner: string
 ) =>
   Effect.gen(function*() {
-    const started = Date.now()
-    const outcome = (status: TaskOutcome["status"], detail: string | null): TaskOutcome => ({
-      extension: extensionId,
-      task: task.id,
-      command: task.command,
-      status,
-      detail,
-      duration_ms: Date.now() - started
-    })
+    const started = yield* Clock.currentTimeMillis
+    const outcome = (status: TaskOutcome["status"], detail: string | null) =>
+      Effect.map(Clock.currentTimeMillis, (ended): TaskOutcome => ({
+        extension: extensionId,
+        task: task.id,
+        command: task.command,
+        status,
+        detail,
+        duration_ms: ended - started
+      }))
     // The task's own extension's command first, should another extension declare the same name.
     const command = commands.find((candidate) => candidate.name === task.command && candidate.extensionId === extensionId) ??
       commands.find((candidate) => candidate.name === task.command)
-    if (command === undefined) return outcome("failed", `no enabled extension provides the command ${task.command}`)
+    if (command === undefined) return yield* outcome("failed", `no enabled extension provides the command ${task.command}`)
     const run = callExtensionCode(extensionId, `task ${task.id}`, () => command.run([]), Duration.infinity).pipe(
       // As on the command line: a returned non-zero integer is the command's exit code, a failure.
-      Effect.map((result) =>
+      Effect.flatMap((result) =>
         typeof result === "number" && Number.isInteger(result) && result !== 0
           ? outcome("failed", `exit code ${result}`)
           : outcome("ok", null)
       ),
-      Effect.catchAll((error) => Effect.succeed(outcome("failed", error.detail)))
+      Effect.catchAll((error) => outcome("failed", error.detail))
     )
     if (!task.withoutOverlapping) return yield* run
     const locks = yield* OperationLocks
@@ -61,10 +64,8 @@ const runTask = (
         }),
         run
       )
-    ).pipe(Effect.catchTag("LockHeld", () => Effect.succeed(outcome("skipped", "still running elsewhere (without_overlapping)"))))
+    ).pipe(Effect.catchTag("LockHeld", () => outcome("skipped", "still running elsewhere (without_overlapping)")))
   })
-
-const claimPrefix = "schedule minute "
 
 /**
  * Runs every task of the booted extensions that is due in the minute of `now`, one after another.
@@ -75,7 +76,7 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
   const minute = new Date(now)
   minute.setSeconds(0, 0)
   const locks = yield* OperationLocks
-  if (!(yield* locks.claimOnce(`${claimPrefix}${minute.toISOString()}`, runner, claimPrefix))) {
+  if (!(yield* locks.claimOnce(CoreKeys.scheduleClaims, minute.toISOString(), runner))) {
     yield* Effect.logInfo(`the tasks of ${minute.toISOString()} were started by another runner`)
     return []
   }
@@ -98,12 +99,12 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
 export const runEveryMinute = (current: () => Generation | undefined) =>
   Effect.gen(function*() {
     for (;;) {
-      const now = Date.now()
+      const now = yield* Clock.currentTimeMillis
       yield* Effect.sleep(Duration.millis(60_000 - (now % 60_000) + 50))
       const generation = current()
       if (generation === undefined) continue
       yield* Effect.fork(
-        runDueTasks(generation, new Date(), "server").pipe(
+        runDueTasks(generation, DateTime.toDateUtc(yield* DateTime.now), "server").pipe(
           Effect.catchAll((error) => Effect.logWarning(`scheduled tasks could not run: ${error.message}`))
         )
       )

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { DateTime, Effect, Schema } from "effect"
 import { ActivityAction, type ActivityRecord } from "../domain/Installed.js"
 import { storeError } from "./StoreError.js"
 
@@ -26,39 +26,19 @@ export class ActivityRepo extends Effect.Service<ActivityRepo>()("host/ActivityR
     const sql = yield* SqlClient.SqlClient
 
     const append = (write: ActivityWrite) =>
-      sql`INSERT INTO host_activity_logs ${
-        sql.insert({
-          extension_id: write.extensionId,
-          action: write.action,
-          summary: write.summary,
-          context: JSON.stringify(write.context),
-          created_at: new Date().toISOString()
-        })
-      }`.pipe(
+      Effect.flatMap(DateTime.now, (now) =>
+        sql`INSERT INTO host_activity_logs ${
+          sql.insert({
+            extension_id: write.extensionId,
+            action: write.action,
+            summary: write.summary,
+            context: JSON.stringify(write.context),
+            created_at: DateTime.formatIso(now)
+          })
+        }`).pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`recording activity of ${write.extensionId}`)),
         Effect.withSpan("ActivityRepo.append")
-      )
-
-    /** Newest first; optionally one extension's only. */
-    const list = (options: { readonly extensionId?: string; readonly limit?: number } = {}) =>
-      (options.extensionId === undefined
-        ? sql`SELECT * FROM host_activity_logs ORDER BY id DESC LIMIT ${options.limit ?? 100}`
-        : sql`SELECT * FROM host_activity_logs WHERE extension_id = ${options.extensionId}
-              ORDER BY id DESC LIMIT ${options.limit ?? 100}`).pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows): ReadonlyArray<ActivityRecord> =>
-          rows.map((row) => ({
-            id: row.id,
-            extensionId: row.extension_id,
-            action: row.action,
-            summary: row.summary,
-            context: row.context,
-            createdAt: row.created_at
-          }))
-        ),
-        Effect.mapError(storeError("reading activity")),
-        Effect.withSpan("ActivityRepo.list")
       )
 
     const toRecords = (rows: ReadonlyArray<typeof ActivityRow.Type>): ReadonlyArray<ActivityRecord> =>
@@ -70,6 +50,18 @@ export class ActivityRepo extends Effect.Service<ActivityRepo>()("host/ActivityR
         context: row.context,
         createdAt: row.created_at
       }))
+
+    /** Newest first; optionally one extension's only. */
+    const list = (options: { readonly extensionId?: string; readonly limit?: number } = {}) =>
+      (options.extensionId === undefined
+        ? sql`SELECT * FROM host_activity_logs ORDER BY id DESC LIMIT ${options.limit ?? 100}`
+        : sql`SELECT * FROM host_activity_logs WHERE extension_id = ${options.extensionId}
+              ORDER BY id DESC LIMIT ${options.limit ?? 100}`).pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map(toRecords),
+        Effect.mapError(storeError("reading activity")),
+        Effect.withSpan("ActivityRepo.list")
+      )
 
     /** One page, newest first, filtered by extension and/or action, with the total that matches. */
     const page = (options: {

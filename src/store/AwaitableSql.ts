@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Runtime } from "effect"
-import type { Sql } from "../../sdk/src/server.js"
+import type { Sql } from "@host/sdk/server"
 
 /**
  * The SqlClient handed to extension code (migrations, route handlers). It is the framework's client,

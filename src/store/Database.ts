@@ -3,7 +3,7 @@ import type { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { closeSync, openSync, readSync } from "node:fs"
 import { HostConfig } from "../config/HostConfig.js"
-import { clientLayer, type DatabaseTarget, dialectOfUrl } from "./Dialect.js"
+import { clientLayer, type DatabaseTarget, dialectOfUrl, sqliteImage } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
 import { type StoreError, storeError } from "./StoreError.js"
 
@@ -68,52 +68,52 @@ const checkExisting = (filename: string, size: number, allowEmpty: boolean): Eff
   })
 
 /**
- * Creates a missing database file whole: the framework tables are written into a private file that
- * is then linked into place (an atomic create that never replaces anything), so no other process
- * ever sees a half-made, empty file (which it would rightly refuse).
+ * Creates a missing database file whole: the framework tables are made in memory, written to a private
+ * file (synced) that is then linked into place (an atomic create that never replaces anything), so no
+ * other process ever sees a half-made, empty file (which it would rightly refuse).
  */
 const createAtomically = (filename: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const creating = `${filename}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.creating`
-    const cleanup = Effect.forEach([creating, `${creating}-wal`, `${creating}-shm`, `${creating}-journal`], (file) =>
-      Effect.ignore(fs.remove(file, { force: true })), { discard: true })
-    // The client is closed (its WAL checkpointed into the file) before the link.
-    yield* Effect.provide(ensureSchema, clientLayer({ dialect: "sqlite", file: creating })).pipe(
+    const write = Effect.flatMap(sqliteImage(ensureSchema), (bytes) =>
+      Effect.scoped(Effect.flatMap(fs.open(creating, { flag: "wx" }), (file) => Effect.zipRight(file.writeAll(bytes), file.sync))))
+    yield* write.pipe(
       Effect.zipRight(fs.link(creating, filename).pipe(
         // Another process created it meanwhile: theirs is as good as ours.
         Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.void)
       )),
       Effect.mapError(storeError(`creating ${filename}`)),
-      Effect.ensuring(cleanup)
+      Effect.ensuring(Effect.ignore(fs.remove(creating, { force: true })))
     )
   })
 
 /**
- * A SQLite client for a file or `:memory:`. A missing file is created with its folder; an existing
- * one must be a readable SQLite database (an empty one only with `--init-database`), so a truncated
- * or foreign file is never silently given a fresh, empty schema.
+ * Makes sure a SQLite file can be opened: a missing file is created whole with the framework tables
+ * (true: nothing left to check); an existing one must be a readable SQLite database (an empty one only
+ * with `--init-database`), so a truncated or foreign file is never silently given a fresh, empty schema.
  */
+const prepareSqliteFile = (filename: string): Effect.Effect<boolean, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    if (filename === ":memory:") return false
+    const fs = yield* FileSystem.FileSystem
+    const info = yield* Effect.option(fs.stat(filename))
+    if (Option.isSome(info)) {
+      const { allowEmpty } = yield* DatabaseInitialisation
+      yield* checkExisting(filename, Number(info.value.size), allowEmpty)
+      return false
+    }
+    const path = yield* Path.Path
+    yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
+      Effect.mapError(storeError(`creating the folder of ${filename}`))
+    )
+    yield* createAtomically(filename)
+    return true
+  })
+
+/** A SQLite client for a file or `:memory:`, the file guarded or created as prepareSqliteFile says. */
 export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
-  Layer.unwrapEffect(
-    Effect.gen(function*() {
-      if (filename !== ":memory:") {
-        const fs = yield* FileSystem.FileSystem
-        const info = yield* Effect.option(fs.stat(filename))
-        if (Option.isSome(info)) {
-          const { allowEmpty } = yield* DatabaseInitialisation
-          yield* checkExisting(filename, Number(info.value.size), allowEmpty)
-        } else {
-          const path = yield* Path.Path
-          yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
-            Effect.mapError(storeError(`creating the folder of ${filename}`))
-          )
-          yield* createAtomically(filename)
-        }
-      }
-      return clientLayer({ dialect: "sqlite", file: filename })
-    })
-  )
+  Layer.unwrapEffect(Effect.as(prepareSqliteFile(filename), clientLayer({ dialect: "sqlite", file: filename })))
 
 /** The database a `database` setting names (`file` is the SQLite file it resolves to inside the root). */
 export const targetOf = (database: string, file: string): DatabaseTarget => {
@@ -132,7 +132,13 @@ export const layerFor = (
         : storeError("creating the framework tables")(error)
     )
   ))
-  return Layer.provideMerge(schema, target.dialect === "sqlite" ? sqliteLayer(target.file) : clientLayer(target))
+  if (target.dialect !== "sqlite") return Layer.provideMerge(schema, clientLayer(target))
+  // A file this process just created holds the whole schema already (or another process's copy,
+  // made the same way): checking it again would cost a fresh panel's first command for nothing.
+  return Layer.unwrapEffect(Effect.map(prepareSqliteFile(target.file), (created) => {
+    const client = clientLayer(target)
+    return created ? client : Layer.provideMerge(schema, client)
+  }))
 }
 
 /** The database of the `database` setting with the framework schema in place. */

@@ -1,12 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { MysqlClient } from "@effect/sql-mysql2"
-import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Effect, Layer, Redacted } from "effect"
+import type pgTypes from "pg-types"
 import { StoreError, storeError } from "./StoreError.js"
-import pgTypes from "pg-types"
 
 // Everything the store knows about the three database dialects lives here (docs/operations.md,
 // "Running on MySQL/MariaDB or PostgreSQL, and replicas"): which URL means which client, the column types of
@@ -59,7 +56,12 @@ const connectFailure = (url: string) => (cause: unknown): StoreError => {
   return new StoreError({ operation: `connecting to ${redactUrl(url)}`, cause: new Error(safe) })
 }
 
-/** The SQL client of a target: the file's folder is created for SQLite; a server is connected to at once. */
+/**
+ * The SQL client of a target: the file's folder is created for SQLite; a server is connected to at once.
+ * Each dialect's driver is imported only when its client is built: mysql2 and pg (with the fetch
+ * implementation pg pulls in) cost a SQLite command about a third of its cold start
+ * (docs/architecture.md, "Startup").
+ */
 export const clientLayer = (
   target: DatabaseTarget
 ): Layer.Layer<SqlClient.SqlClient, StoreError, FileSystem.FileSystem | Path.Path> => {
@@ -67,6 +69,7 @@ export const clientLayer = (
     case "sqlite":
       return Layer.unwrapEffect(
         Effect.gen(function*() {
+          const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
           if (target.file !== ":memory:") {
             const fs = yield* FileSystem.FileSystem
             const path = yield* Path.Path
@@ -84,7 +87,7 @@ export const clientLayer = (
     case "mysql": {
       // mysql2 knows only mysql://; MariaDB speaks the same protocol.
       const url = new URL(target.url.replace(/^mariadb:/i, "mysql:"))
-      return MysqlClient.layer({
+      return Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@effect/sql-mysql2")), ({ MysqlClient }) => MysqlClient.layer({
         host: url.hostname,
         port: url.port === "" ? 3306 : Number(url.port),
         database: decodeURIComponent(url.pathname.slice(1)),
@@ -96,27 +99,54 @@ export const clientLayer = (
           // JSON columns come back as their text, as on the other dialects (repositories decode it once).
           jsonStrings: true
         }
-      }).pipe(Layer.mapError(connectFailure(target.url)))
+      }))).pipe(Layer.mapError(connectFailure(target.url)))
     }
     case "pg": {
-      return PgClient.layer({
-        url: Redacted.make(target.url),
-        maxConnections: 8,
-        connectTimeout: "5 seconds",
-        // JSON columns come back as their text, as on the other dialects (repositories decode it once).
-        types: { getTypeParser: jsonAsText }
-      }).pipe(Layer.mapError(connectFailure(target.url)))
+      const modules = Effect.promise(() => Promise.all([import("@effect/sql-pg"), import("pg-types")]))
+      return Layer.unwrapEffect(Effect.map(modules, ([{ PgClient }, { default: types }]) =>
+        PgClient.layer({
+          url: Redacted.make(target.url),
+          maxConnections: 8,
+          connectTimeout: "5 seconds",
+          // JSON columns come back as their text, as on the other dialects (repositories decode it once).
+          types: { getTypeParser: jsonAsText(types) }
+        }))).pipe(Layer.mapError(connectFailure(target.url)))
     }
   }
 }
 
+/**
+ * The bytes of a new SQLite database file holding what `fill` writes, made in memory: no journal, WAL
+ * or checkpoint on disk while it is made, which is most of what creating a panel's database costs its
+ * first command. The file is marked as being in WAL mode (bytes 18 and 19 of the header are 2, what
+ * `PRAGMA journal_mode = WAL` writes; https://www.sqlite.org/fileformat2.html#database_header), so it
+ * starts in the mode every client opens it in.
+ */
+export const sqliteImage = <E, R>(
+  fill: Effect.Effect<void, E, R | SqlClient.SqlClient>
+): Effect.Effect<Uint8Array, E | StoreError | SqlError, Exclude<R, SqlClient.SqlClient>> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
+      const context = yield* Layer.build(SqliteClient.layer({ filename: ":memory:", disableWAL: true })).pipe(
+        Effect.catchAllCause((cause) => Effect.fail(storeError("opening an in-memory database")(Cause.squash(cause))))
+      )
+      yield* Effect.provide(fill, context)
+      const bytes = yield* Effect.flatMap(Effect.provide(SqliteClient.SqliteClient, context), (client) => client.export)
+      bytes[18] = 2
+      bytes[19] = 2
+      return bytes
+    })
+  )
+
 // PostgreSQL type ids: json 114 and jsonb 3802 stay text (extension tables may use them); int8 20
 // (COUNT, SUM) becomes a number, as the other drivers return it.
-const jsonAsText = ((oid: number, format: "text" | "binary" = "text") => {
-  if (oid === 114 || oid === 3802) return (value: string) => value
-  if (oid === 20) return (value: string) => Number(value)
-  return format === "binary" ? pgTypes.getTypeParser(oid, "binary") : pgTypes.getTypeParser(oid, "text")
-}) as typeof pgTypes.getTypeParser
+const jsonAsText = (types: typeof pgTypes) =>
+  ((oid: number, format: "text" | "binary" = "text") => {
+    if (oid === 114 || oid === 3802) return (value: string) => value
+    if (oid === 20) return (value: string) => Number(value)
+    return format === "binary" ? types.getTypeParser(oid, "binary") : types.getTypeParser(oid, "text")
+  }) as typeof pgTypes.getTypeParser
 
 
 /** Column types of the framework tables, per dialect (the tables themselves are written once, in Schema). */
@@ -229,3 +259,26 @@ export const transactionalDdl = (sql: SqlClient.SqlClient): boolean => dialectOf
  */
 export const afterDdl = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
   transactionalDdl(sql) ? Effect.void : Effect.asVoid(sql.unsafe("START TRANSACTION").unprepared)
+
+/**
+ * One statement that inserts a row or, when its `key` columns name a row already there, updates that
+ * row's `update` columns (columns left out, such as created_at, keep what was first inserted). Reading
+ * first and then choosing INSERT or UPDATE races with another process between the two; this does not.
+ * SQLite and PostgreSQL say ON CONFLICT … DO UPDATE, MySQL/MariaDB ON DUPLICATE KEY UPDATE.
+ */
+export const upsert = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  row: Readonly<Record<string, unknown>>,
+  key: ReadonlyArray<string>,
+  update: ReadonlyArray<string>
+): Statement.Statement<object> => {
+  const mysql = dialectOf(sql) === "mysql"
+  const assignments = update.map((column) =>
+    mysql ? sql`${sql(column)} = VALUES(${sql(column)})` : sql`${sql(column)} = excluded.${sql(column)}`
+  )
+  const onConflict = mysql
+    ? sql`ON DUPLICATE KEY UPDATE`
+    : sql`ON CONFLICT (${sql.csv(key.map((column) => sql`${sql(column)}`))}) DO UPDATE SET`
+  return sql`INSERT INTO ${sql(table)} ${sql.insert(row)} ${onConflict} ${sql.csv(assignments)}`
+}

@@ -1,17 +1,24 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { DateTime, Effect, Option, Schema } from "effect"
 import {
+  decodeInstalledManifest,
   ExtensionSource,
+  type ExtensionWrite,
   type InstalledExtension,
   SignatureRecord
 } from "../domain/Installed.js"
+import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
+
+// host_extensions rows are decoded here, once, into records that carry the decoded manifest
+// (docs/architecture.md "Store"); no reader decodes the stored manifest again.
 
 const ExtensionRow = Schema.Struct({
   id: Schema.Number,
   extension_id: Schema.String,
   name: Schema.String,
   version: Schema.String,
+  // SQLite and MySQL answer 0/1, PostgreSQL a boolean.
   enabled: Schema.Union(Schema.Boolean, Schema.Number),
   manifest: Schema.parseJson(),
   source: Schema.parseJson(ExtensionSource),
@@ -20,30 +27,20 @@ const ExtensionRow = Schema.Struct({
   updated_at: Schema.String
 })
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(ExtensionRow))
-
 const toRecord = (row: typeof ExtensionRow.Type): InstalledExtension => ({
   id: row.id,
   extensionId: row.extension_id,
   name: row.name,
   version: row.version,
   enabled: row.enabled === true || row.enabled === 1,
-  manifest: row.manifest,
+  manifest: decodeInstalledManifest(row.manifest),
   source: row.source,
   signature: row.signature,
   createdAt: row.created_at,
   updatedAt: row.updated_at
 })
 
-export interface ExtensionWrite {
-  readonly extensionId: string
-  readonly name: string
-  readonly version: string
-  readonly enabled: boolean
-  readonly manifest: unknown
-  readonly source: ExtensionSource
-  readonly signature: SignatureRecord
-}
+export type { ExtensionWrite } from "../domain/Installed.js"
 
 /** host_extensions: the single source of truth for what is installed and enabled. */
 export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/ExtensionsRepo", {
@@ -52,48 +49,53 @@ export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/Exten
     // SQLite has no boolean type to bind; the others take a real boolean.
     const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
 
-    const list = sql`SELECT * FROM host_extensions ORDER BY extension_id`.pipe(
-      Effect.flatMap(decodeRows),
+    const selectAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ExtensionRow,
+      execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
+    })
+    const selectOne = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ExtensionRow,
+      execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
+    })
+
+    const list = selectAll(undefined).pipe(
       Effect.map((rows) => rows.map(toRecord)),
       Effect.mapError(storeError("listing extensions")),
       Effect.withSpan("ExtensionsRepo.list")
     )
 
     const find = (extensionId: string) =>
-      sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+      selectOne(extensionId).pipe(
+        Effect.map(Option.map(toRecord)),
         Effect.mapError(storeError(`reading extension ${extensionId}`)),
         Effect.withSpan("ExtensionsRepo.find")
       )
 
-    /** Inserts or replaces the record of one extension (created_at kept on replace). */
-    const save = (write: ExtensionWrite) => {
-      const now = new Date().toISOString()
-      const values = {
-        name: write.name,
-        version: write.version,
-        enabled: bool(write.enabled),
-        manifest: JSON.stringify(write.manifest),
-        source: JSON.stringify(write.source),
-        signature: JSON.stringify(write.signature),
-        updated_at: now
-      }
-      return sql`SELECT id FROM host_extensions WHERE extension_id = ${write.extensionId}`.pipe(
-        Effect.flatMap((rows) =>
-          rows.length > 0
-            ? sql`UPDATE host_extensions SET ${sql.update(values)} WHERE extension_id = ${write.extensionId}`
-            : sql`INSERT INTO host_extensions ${sql.insert({ extension_id: write.extensionId, ...values, created_at: now })}`
-        ),
-        Effect.asVoid,
-        Effect.mapError(storeError(`saving extension ${write.extensionId}`)),
-        Effect.withSpan("ExtensionsRepo.save")
-      )
-    }
+    /** Inserts or replaces the record of one extension in one statement (created_at kept on replace). */
+    const save = (write: ExtensionWrite) =>
+      Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
+        upsert(sql, "host_extensions", {
+          extension_id: write.extensionId,
+          name: write.name,
+          version: write.version,
+          enabled: bool(write.enabled),
+          manifest: JSON.stringify(write.manifest),
+          source: JSON.stringify(write.source),
+          signature: JSON.stringify(write.signature),
+          created_at: now,
+          updated_at: now
+        }, ["extension_id"], ["name", "version", "enabled", "manifest", "source", "signature", "updated_at"])).pipe(
+          Effect.asVoid,
+          Effect.mapError(storeError(`saving extension ${write.extensionId}`)),
+          Effect.withSpan("ExtensionsRepo.save")
+        )
 
     const setEnabled = (extensionId: string, enabled: boolean) =>
-      sql`UPDATE host_extensions SET enabled = ${bool(enabled)}, updated_at = ${new Date().toISOString()}
-          WHERE extension_id = ${extensionId}`.pipe(
+      Effect.flatMap(DateTime.now, (now) =>
+        sql`UPDATE host_extensions SET enabled = ${bool(enabled)}, updated_at = ${DateTime.formatIso(now)}
+            WHERE extension_id = ${extensionId}`).pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`updating extension ${extensionId}`)),
         Effect.withSpan("ExtensionsRepo.setEnabled")

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { DateTime, Effect, Schema } from "effect"
 import type { MigrationRecord } from "../domain/Installed.js"
 import { storeError } from "./StoreError.js"
 
@@ -43,9 +43,10 @@ export class MigrationsRepo extends Effect.Service<MigrationsRepo>()("host/Migra
       )
 
     const record = (extensionId: string, migration: string, batch: number) =>
-      sql`INSERT INTO host_migrations ${
-        sql.insert({ extension_id: extensionId, migration, batch, ran_at: new Date().toISOString() })
-      }`.pipe(
+      Effect.flatMap(DateTime.now, (now) =>
+        sql`INSERT INTO host_migrations ${
+          sql.insert({ extension_id: extensionId, migration, batch, ran_at: DateTime.formatIso(now) })
+        }`).pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`recording migration ${migration} of ${extensionId}`)),
         Effect.withSpan("MigrationsRepo.record")

@@ -1,16 +1,16 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import { Clock, Context, Data, DateTime, Duration, Effect, Option, Ref } from "effect"
 import { randomUUID } from "node:crypto"
-import { appendFileSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { coreExtensionId } from "../domain/Installed.js"
-import { leaseLapsed, leaseMillis, leaseRenewMillis, lockSettingKey, OperationLock } from "../domain/Lock.js"
+import { Faults } from "../config/Debug.js"
+import { leaseLapsed, leaseMillis, leaseRenewMillis, OperationLock } from "../domain/Lock.js"
+import { CoreKeys, type CoreKeyFamily, CoreRows, decodeCoreValue, member } from "./CoreRows.js"
 import { dialectOf } from "./Dialect.js"
-import { isUniqueViolation, storeError } from "./StoreError.js"
 
 // One writer per database (docs/architecture.md "Store", docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
-// own row. The row is a lease the holder renews every 5 s: a lock whose 30 s lease lapsed is dead wherever
+// own row. The row is a lease the holder renews every 5 s: a lock whose 30 s lease (config lock_lease_seconds) lapsed is dead wherever
 // its holder ran (another replica, another host), and a holder on this host whose process is gone is dead
 // at once. A dead holder's lock is taken over.
 
@@ -85,75 +85,59 @@ export const processAlive = (pid: number): boolean => {
  * host (the fast path, no waiting for the lease): its pid is alive and, when the lock recorded it,
  * started at the same time (else the pid was reused). On other hosts: its lease is being renewed.
  */
-export const holderAlive = (lock: OperationLock, leases = true): boolean => {
-  if (leases && leaseLapsed(lock)) return false
+export const holderAlive = (lock: OperationLock, now: number, leases = true): boolean => {
+  if (leases && leaseLapsed(lock, now)) return false
   if (lock.hostname !== thisHost) return true
   if (lock.pid === process.pid) return lock.process_started === undefined || lock.process_started === thisProcessStarted
   if (!processAlive(lock.pid)) return false
   return lock.process_started === undefined || lock.process_started === processStarted(lock.pid)
 }
 
-/** A lock whose holder is gone: its lease lapsed, or it ran on this host and its process ended. */
-export const isDeadHolder = (lock: OperationLock, leases = true): boolean => !holderAlive(lock, leases)
+/** A lock whose holder is gone at `now` (epoch ms): its lease lapsed, or it ran on this host and its process ended. */
+export const isDeadHolder = (lock: OperationLock, now: number, leases = true): boolean => !holderAlive(lock, now, leases)
 
-const decodeLock = Schema.decodeUnknownOption(Schema.parseJson(OperationLock))
+const decodeLock = decodeCoreValue(CoreKeys.operationLock)
 
-const leaseFrom = (now: number) => new Date(now + leaseMillis).toISOString()
+/**
+ * How long the leases this process writes last (config `lock_lease_seconds`, docs/operations.md): others
+ * judge a lock only by the expiry it carries, so each process may use its own length.
+ */
+export class LeaseLength extends Context.Reference<LeaseLength>()("host/store/LeaseLength", {
+  defaultValue: () => ({ millis: leaseMillis })
+}) {}
 
 export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const key = sql("key")
+    const rows = yield* CoreRows
     // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
     // the whole of a long migration batch, so a renewal could not get through in time.
     const leases = dialectOf(sql) !== "sqlite"
+    const { millis: lease } = yield* LeaseLength
+    const leaseFrom = (now: number) => new Date(now + lease).toISOString()
 
-    // Every lock is a host/core row: the operation lock under `lock`, others (scheduled tasks that must
-    // not overlap) under their own name.
-    const readRow = (name: string) =>
-      sql<{ value: string }>`SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${name}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
-        Effect.mapError(storeError(`reading the lock ${name}`))
-      )
+    // Every lock is a host/core row (store/CoreRows.ts): the operation lock under `lock`, others (scheduled
+    // tasks that must not overlap, the panel file) under their own name. Taking, renewing and releasing
+    // compare the row's stored text, which is what two processes agree on.
+    const readRow = (name: string) => rows.getText(CoreKeys.namedLock(name))
 
-    const current = Effect.map(readRow(lockSettingKey), Option.flatMap(decodeLock))
+    const current = rows.get(CoreKeys.operationLock)
 
-    const insert = (name: string, lock: OperationLock) => {
-      const now = new Date().toISOString()
-      return sql`INSERT INTO host_settings ${
-        sql.insert({ extension_id: coreExtensionId, key: name, value: JSON.stringify(lock), created_at: now, updated_at: now })
-      }`.pipe(Effect.as(true), Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)), Effect.mapError(storeError(`taking the lock ${name}`)))
-    }
+    /** Inserts the lock row; its stored text when this process took it. */
+    const insert = (name: string, lock: OperationLock) => rows.insertNew(CoreKeys.namedLock(name), lock)
 
     /** Deletes the lock row only while it still holds exactly `json` (compare-and-delete). */
-    const deleteIfUnchanged = (json: string, name: string = lockSettingKey) =>
-      sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} = ${name} AND value = ${json}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError("releasing the operation lock"))
-      )
+    const deleteIfUnchanged = (json: string, name: string = CoreKeys.operationLock.key) => rows.remove(CoreKeys.namedLock(name), json)
+
+    // The R3 suite's lock log (docs/operations.md, "The debug variable"): a line when a lock is taken and
+    // just before it is given back, so concurrent processes can prove that no two held it at once.
+    const { lockTraced: traceLock } = yield* Faults
 
     /**
-     * Test hook (the R3 suite, docs/operations.md#reliability-suites): with `HOST_TEST_LOCK_LOG=<file>`,
-     * a line is appended when the lock is taken and just before it is given back, so concurrent
-     * processes can prove that no two held it at once.
+     * Replaces the lock row's value only while it still holds exactly `json` (compare-and-swap): the new
+     * stored text, or none when another process changed or took it meanwhile.
      */
-    const traceLock = (mark: "begin" | "end", name: string) =>
-      Effect.sync(() => {
-        const file = process.env.HOST_TEST_LOCK_LOG
-        if (file !== undefined && file !== "") appendFileSync(file, `${mark} ${process.pid} ${name}\n`)
-      })
-
-    /**
-     * Replaces the lock row's value only while it still holds exactly `json` (compare-and-swap); false
-     * when another process changed or took it meanwhile.
-     */
-    const replaceIfUnchanged = (name: string, json: string, next: string) =>
-      sql`UPDATE host_settings SET value = ${next}, updated_at = ${new Date().toISOString()}
-          WHERE extension_id = ${coreExtensionId} AND ${key} = ${name} AND value = ${json}`.pipe(
-        Effect.zipRight(readRow(name)),
-        Effect.map((row) => Option.getOrNull(row) === next),
-        Effect.mapError(storeError(`renewing the lock ${name}`))
-      )
+    const replaceIfUnchanged = (name: string, json: string, next: OperationLock) => rows.replaceIfUnchanged(CoreKeys.namedLock(name), json, next)
 
     /**
      * Renews the lease every 5 s while the scope lasts, keeping `current` (the row's JSON) up to date for
@@ -162,17 +146,16 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
     const renewing = (name: string, current: Ref.Ref<string>) =>
       Effect.gen(function*() {
         for (;;) {
-          yield* Effect.sleep(Duration.millis(leaseRenewMillis))
+          yield* Effect.sleep(Duration.millis(leaseRenewMillis(lease)))
           const json = yield* Ref.get(current)
           const lock = Option.getOrThrow(decodeLock(json))
-          const next = JSON.stringify({ ...lock, lease_expires_at: leaseFrom(Date.now()) })
-          const renewed = yield* replaceIfUnchanged(name, json, next).pipe(
-            Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not renew the lease of lock ${name}: ${error.message}`), true))
+          const renewed = yield* replaceIfUnchanged(name, json, { ...lock, lease_expires_at: leaseFrom(yield* Clock.currentTimeMillis) }).pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not renew the lease of lock ${name}: ${error.message}`), Option.some(json)))
           )
-          if (!renewed) {
+          if (Option.isNone(renewed)) {
             return yield* Effect.logWarning(`the lock ${name} (${lock.operation}) was taken over by another process; its lease is no longer renewed`)
           }
-          yield* Ref.set(current, next)
+          yield* Ref.set(current, renewed.value)
         }
       })
 
@@ -186,14 +169,14 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
         name: string,
         options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }
       ) {
-        const started = Date.now()
+        const started = yield* Clock.currentTimeMillis
         const deadline = started + Duration.toMillis(options.timeout)
         for (;;) {
           // Read before writing: while the holder runs a migration batch it also holds SQLite's write
           // lock, and an INSERT would wait for that instead of reporting the holder at once.
           const row = yield* readRow(name)
+          const now = yield* Clock.currentTimeMillis
           if (Option.isNone(row)) {
-            const now = Date.now()
             const lock: OperationLock = {
               id: randomUUID(),
               holder: options.holder,
@@ -204,19 +187,20 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
               acquired_at: new Date(now).toISOString(),
               lease_expires_at: leaseFrom(now)
             }
-            if (yield* insert(name, lock)) {
+            const taken = yield* insert(name, lock)
+            if (Option.isSome(taken)) {
               yield* traceLock("begin", name)
-              return [name, lock, yield* Ref.make(JSON.stringify(lock))] as const
+              return [name, lock, yield* Ref.make(taken.value)] as const
             }
             continue
           }
           const held = decodeLock(row.value)
-          if (Option.isNone(held) || isDeadHolder(held.value, leases)) {
+          if (Option.isNone(held) || isDeadHolder(held.value, now, leases)) {
             yield* Effect.logWarning(
               Option.match(held, {
                 onNone: () => "clearing an unreadable operation lock",
                 onSome: (dead) =>
-                  leases && leaseLapsed(dead)
+                  leases && leaseLapsed(dead, now)
                     ? `taking over the lock of ${dead.operation} (pid ${dead.pid} on ${dead.hostname}; its lease lapsed at ${dead.lease_expires_at})`
                     : `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
               })
@@ -224,10 +208,10 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
             yield* deleteIfUnchanged(row.value, name)
             continue
           }
-          if (Date.now() >= deadline) {
-            return yield* new LockHeld({ lock: held.value, waitedSeconds: Math.round((Date.now() - started) / 1000) })
+          if (now >= deadline) {
+            return yield* new LockHeld({ lock: held.value, waitedSeconds: Math.round((now - started) / 1000) })
           }
-          yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - Date.now()))))
+          yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - now))))
         }
       },
       Effect.acquireRelease(([name, , current]) =>
@@ -239,16 +223,16 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
 
     /** Takes the operation lock for the scope (see acquireNamed). */
     const acquire = (options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }) =>
-      acquireNamed(lockSettingKey, options)
+      acquireNamed(CoreKeys.operationLock.key, options)
 
     /** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
     const unlock = Effect.fn("OperationLocks.unlock")(function*(lockId: string, force: boolean) {
-      const row = yield* readRow(lockSettingKey)
+      const row = yield* readRow(CoreKeys.operationLock.key)
       const held = Option.flatMap(row, decodeLock)
       if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
         return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
       }
-      if (!force && holderAlive(held.value, leases) && (held.value.hostname === thisHost || (leases && held.value.lease_expires_at !== undefined))) {
+      if (!force && holderAlive(held.value, yield* Clock.currentTimeMillis, leases) && (held.value.hostname === thisHost || (leases && held.value.lease_expires_at !== undefined))) {
         return yield* new LockHolderAlive({ lock: held.value })
       }
       yield* deleteIfUnchanged(row.value)
@@ -256,29 +240,27 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
     })
 
     /**
-     * Claims `name` once for good (a row that stays): true for the one process that inserted it. Claims
-     * under `prefix` other than `keep` are deleted (the scheduler claims each minute once).
+     * Claims `name` of a family once for good (a row that stays): true for the one process that inserted
+     * it. The family's other claims are deleted then (the scheduler claims each minute once).
      */
-    const claimOnce = Effect.fn("OperationLocks.claimOnce")(function*(name: string, holder: string, prefix: string) {
-      const claimed = yield* insert(name, {
+    const claimOnce = Effect.fn("OperationLocks.claimOnce")(function*<I>(of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) {
+      const row = member(of, name)
+      const at = DateTime.formatIso(yield* DateTime.now)
+      const claimed = yield* rows.insertNew(row, {
         id: randomUUID(),
         holder,
         pid: process.pid,
         hostname: thisHost,
         ...startedField,
-        operation: name,
-        acquired_at: new Date().toISOString()
+        operation: row.key,
+        acquired_at: at
       })
-      if (claimed) {
-        yield* sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${key} LIKE ${`${prefix}%`} AND ${key} != ${name}`.pipe(
-          Effect.mapError(storeError(`clearing old claims ${prefix}`))
-        )
-      }
-      return claimed
+      if (Option.isSome(claimed)) yield* rows.removeFamily(of, { except: name })
+      return Option.isSome(claimed)
     })
 
-    /** Whether the lock's holder is gone, by this database's rules (leases on servers, pids everywhere). */
-    const isDead = (lock: OperationLock) => isDeadHolder(lock, leases)
+    /** Whether the lock's holder is gone now, by this database's rules (leases on servers, pids everywhere). */
+    const isDead = (lock: OperationLock) => Effect.map(Clock.currentTimeMillis, (now) => isDeadHolder(lock, now, leases))
 
     return { current, acquire, acquireNamed, claimOnce, isDead, unlock } as const
   })

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
 import { columnTypes, dialectOf, withSchemaLock, writeTransaction } from "./Dialect.js"
 import { isUniqueViolation } from "./StoreError.js"
@@ -81,8 +81,9 @@ const recordCore = (sql: SqlClient.SqlClient, name: string) =>
   Effect.flatMap(
     sql<{ batch: number | null }>`SELECT MAX(batch) AS batch FROM host_migrations WHERE extension_id = ${coreExtensionId}`,
     ([row]) =>
-      sql`INSERT INTO host_migrations (extension_id, migration, batch, ran_at)
-        VALUES (${coreExtensionId}, ${name}, ${(row?.batch ?? 0) + 1}, ${new Date().toISOString()})`
+      Effect.flatMap(DateTime.now, (now) =>
+        sql`INSERT INTO host_migrations (extension_id, migration, batch, ran_at)
+          VALUES (${coreExtensionId}, ${name}, ${(row?.batch ?? 0) + 1}, ${DateTime.formatIso(now)})`)
   )
 
 /**

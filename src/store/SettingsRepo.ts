@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
+import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
 
 const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson() })
@@ -42,18 +43,17 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsR
         Effect.withSpan("SettingsRepo.get")
       )
 
+    /** Writes one value in one statement (created_at kept when it replaces one). */
     const put = (extensionId: string, key: string, value: unknown) => {
-      const now = new Date().toISOString()
-      const json = JSON.stringify(value)
-      return sql`SELECT id FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
-        Effect.flatMap((rows) =>
-          rows.length > 0
-            ? sql`UPDATE host_settings SET value = ${json}, updated_at = ${now}
-                  WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`
-            : sql`INSERT INTO host_settings ${
-              sql.insert({ extension_id: extensionId, key, value: json, created_at: now, updated_at: now })
-            }`
-        ),
+      return Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
+        upsert(
+          sql,
+          "host_settings",
+          { extension_id: extensionId, key, value: JSON.stringify(value), created_at: now, updated_at: now },
+          ["extension_id", "key"],
+          ["value", "updated_at"]
+        )
+      ).pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`saving setting ${key} of ${extensionId}`)),
         Effect.withSpan("SettingsRepo.put")

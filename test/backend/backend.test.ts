@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { runHost, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
+import { until } from "../support/wait.js"
 
 const temp = tempDirsPerTest()
 
@@ -132,7 +133,7 @@ describe("extension backend parts from the CLI", () => {
   it("schedule:run: racing runners run a minute once; a long task without overlapping is skipped next minute", async () => {
     const root = temp("host-root-")
     const out = join(temp("host-out-"), "log")
-    const at = (minute: string) => ({ TOOLS_OUT: out, HOST_TEST_NOW: `2026-01-01T10:${minute}:30Z` })
+    const at = (minute: string) => ({ TOOLS_OUT: out, HOST_DEBUG: JSON.stringify({ now: `2026-01-01T10:${minute}:30Z` }) })
     await runHost(["add", tools(temp("host-src-")), "--root", root], { env: { TOOLS_OUT: out } })
     type Outcome = { task: string; status: string }
     const racing = await Promise.all([
@@ -148,7 +149,7 @@ describe("extension backend parts from the CLI", () => {
     const release = join(temp("host-release-"), "release")
     const first = runHost(["schedule:run", "--json", "--root", root], { env: { ...at("01"), TOOLS_RELEASE: release } })
     const slowBegun = () => readFileSync(out, "utf8").split("\n").filter((line) => line === "slow-begin").length
-    while (slowBegun() < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+    await until(() => slowBegun() >= 2, "the first runner's slow task to begin")
     const next = await runHost(["schedule:run", "--json", "--root", root], { env: at("02") })
     writeFileSync(release, "")
     expect((JSON.parse(next.stdout) as Array<Outcome>).map((o) => [o.task, o.status])).toEqual([["touch", "ok"], ["slow", "skipped"]])

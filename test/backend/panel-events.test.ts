@@ -4,14 +4,7 @@ import { expect, it } from "vitest"
 import { install, request, startServer, writePanelConfig } from "../http/helpers.js"
 import { runHost, tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
-
-const waitFor = async (condition: () => boolean, what: string) => {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { until } from "../support/wait.js"
 
 it("the server tells listeners when servers appear in or vanish from config/panel.yaml", async () => {
   const root = tempDir("host-root-")
@@ -37,12 +30,11 @@ export class WatcherExtension extends HostExtension {
   }))
   const server = await startServer(root.path)
   try {
-    // Keep the mtime change visible to the poll even on coarse clocks.
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The poll compares mtime and size, so the appended line is seen whatever the clock's granularity.
     appendFileSync(join(root.path, "config", "panel.yaml"), "  - { uuid: srv-new, name: New server, owner: alice }\n")
-    await waitFor(() => existsSync(out) && readFileSync(out, "utf8").includes("created srv-new"), "ServerCreated")
+    await until(() => existsSync(out) && readFileSync(out, "utf8").includes("created srv-new"), "ServerCreated")
     writePanelConfig(root.path)
-    await waitFor(() => readFileSync(out, "utf8").includes("deleted srv-new"), "ServerDeleted")
+    await until(() => readFileSync(out, "utf8").includes("deleted srv-new"), "ServerDeleted")
     expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\n")
   } finally {
     await server.stop()
@@ -51,7 +43,7 @@ export class WatcherExtension extends HostExtension {
   appendFileSync(join(root.path, "config", "panel.yaml"), "  - { uuid: srv-late, name: Late server, owner: alice }\n")
   const restarted = await startServer(root.path)
   try {
-    await waitFor(() => readFileSync(out, "utf8").includes("created srv-late"), "ServerCreated at start")
+    await until(() => readFileSync(out, "utf8").includes("created srv-late"), "ServerCreated at start")
     expect(readFileSync(out, "utf8")).toBe("created srv-new\ndeleted srv-new\ncreated srv-late\n")
     const api = `${restarted.url}/admin/host/api/servers`
     const created = await request(api, { as: "admin", method: "POST", body: { uuid: "srv-api", name: "From the API", owner: "alice" } })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { addFrontendError, keptErrors } from "../../src/domain/FrontendErrors.js"
 import { extensionPageOf, holdsPermission, matchPath, pageBase, whenHolds } from "../../src/bridge/match.js"
-import { getHostApi } from "../../sdk/src/index.js"
+import { getHostApi } from "@host/sdk"
 
 // The pure rules under the bridge and the diagnostics store: route patterns, extension-page paths,
 // permission and `when` gating, and how reported errors are kept.

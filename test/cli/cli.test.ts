@@ -34,7 +34,7 @@ describe("host list", () => {
 })
 
 describe("host status", () => {
-  it("reports version, database, extensions, registry, lock and drift", async () => {
+  it("reports version, database, extensions, registry, artifacts, lock and drift", async () => {
     const root = freshRoot()
     const json = await runHost(["status", "--json", "--root", root])
     expect(json.code).toBe(0)
@@ -55,7 +55,9 @@ describe("host status", () => {
           cache_size_bytes: 0
         }
       },
+      artifacts: { path: join(root, "storage/host/artifacts"), count: 0, bytes: 0 },
       lock: null,
+      leftovers: { uploads: [], staging: [] },
       drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
       quarantined: 0,
       frontendErrors: {}
@@ -63,6 +65,7 @@ describe("host status", () => {
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")
     expect(text.stdout).toContain("Lock:       free")
+    expect(text.stdout).toContain(`Artifacts:  0 archive(s), 0 bytes in ${join(root, "storage/host/artifacts")}`)
   })
 
   it("reads the registry cache", async () => {
@@ -139,6 +142,14 @@ describe("errors and exit codes", () => {
     expect(missing.code).toBe(2)
     expect(missing.stderr.trim()).toBe("error: add: Missing argument <source>")
     expect((await runHost(["list", "--root"])).code).toBe(2)
+  })
+
+  it("refuses a HOST_DEBUG that is not the debug object, naming the key (exit 2)", async () => {
+    const run = await runHost(["list", "--root", freshRoot()], { env: { HOST_DEBUG: JSON.stringify({ crash: "staged" }) } })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(/^error: HOST_DEBUG is not valid: /)
+    expect(run.stderr).toContain('"crash"')
   })
 
   it("says when a registry install has no registry to use", async () => {

@@ -2,17 +2,8 @@ import { Either } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { DesiredExtension, DesiredState } from "../../src/domain/DesiredState.js"
-import {
-  type ActualExtension,
-  basisChanges,
-  type Candidate,
-  type Capabilities,
-  noCapabilities,
-  type PlanAction,
-  planActions,
-  type PlanOptions,
-  summarize
-} from "../../src/domain/Plan.js"
+import { type ActualExtension, type Candidate, noCapabilities, planActions, type PlanOptions } from "../../src/domain/Plan.js"
+import { basisChanges, type Capabilities, type PlanAction, summarize } from "../../src/domain/PlanFormat.js"
 import { formatPlan } from "../../src/reconcile/PlanRender.js"
 import { normalizeSettings } from "../../src/domain/Settings.js"
 

@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { inspectDatabase, writeExtension } from "../support/extensions.js"
+import { unreachableRegistryUrl } from "../registry/helpers.js"
 import { install, request, type RunningServer, startServer, writePanelConfig } from "./helpers.js"
 
 // Each kind of operation failure over HTTP: its own status and code, never a 422 for everything
@@ -12,6 +13,8 @@ import { install, request, type RunningServer, startServer, writePanelConfig } f
 const root = tempDir("host-failures-")
 const work = tempDir("host-failures-work-")
 let server: RunningServer
+// The configured registry: an address where nothing listens.
+let registry: string
 
 const exportArchive = async (folder: string) => {
   const exported = await runHost(["--root", root.path, "export", folder, "--output", `${work.path}/`, "--json"])
@@ -28,7 +31,8 @@ const upload = (archive: string) => {
 beforeAll(async () => {
   writePanelConfig(root.path)
   await install(root.path, fixture("extensions", "hello-world"))
-  server = await startServer(root.path)
+  registry = await unreachableRegistryUrl()
+  server = await startServer(root.path, { env: { HOST_REGISTRY_URL: registry } })
 })
 
 afterAll(async () => {
@@ -51,6 +55,23 @@ describe("operation failures over HTTP, by kind", () => {
     expect(answer.json).toMatchObject({
       errors: [{ code: "MigrationsFailed", status: "422", detail: expect.stringMatching(/running migrations: .*boom in up; nothing was changed$/) }]
     })
+    expect(installedIds()).toEqual(["acme/hello-world"])
+  })
+
+  it("a registry nothing answers at is 502 SourceUnreachable, and the search says why it has no results", async () => {
+    const refused = `cannot fetch ${registry}/registry.json: connect ECONNREFUSED ${new URL(registry).host}`
+    const answer = await request(`${server.url}/admin/host/api/registry/install`, { as: "admin", method: "POST", body: { id: "acme/full" } })
+    expect(answer.status).toBe(502)
+    expect(answer.json).toEqual({
+      errors: [{
+        code: "SourceUnreachable",
+        status: "502",
+        detail: `add acme/full failed while verifying and staging acme/full: ${refused}; nothing was changed`
+      }]
+    })
+    const search = await request(`${server.url}/admin/host/api/registry?q=full`, { as: "admin" })
+    expect(search.status).toBe(502)
+    expect(search.json).toEqual({ errors: [{ code: "RegistryFetchFailed", status: "502", detail: refused }] })
     expect(installedIds()).toEqual(["acme/hello-world"])
   })
 

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { hostBin, runHost } from "../support/cli.js"
+import { until } from "../support/wait.js"
 
 // Real `host serve` processes on 127.0.0.1:0 for the HTTP tests, a panel.yaml with known tokens, and
 // a small fetch helper. Every wait is bounded.
@@ -67,15 +68,25 @@ export interface RunningServer {
 /** Starts `host serve --port 0` in `root` and waits for /host/ready (at most `timeoutMs`). */
 export const startServer = async (
   root: string,
-  options: { readonly env?: Readonly<Record<string, string>>; readonly timeoutMs?: number; readonly pollMs?: number } = {}
+  options: {
+    readonly env?: Readonly<Record<string, string>>
+    readonly timeoutMs?: number
+    readonly pollMs?: number
+    /** Runs the server under this host name (a UTS namespace of its own: `unshare -u`, needs root), as on another machine. */
+    readonly hostname?: string
+  } = {}
 ): Promise<RunningServer> => {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith("HOST_")) env[key] = value
   Object.assign(env, { NO_COLOR: "1" }, options.env)
-  const child = spawn(process.execPath, [hostBin, "--root", root, "serve", "--port", "0", "--poll-ms", String(options.pollMs ?? 250)], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const argv = [hostBin, "--root", root, "serve", "--port", "0", "--poll-ms", String(options.pollMs ?? 250)]
+  // `exec` keeps one process: the pid the test kills is the server's.
+  const child = options.hostname === undefined
+    ? spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn("unshare", ["-u", "sh", "-c", 'hostname "$0" && exec "$@"', options.hostname, process.execPath, ...argv], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
   let stdout = ""
   let stderr = ""
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
@@ -97,7 +108,7 @@ export const startServer = async (
   })
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve()
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
       const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
       child.once("exit", () => {
         clearTimeout(timer)
@@ -154,12 +165,9 @@ export const request = async (
   return { status: response.status, headers: response.headers, text, json }
 }
 
-/** Polls `check` every 50 ms until it is true or `timeoutMs` passes; returns how long it took. */
+/** Polls `check` until it is true or `timeoutMs` passes; returns how long it took. */
 export const waitFor = async (check: () => Promise<boolean>, timeoutMs: number): Promise<number> => {
   const started = Date.now()
-  for (;;) {
-    if (await check()) return Date.now() - started
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  await until(check, "the condition", timeoutMs)
+  return Date.now() - started
 }

@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { inspectDatabase, writeExtension } from "../support/extensions.js"
+import { entryFor, index as indexOf, unreachableRegistryUrl, writeIndex } from "../registry/helpers.js"
 
 // Each kind of operation failure over the CLI: its own `error:` line naming the step and that nothing
 // changed, and its own hint (docs/architecture.md "One install"). The HTTP side is test/http/failures.test.ts.
@@ -28,6 +29,33 @@ describe("operation failures on the CLI, by kind", () => {
     expect(stderrLines(run.stderr)).toEqual([
       `error: add ${source} failed while running migrations: migration 001_boom (up) of acme/bad-migration failed: boom in up; nothing was changed`,
       "hint: a migration of the extension failed and was rolled back; fix the extension and run the command again"
+    ])
+    expect(inspectDatabase(root).extensions).toEqual([])
+  })
+
+  it("a registry nothing answers at: SourceUnreachable's hint, for its index and for an archive, nothing installed", async () => {
+    const root = temp("host-root-")
+    const registry = await unreachableRegistryUrl()
+    const run = await runHost(["add", "acme/hello-world", "--root", root], { env: { HOST_REGISTRY_URL: registry } })
+    expect(run.code).toBe(1)
+    expect(stderrLines(run.stderr)).toEqual([
+      `error: add: cannot fetch ${registry}/registry.json: connect ECONNREFUSED ${new URL(registry).host}`,
+      "hint: the source could not be fetched; check registry_url and the network, then retry"
+    ])
+    expect(inspectDatabase(root).extensions).toEqual([])
+
+    // The index answers (a file:// registry) but its archive URL does not: the operation's own
+    // SourceUnreachable, naming the step and that nothing changed.
+    const index = writeIndex(temp("host-registry-"), indexOf([
+      entryFor(new Map([["acme/hello-world@1.0.0", { id: "acme/hello-world", version: "1.0.0", name: "", file: "", sha256: "0".repeat(64), bytes: 0 }]]), "acme/hello-world", {
+        archive_url: `${registry}/archives/{archive}`
+      })
+    ]))
+    const download = await runHost(["add", "acme/hello-world", "--root", root], { env: { HOST_REGISTRY_URL: index } })
+    expect(download.code).toBe(1)
+    expect(stderrLines(download.stderr)).toEqual([
+      `error: add acme/hello-world failed while verifying and staging acme/hello-world@1.0.0: cannot fetch ${registry}/archives/acme-hello-world-1.0.0.host: connect ECONNREFUSED ${new URL(registry).host}; nothing was changed`,
+      "hint: the source could not be fetched; check registry_url and the network, then retry"
     ])
     expect(inspectDatabase(root).extensions).toEqual([])
   })

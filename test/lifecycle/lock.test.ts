@@ -6,6 +6,7 @@ import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 import { currentDatabase, describeDatabases } from "../support/databases.js"
+import { eventually, until } from "../support/wait.js"
 
 const temp = tempDirsPerTest()
 const host = (root: string, ...args: Array<string>) => runHost([...args, "--root", root])
@@ -39,18 +40,11 @@ export const down = (sql) => sql\`DROP TABLE ext_${id.replace("/", "_")}\`
   })
 
 /** Resolves once `file` exists (the migration above is running). */
-const waitForFile = async (file: string) => {
-  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 20))
-}
+const waitForFile = (file: string) => until(() => existsSync(file), `${file} to appear`)
 
-const waitForLock = async (root: string) => {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const status = JSON.parse((await host(root, "status", "--json")).stdout)
-    if (status.lock !== null) return status.lock
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error("the lock was never taken")
-}
+/** The lock `host status` shows, once one is taken. */
+const lockOf = async (root: string) => JSON.parse((await host(root, "status", "--json")).stdout).lock
+const waitForLock = (root: string) => eventually(() => lockOf(root), (lock) => lock !== null, { what: "the lock to be taken" })
 
 const writeLock = async (root: string, lock: Record<string, unknown>) => {
   const db = currentDatabase()
@@ -200,11 +194,9 @@ describeDatabases("operation lock", (_db, dialect) => {
     const slow = host(root, "add", slowExtension(temp("host-src-"), "acme/slow", { log: join(temp("host-log-"), "log"), ms: 8000 }))
     const first = await waitForLock(root)
     expect(Date.parse(first.lease_expires_at) - Date.parse(first.acquired_at)).toBe(30_000)
-    let renewed = first
-    for (let attempt = 0; attempt < 100 && renewed.lease_expires_at === first.lease_expires_at; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      renewed = JSON.parse((await host(root, "status", "--json")).stdout).lock ?? renewed
-    }
+    const renewed = await eventually(() => lockOf(root), (lock) => lock === null || lock.lease_expires_at !== first.lease_expires_at, {
+      what: "the lease to be renewed"
+    })
     expect(renewed.id).toBe(first.id)
     expect(Date.parse(renewed.lease_expires_at)).toBeGreaterThan(Date.parse(first.lease_expires_at))
     expect((await slow).code).toBe(0)

@@ -33,7 +33,9 @@ const snapshot = async (root: string) => {
     db: { ...db, activity: db.activity.map(({ action, extension_id, summary }) => ({ action, extension_id, summary })) },
     extensions: listing(join(root, "host", "extensions")),
     staging: listing(join(root, "storage", "host", "staging")),
-    journal: listing(join(root, "storage", "host", "journal"))
+    journal: listing(join(root, "storage", "host", "journal")),
+    // A failed install leaves no artifact of its own behind (docs/operations.md "Artifacts").
+    artifacts: listing(join(root, "storage", "host", "artifacts"))
   }
 }
 
@@ -185,7 +187,7 @@ describeDatabases("add", () => {
     [
       "an out-of-range dependency",
       (dir) => writeExtension(dir, { id: "acme/broken", version: "1.0.0", dependencies: { "acme/hello-world": "^2.0" } }),
-      "refused: dependency acme/hello-world 1.0.0 does not satisfy ^2.0"
+      "refused: dependency acme/hello-world is at 1.0.0, which does not satisfy ^2.0"
     ],
     [
       "an invalid manifest",

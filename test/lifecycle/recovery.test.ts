@@ -47,7 +47,7 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
   it.each(steps)("add killed at %s is rolled back, or finished once committed", async (step) => {
     const root = temp("host-root-")
     const src = writeExtension(temp("host-src-"), { id: "acme/items", version: "1.0.0", migrations: v1Migrations })
-    const crashed = await host(root, ["add", src], { HOST_TEST_CRASH_AT: step })
+    const crashed = await host(root, ["add", src], { HOST_DEBUG: JSON.stringify({ crash_at: step }) })
     expect(crashed.code).toBe(-1)
     const { db, extensionTables } = await assertConsistent(root)
     if (step === "committed") {
@@ -69,7 +69,7 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
     const v1 = writeExtension(dir, { id: "acme/items", version: "1.0.0", migrations: v1Migrations })
     const v2 = writeExtension(dir, { id: "acme/items", version: "2.0.0", migrations: v2Migrations })
     expect((await host(root, ["add", v1])).code).toBe(0)
-    const crashed = await host(root, ["update", "acme/items", "--source", v2], { HOST_TEST_CRASH_AT: step })
+    const crashed = await host(root, ["update", "acme/items", "--source", v2], { HOST_DEBUG: JSON.stringify({ crash_at: step }) })
     expect(crashed.code).toBe(-1)
     const { db, extensionTables, migrated } = await assertConsistent(root)
     if (step === "committed") {
@@ -87,7 +87,7 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
     const root = temp("host-root-")
     const src = writeExtension(temp("host-src-"), { id: "acme/items", version: "1.0.0", migrations: v1Migrations })
     expect((await host(root, ["add", src])).code).toBe(0)
-    const crashed = await host(root, ["remove", "acme/items"], { HOST_TEST_CRASH_AT: step })
+    const crashed = await host(root, ["remove", "acme/items"], { HOST_DEBUG: JSON.stringify({ crash_at: step }) })
     expect(crashed.code).toBe(-1)
     const { db, extensionTables } = await assertConsistent(root)
     if (step === "committed") {
@@ -102,7 +102,7 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
 
   it("a journal write cut short by the crash is cleaned up", async () => {
     const root = temp("host-root-")
-    await host(root, ["add", fixture("extensions", "hello-world")], { HOST_TEST_CRASH_AT: "staged" })
+    await host(root, ["add", fixture("extensions", "hello-world")], { HOST_DEBUG: JSON.stringify({ crash_at: "staged" }) })
     const journal = join(root, "storage", "host", "journal")
     writeFileSync(join(journal, "cut-short.json.tmp"), "{\"id\": \"cut")
     await assertConsistent(root)
@@ -110,7 +110,7 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
 
   it("recovery runs before any other command, even a read-only one", async () => {
     const root = temp("host-root-")
-    await host(root, ["add", fixture("extensions", "hello-world")], { HOST_TEST_CRASH_AT: "switched" })
+    await host(root, ["add", fixture("extensions", "hello-world")], { HOST_DEBUG: JSON.stringify({ crash_at: "switched" }) })
     const list = await host(root, ["list", "--json"])
     expect(list.code).toBe(0)
     expect(JSON.parse(list.stdout)).toEqual([])

@@ -131,7 +131,7 @@ describe("host framework:uninstall", () => {
 
   it("a kill -9 in the middle is recovered: other commands refuse until a second --confirm finishes it", async () => {
     const { root } = await panel()
-    const crashed = await host(root, ["framework:uninstall", "--confirm"], { HOST_TEST_CRASH_AT: "uninstall-removed-one" })
+    const crashed = await host(root, ["framework:uninstall", "--confirm"], { HOST_DEBUG: JSON.stringify({ crash_at: "uninstall-removed-one" }) })
     expect(crashed.code).toBe(-1)
     expect(existsSync(join(root, "storage", "host", "uninstall.json"))).toBe(true)
     const list = await host(root, ["list"])
@@ -146,7 +146,7 @@ describe("host framework:uninstall", () => {
 
   it("a kill -9 inside one extension's removal is rolled back by the journal, then finished", async () => {
     const { root } = await panel()
-    const crashed = await host(root, ["framework:uninstall", "--confirm"], { HOST_TEST_CRASH_AT: "switched" })
+    const crashed = await host(root, ["framework:uninstall", "--confirm"], { HOST_DEBUG: JSON.stringify({ crash_at: "switched" }) })
     expect(crashed.code).toBe(-1)
     const finish = await host(root, ["framework:uninstall", "--confirm", "--json"])
     expect(finish.code).toBe(0)

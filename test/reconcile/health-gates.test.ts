@@ -67,6 +67,8 @@ describe("health-gated reconcile", () => {
     expect(before.extensions).toEqual(db.extensions)
     const listed = JSON.parse((await host("list", "--json")).stdout)
     expect(listed[0].source).toMatchObject({ type: "path", ref: fixture("health-gate", "v1") })
+    // Its sha256 names the artifact installed (the kept copy), and 2.0.0's artifact is gone with it.
+    expect(readdirSync(join(root, "storage", "host", "artifacts")).filter((name) => name.endsWith(".host"))).toEqual([`${listed[0].source.sha256}.host`])
     expect(staging(root)).toEqual([])
     // The installed files are 1.0.0's again and intact.
     const status = JSON.parse((await host("status", "--json")).stdout)

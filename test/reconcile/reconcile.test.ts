@@ -4,6 +4,7 @@ import { expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { sqlMigration, writeExtension } from "../support/extensions.js"
 import { currentDatabase, describeDatabases } from "../support/databases.js"
+import { until } from "../support/wait.js"
 
 const temp = tempDirsPerTest()
 const host = (root: string, args: Array<string>, env: Record<string, string> = {}) => runHost([...args, "--root", root], { env })
@@ -39,10 +40,10 @@ const waitForFile = async (file: string, running: Promise<{ code: number; stderr
   void running.then((result) => {
     ended = result
   })
-  while (!existsSync(file)) {
+  await until(() => {
     if (ended !== undefined) throw new Error(`the process ended (${ended.code}) before ${file} appeared: ${ended.stderr}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+    return existsSync(file)
+  }, `${file} to appear`)
 }
 
 describeDatabases("host reconcile", () => {

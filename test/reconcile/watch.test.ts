@@ -4,14 +4,7 @@ import { join } from "node:path"
 import { expect, it } from "vitest"
 import { fixture, hostBin, tempDir } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
-
-const waitFor = async (condition: () => boolean, what: string) => {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { until } from "../support/wait.js"
 
 it("--watch applies the file at start and again after each change", async () => {
   const root = tempDir("host-root-")
@@ -22,12 +15,12 @@ it("--watch applies the file at start and again after each change", async () => 
   let stderr = ""
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
   try {
-    await waitFor(() => stderr.includes("watching"), "the first run")
+    await until(() => stderr.includes("watching"), "the first run")
     expect(inspectDatabase(root.path).extensions).toEqual([{ extension_id: "acme/hello-world", version: "1.0.0", enabled: 1 }])
     writeFileSync(file, `host: "1.0"\nextensions:\n  acme/hello-world:\n    source: { path: ${fixture("extensions", "hello-world")} }\n    enabled: false\n`)
-    await waitFor(() => inspectDatabase(root.path).extensions[0]?.enabled === 0, "the change to be applied")
+    await until(() => inspectDatabase(root.path).extensions[0]?.enabled === 0, "the change to be applied")
     writeFileSync(file, "host: [broken\n")
-    await waitFor(() => stderr.includes("error: reconcile:"), "the error to be reported")
+    await until(() => stderr.includes("error: reconcile:"), "the error to be reported")
     expect(child.exitCode).toBeNull()
   } finally {
     child.kill("SIGTERM")

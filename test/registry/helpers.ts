@@ -104,6 +104,17 @@ export const index = (extensions: ReadonlyArray<unknown>) => ({ version: "1.0", 
 
 export type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
+/** An http:// registry URL on 127.0.0.1 where nothing listens: a port taken from :0, then given back. */
+export const unreachableRegistryUrl = (): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close((error) => (error === undefined ? resolve(`http://127.0.0.1:${port}`) : reject(error)))
+    })
+  })
+
 export interface ServedRegistry {
   readonly url: string
   /** Paths requested so far. */

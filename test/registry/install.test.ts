@@ -193,7 +193,10 @@ describe("host add vendor/name", () => {
     const fresh = temp("host-root-")
     const failed = await host(fresh, { HOST_REGISTRY_URL: registry.url }, "add", "acme/hello-world")
     expect(failed.code).toBe(1)
-    expect(failed.stderr).toBe(`error: add: cannot fetch ${registry.url}/registry.json: ${registry.dir}/registry.json does not exist\n`)
+    expect(failed.stderr).toBe(
+      `error: add: cannot fetch ${registry.url}/registry.json: ${registry.dir}/registry.json does not exist\n` +
+        "hint: the source could not be fetched; check registry_url and the network, then retry\n"
+    )
     expect(installed(fresh)).toEqual([])
   })
 

@@ -1,3 +1,5 @@
+import Database from "better-sqlite3"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
@@ -90,6 +92,42 @@ describe("quarantine without a server", () => {
     }
   })
 
+  it("a row whose stored manifest no longer decodes is quarantined, listed as corrupt, and cannot be enabled", async () => {
+    const other = tempDir("host-quarantine-corrupt-")
+    try {
+      writePanelConfig(other.path)
+      await install(other.path, fixture("extensions", "hello-world"))
+      // What a hand edit or an older framework could leave behind: valid JSON, not a valid manifest.
+      const database = new Database(join(other.path, "storage", "host", "host.db"))
+      const row = database.prepare("SELECT manifest FROM host_extensions WHERE extension_id = 'acme/hello-world'").get() as { manifest: string }
+      database.prepare("UPDATE host_extensions SET manifest = ? WHERE extension_id = 'acme/hello-world'")
+        .run(JSON.stringify({ ...JSON.parse(row.manifest), version: "one" }))
+      database.close()
+
+      const reason = /its stored manifest does not decode \(version: .*\); reinstall it/
+      const commands = await runHost(["--root", other.path, "commands"])
+      expect(commands.stderr).toMatch(new RegExp(`quarantined acme/hello-world: ${reason.source}`))
+      const list = JSON.parse((await runHost(["--root", other.path, "list", "--json"])).stdout) as Array<{ id: string; status: string; quarantine?: string }>
+      expect(list).toMatchObject([{ id: "acme/hello-world", status: "corrupt", quarantine: expect.stringMatching(reason) }])
+      const table = await runHost(["--root", other.path, "list"])
+      expect(table.stdout).toMatch(/^acme\/hello-world +.+ +corrupt +\S+$/m)
+      expect(table.stdout).toMatch(new RegExp(`acme/hello-world is corrupt: ${reason.source}`))
+      const status = await runHost(["--root", other.path, "status"])
+      expect(status.stdout).toContain("1 installed, 1 enabled, 0 disabled, 1 corrupt")
+      expect(status.stdout).not.toContain("quarantined")
+
+      // Disabled it is still corrupt (nothing can load it), and enabling it is refused with the reason.
+      expect((await runHost(["--root", other.path, "disable", "acme/hello-world"])).code).toBe(0)
+      const disabled = JSON.parse((await runHost(["--root", other.path, "list", "--json"])).stdout) as Array<{ status: string }>
+      expect(disabled[0]?.status).toBe("corrupt")
+      const enable = await runHost(["--root", other.path, "enable", "acme/hello-world"])
+      expect(enable.code).not.toBe(0)
+      expect(enable.stderr).toMatch(reason)
+    } finally {
+      other.cleanup()
+    }
+  })
+
   it("a dependency forced out of its range quarantines the extension that needs it", async () => {
     const other = tempDir("host-quarantine-range-")
     const src = tempDir("host-quarantine-src-")
@@ -125,13 +163,22 @@ describe("live state", () => {
   })
 
   it("requests in flight during a swap are answered", async () => {
-    const inFlight = Array.from({ length: 40 }, (_, index) =>
-      new Promise((resolve) => setTimeout(resolve, index * 10)).then(() =>
-        request(`${server.url}/api/client/host/slots`, { as: "dave" })
-      ))
+    const generation = async () => ((await request(`${server.url}/host/ready`)).json as { generation: number }).generation
+    const before = await generation()
     const toggle = runHost(["--root", root.path, "disable", "acme/hello-world"])
-    const answers = await Promise.all(inFlight)
-    await toggle
-    expect(answers.every((answer) => answer.status === 200)).toBe(true)
+    // Four clients ask back to back until the server runs a newer generation, so requests are in
+    // flight before, across and after the swap (not merely spread over a fixed time).
+    let swapped = false
+    const client = async () => {
+      const statuses: Array<number> = []
+      while (!swapped) statuses.push((await request(`${server.url}/api/client/host/slots`, { as: "dave" })).status)
+      return statuses
+    }
+    const clients = Promise.all([client(), client(), client(), client()])
+    await waitFor(async () => (await generation()) > before, 5_000).finally(() => (swapped = true))
+    const statuses = (await clients).flat()
+    expect((await toggle).code).toBe(0)
+    expect(statuses.length).toBeGreaterThanOrEqual(4)
+    expect(statuses.filter((status) => status !== 200)).toEqual([])
   })
 })

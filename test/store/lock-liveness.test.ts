@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest"
 import { hostname } from "node:os"
 import { leaseLapsed } from "../../src/domain/Lock.js"
 import { holderAlive, processAlive } from "../../src/store/OperationLock.js"
+import { until } from "../support/wait.js"
 
 describe("processAlive", () => {
   it("is true for a running process and false for an exited one", () => {
@@ -16,7 +17,7 @@ describe("processAlive", () => {
     const parent = spawn("python3", ["-c", "import os, sys, time\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nprint(pid, flush=True)\ntime.sleep(10)\n"])
     const zombie = await new Promise<number>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))))
     // Wait for the child to have exited (state Z), not for a guessed time.
-    while (readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]![0] !== "Z") await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]![0] === "Z", `pid ${zombie} to be a zombie`)
     try {
       expect(processAlive(zombie)).toBe(false)
     } finally {
@@ -38,17 +39,17 @@ describe("holderAlive with leases", () => {
   })
 
   it("a lapsed lease is dead wherever the holder ran; a running one keeps a remote holder alive", () => {
-    expect(holderAlive(lock("replica-b.example", 20_000))).toBe(true)
-    expect(holderAlive(lock("replica-b.example", -1_000))).toBe(false)
-    expect(holderAlive(lock(hostname(), -1_000))).toBe(false)
-    expect(holderAlive(lock(hostname(), 20_000))).toBe(true)
+    expect(holderAlive(lock("replica-b.example", 20_000), now)).toBe(true)
+    expect(holderAlive(lock("replica-b.example", -1_000), now)).toBe(false)
+    expect(holderAlive(lock(hostname(), -1_000), now)).toBe(false)
+    expect(holderAlive(lock(hostname(), 20_000), now)).toBe(true)
     expect(leaseLapsed(lock("replica-b.example", -1), now)).toBe(true)
   })
 
   it("without leases (SQLite) the pid decides on this host, and a remote or lease-less holder counts as alive", () => {
-    expect(holderAlive(lock(hostname(), -1_000), false)).toBe(true)
-    expect(holderAlive(lock("replica-b.example", -1_000), false)).toBe(true)
-    expect(holderAlive(lock("replica-b.example", undefined))).toBe(true)
-    expect(holderAlive({ ...lock(hostname(), 20_000), pid: 2 ** 22 + 12345 })).toBe(false)
+    expect(holderAlive(lock(hostname(), -1_000), now, false)).toBe(true)
+    expect(holderAlive(lock("replica-b.example", -1_000), now, false)).toBe(true)
+    expect(holderAlive(lock("replica-b.example", undefined), now)).toBe(true)
+    expect(holderAlive({ ...lock(hostname(), 20_000), pid: 2 ** 22 + 12345 }, now)).toBe(false)
   })
 })

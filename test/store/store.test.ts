@@ -3,9 +3,11 @@ import Database from "better-sqlite3"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
+import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import { ActivityRepo } from "../../src/store/ActivityRepo.js"
 import { sqliteLayer } from "../../src/store/Database.js"
+import { corruptReason, dependenciesOf, type ExtensionWrite, manifestOf, migrationsFolderOf } from "../../src/domain/Installed.js"
 import { ExtensionsRepo } from "../../src/store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../../src/store/MigrationsRepo.js"
 import { ensureSchema } from "../../src/store/Schema.js"
@@ -63,6 +65,27 @@ describeDatabases("framework schema", (db) => {
   })
 })
 
+describe("a new SQLite database", () => {
+  it("is created whole by the first command: the schema in place, in WAL mode, nothing left beside it", async () => {
+    const root = tempDir()
+    const run = await runHost(["list", "--json", "--root", root.path])
+    expect([run.code, run.stderr]).toEqual([0, ""])
+    const folder = join(root.path, "storage", "host")
+    expect(readdirSync(folder)).toEqual(["host.db"])
+    const file = new Database(join(folder, "host.db"), { readonly: true })
+    try {
+      // Made in memory and written out (store/Database.ts): a whole database, not a private file's leftovers.
+      expect(file.pragma("journal_mode", { simple: true })).toBe("wal")
+      expect(file.pragma("integrity_check", { simple: true })).toBe("ok")
+      expect(file.prepare("SELECT extension_id, migration, batch FROM host_migrations").all())
+        .toEqual([{ extension_id: "host/core", migration: "0001_create_host_tables", batch: 1 }])
+    } finally {
+      file.close()
+      root.cleanup()
+    }
+  })
+})
+
 describe("write transactions", () => {
   /**
    * Runs `body` on a fresh store with another process played by a second raw connection (short busy
@@ -117,6 +140,26 @@ describe("write transactions", () => {
     ))
 })
 
+/** What installing `id` writes: a real manifest document, as the lifecycle saves it. */
+const extensionWrite = (id: string): ExtensionWrite => ({
+  extensionId: id,
+  name: "B",
+  version: "1.0.0",
+  enabled: true,
+  manifest: {
+    host: "1.0",
+    id,
+    name: "B",
+    version: "1.0.0",
+    description: "",
+    license: "MIT",
+    dependencies: { "acme/other": "^1.0" },
+    admin: { settings: { fields: [{ key: "greeting", type: "string", default: "hi" }] } }
+  },
+  source: { type: "path", ref: "/x", sha256: null },
+  signature: { status: "unsigned", key: null }
+})
+
 describeDatabases("repositories", (db) => {
   const withStore = <A, E>(effect: Effect.Effect<A, E, ExtensionsRepo | MigrationsRepo | SettingsRepo | ActivityRepo | SqlClient.SqlClient>) => {
     const dir = tempDir()
@@ -126,26 +169,60 @@ describeDatabases("repositories", (db) => {
   it.effect("host_extensions: save, find, list, enable, replace, remove", () =>
     withStore(Effect.gen(function*() {
       const repo = yield* ExtensionsRepo
-      const write = {
-        extensionId: "acme/b",
-        name: "B",
-        version: "1.0.0",
-        enabled: true,
-        manifest: { id: "acme/b" },
-        source: { type: "path" as const, ref: "/x", sha256: null },
-        signature: { status: "unsigned" as const, key: null }
-      }
+      const write = extensionWrite("acme/b")
       yield* repo.save(write)
-      yield* repo.save({ ...write, extensionId: "acme/a", enabled: false })
+      yield* repo.save({ ...extensionWrite("acme/a"), enabled: false })
       expect((yield* repo.list).map((e) => [e.extensionId, e.enabled])).toEqual([["acme/a", false], ["acme/b", true]])
       const found = Option.getOrThrow(yield* repo.find("acme/b"))
-      expect(found).toMatchObject({ name: "B", version: "1.0.0", manifest: { id: "acme/b" }, source: write.source, signature: write.signature })
+      expect(found).toMatchObject({ name: "B", version: "1.0.0", source: write.source, signature: write.signature })
+      // The record carries the manifest decoded (settings normalized, dependencies read), not its JSON.
+      expect(manifestOf(found)?.document).toEqual(write.manifest)
+      expect(manifestOf(found)?.settings.map((field) => field.key)).toEqual(["greeting"])
       yield* repo.setEnabled("acme/b", false)
       yield* repo.save({ ...write, version: "1.1.0", enabled: false })
       const updated = Option.getOrThrow(yield* repo.find("acme/b"))
       expect(updated).toMatchObject({ version: "1.1.0", enabled: false, createdAt: found.createdAt, id: found.id })
       yield* repo.remove("acme/b")
       expect(Option.isNone(yield* repo.find("acme/b"))).toBe(true)
+    })))
+
+  it.effect("host_extensions: a stored manifest that no longer decodes is its own case, and the row still lists", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ExtensionsRepo
+      const sql = yield* SqlClient.SqlClient
+      yield* repo.save(extensionWrite("acme/a"))
+      yield* repo.save(extensionWrite("acme/b"))
+      // As an older framework or a hand edit could leave it: valid JSON, not a manifest any more.
+      yield* sql`UPDATE host_extensions SET manifest = ${JSON.stringify({ ...extensionWrite("acme/b").manifest, version: "one" })} WHERE extension_id = 'acme/b'`
+      const [a, b] = yield* repo.list
+      expect(a?.manifest._tag).toBe("Decoded")
+      expect(b?.manifest).toMatchObject({ _tag: "Corrupt", reason: expect.stringContaining("version") })
+      expect(manifestOf(b!)).toBeUndefined()
+      expect(corruptReason(b!)).toMatch(/^its stored manifest does not decode \(.*version.*\); reinstall it$/)
+      expect(dependenciesOf(b!)).toEqual({})
+      expect(migrationsFolderOf(b!)).toBe("database/migrations")
+    })))
+
+  it.effect("host_extensions and host_settings: concurrent saves of one key upsert one row, last write wins", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ExtensionsRepo
+      const settings = yield* SettingsRepo
+      // On MySQL and PostgreSQL these run on separate pooled connections at once: reading first and then
+      // inserting would let two of them insert and one fail on the UNIQUE constraint.
+      const versions = Array.from({ length: 8 }, (_, index) => `1.0.${index}`)
+      yield* Effect.forEach(versions, (version) => repo.save({ ...extensionWrite("acme/race"), version }), { concurrency: "unbounded" })
+      yield* Effect.forEach(versions, (version) => settings.put("acme/race", "k", version), { concurrency: "unbounded" })
+      const rows = (yield* repo.list).filter((record) => record.extensionId === "acme/race")
+      expect(rows).toHaveLength(1)
+      expect(versions).toContain(rows[0]!.version)
+      expect(versions).toContain(Option.getOrThrow(yield* settings.get("acme/race", "k")))
+      // A save after them replaces in place: same id, created_at kept.
+      yield* repo.save({ ...extensionWrite("acme/race"), version: "2.0.0" })
+      expect((yield* repo.list).filter((record) => record.extensionId === "acme/race")).toMatchObject([
+        { version: "2.0.0", id: rows[0]!.id, createdAt: rows[0]!.createdAt }
+      ])
+      yield* settings.put("acme/race", "k", "last")
+      expect(yield* settings.getAll("acme/race")).toEqual({ k: "last" })
     })))
 
   it.effect("host_migrations: batches per extension, unique per migration", () =>

@@ -1,7 +1,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, TestClock } from "effect"
 import { join } from "node:path"
+import { CoreRows } from "../../src/store/CoreRows.js"
 import { sqliteLayer } from "../../src/store/Database.js"
 import { ensureSchema } from "../../src/store/Schema.js"
 import { SettingsRepo } from "../../src/store/SettingsRepo.js"
@@ -12,11 +13,14 @@ import { tempDir } from "../support/cli.js"
 
 const storeIn = (file: string) =>
   Layer.mergeAll(WebhookDeliveries.Default, SettingsRepo.Default).pipe(
+    Layer.provideMerge(CoreRows.Default),
     Layer.provideMerge(Layer.effectDiscard(ensureSchema)),
     Layer.provideMerge(sqliteLayer(file).pipe(Layer.provide(NodeContext.layer)))
   )
 
 const hours = (n: number) => n * 3_600_000
+
+// it.effect runs on the TestClock: the repository reads the time from it, the test moves it.
 
 describe("WebhookDeliveries", () => {
   it.effect("claims an id once, forgets it after 24 hours, and releases it on request", () => {
@@ -24,18 +28,21 @@ describe("WebhookDeliveries", () => {
     return Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveries
       const start = new Date("2026-11-22T00:00:00.000Z")
-      expect(yield* deliveries.claim("a", start)).toBe(true)
-      expect(yield* deliveries.claim("a", new Date(start.getTime() + hours(23)))).toBe(false)
-      expect(yield* deliveries.claim("b", new Date(start.getTime() + hours(23)))).toBe(true)
+      yield* TestClock.setTime(start.getTime())
+      expect(yield* deliveries.claim("a")).toBe(true)
+      yield* TestClock.adjust(hours(23))
+      expect(yield* deliveries.claim("a")).toBe(false)
+      expect(yield* deliveries.claim("b")).toBe(true)
       // 25 hours on, "a" is pruned (and may come again); "b" (23 h + 2 h old) is kept.
+      yield* TestClock.adjust(hours(2))
       const later = new Date(start.getTime() + hours(25))
-      expect(yield* deliveries.claim("a", later)).toBe(true)
-      expect(yield* deliveries.claim("b", later)).toBe(false)
+      expect(yield* deliveries.claim("a")).toBe(true)
+      expect(yield* deliveries.claim("b")).toBe(false)
       const rows = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll("host/core"))
       expect(Object.keys(rows).sort()).toEqual(["webhook_delivery:a", "webhook_delivery:b"])
       expect(rows["webhook_delivery:a"]).toEqual({ delivery: "a", received_at: later.toISOString() })
       yield* deliveries.release("a")
-      expect(yield* deliveries.claim("a", later)).toBe(true)
+      expect(yield* deliveries.claim("a")).toBe(true)
     }).pipe(Effect.provide(storeIn(join(dir.path, "host.db"))), Effect.ensuring(Effect.sync(dir.cleanup)))
   })
 

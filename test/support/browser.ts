@@ -114,12 +114,16 @@ export interface SignedInPage {
   readonly consoleMessages: Array<{ readonly type: string; readonly text: string }>
 }
 
-/** A new browser context signed in as `user` (or signed out with `user: undefined`), at `path` when given. */
+/**
+ * A new browser context signed in as `user` (or signed out with `user: undefined`), at `path` when given.
+ * `clock`: the page runs on Playwright's controllable clock (it flows as usual until the test moves it).
+ */
 export const openPage = async (
   harness: PanelHarness,
-  options: { readonly user?: PanelUserName; readonly path?: string; readonly viewport?: ViewportName } = {}
+  options: { readonly user?: PanelUserName; readonly path?: string; readonly viewport?: ViewportName; readonly clock?: boolean } = {}
 ): Promise<SignedInPage> => {
   const context = await harness.browser.newContext({ viewport: viewports[options.viewport ?? "desktop"] })
+  if (options.clock === true) await context.clock.install()
   if (options.user !== undefined) {
     const cookie = await sessionCookie(harness.url, options.user)
     await context.addCookies([{ ...cookie, url: harness.url }])

@@ -301,7 +301,7 @@ export const DetailPage = () => {
             </Notice>
           )}
           {data.quarantine === null ? null : (
-            <Notice title="Quarantined: the runtime did not load it" tone="error">
+            <Notice title={data.status === "corrupt" ? "Corrupt: its stored manifest cannot be read" : "Quarantined: the runtime did not load it"} tone="error">
               <p data-testid="quarantine">{data.quarantine}</p>
               <p className="ha-small">The rest of the panel keeps running. Fix the cause (update, reinstall, or satisfy its dependency), or disable it.</p>
             </Notice>

@@ -1,5 +1,5 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, DateTime, Effect } from "effect"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { BridgeBuildFailed, type DevEvent, link, unlink, watchLinked } from "../../lifecycle/DevLink.js"
@@ -14,26 +14,27 @@ import { untilStopSignal } from "../StopSignal.js"
 // Progress goes to stderr as it is (Console.error would be read as a failure line `error: dev: …`).
 const note = (text: string) => Effect.sync(() => void process.stderr.write(`${text}\n`))
 
-const time = () => new Date().toISOString().slice(11, 19)
+/** The time of day (HH:MM:SS) of the run's clock. */
+const time = Effect.map(DateTime.now, (now) => DateTime.formatIso(now).slice(11, 19))
 
-const render = (event: DevEvent): Effect.Effect<void> => {
+const render = (event: DevEvent): Effect.Effect<void> => Effect.flatMap(time, (at) => {
   switch (event._tag) {
     case "Built":
-      return Console.log(`${time()} built ${event.result.bundle} (${(event.result.bytes / 1024).toFixed(1)} KiB) in ${event.result.ms} ms`)
+      return Console.log(`${at} built ${event.result.bundle} (${(event.result.bytes / 1024).toFixed(1)} KiB) in ${event.result.ms} ms`)
     case "BuildFailed":
-      return note(`${time()} error: build failed; the previous bundle stays:\n${event.lines.join("\n")}`)
+      return note(`${at} error: build failed; the previous bundle stays:\n${event.lines.join("\n")}`)
     case "Reloaded":
       return event.id === "bridge"
-        ? Console.log(`${time()} rebuilt /host/bridge.js (reload the page to use it)`)
+        ? Console.log(`${at} rebuilt /host/bridge.js (reload the page to use it)`)
         : Console.log(
-          `${time()} ${event.id} reloaded in the panel (${event.ms} ms)${event.migrations.length > 0 ? `; ran ${event.migrations.join(", ")}` : ""}`
+          `${at} ${event.id} reloaded in the panel (${event.ms} ms)${event.migrations.length > 0 ? `; ran ${event.migrations.join(", ")}` : ""}`
         )
     case "ReloadFailed":
-      return note(`${time()} error: ${event.message}`)
+      return note(`${at} error: ${event.message}`)
     case "Watching":
       return note(`Watching ${event.folder} (Ctrl-C to stop)`)
   }
-}
+})
 
 export const devCommand = Command.make(
   "dev",

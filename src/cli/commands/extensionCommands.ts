@@ -1,6 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Data, Duration, Effect } from "effect"
-import { bootForCli, callExtensionCode, extensionCommands } from "../../runtime/Backend.js"
+import { bootForCli, extensionCommands } from "../../runtime/Backend.js"
+import { callExtensionCode } from "../../runtime/ExtensionCode.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"

@@ -3,10 +3,11 @@ import { FileSystem, Path } from "@effect/platform"
 import { Console, Data, Effect, Either, Layer, Option } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { ExtensionNotFound } from "../../domain/Errors.js"
-import { decodeManifest } from "../../domain/Manifest.js"
+import { migrationsFolderOf } from "../../domain/Installed.js"
 import { looksLikeReference, parseReference } from "../../domain/Registry.js"
 import { Lifecycle, type OperationResult } from "../../lifecycle/Lifecycle.js"
 import { discoverMigrations } from "../../lifecycle/Migrations.js"
+import { formatBytes } from "../../registry/Fetch.js"
 import * as RegistryUpdates from "../../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
 import { Registry } from "../../registry/Registry.js"
@@ -17,9 +18,8 @@ import { OperationLocks } from "../../store/OperationLock.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { type Invocation, progressLayer, storeLayer } from "../Runtime.js"
-import { registryLayer } from "./registry.js"
 
-// add, update, enable, disable, remove, unlock, migrate:status: thin adapters over lifecycle/.
+// add, update, enable, disable, remove, unlock, migrate:status, artifacts:prune: thin adapters over lifecycle/.
 
 const actor = { type: "cli" } as const
 
@@ -30,9 +30,8 @@ const lockTimeout = Options.integer("lock-timeout").pipe(
 )
 const extensionId = Args.text({ name: "extension" }).pipe(Args.withDescription("the extension id, vendor/name"))
 
-/** The store, the registry and progress lines on stderr: what lifecycle calls run on. */
-const operationLayer = (invocation: Invocation) =>
-  Layer.merge(registryLayer(invocation), progressLayer).pipe(Layer.provideMerge(storeLayer(invocation)))
+/** The store (with the registry) and progress lines on stderr: what lifecycle calls run on. */
+const operationLayer = (invocation: Invocation) => progressLayer.pipe(Layer.provideMerge(storeLayer(invocation)))
 
 /** Runs a lifecycle call with the store, the registry, progress lines on stderr, and prints its result. */
 const runOperation = <E>(
@@ -302,6 +301,24 @@ export const unlockCommand = Command.make(
     })
 ).pipe(Command.withDescription("Clear the operation lock of a process that is gone"))
 
+export const artifactsPruneCommand = Command.make(
+  "artifacts:prune",
+  { json, lockTimeout },
+  (options) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const pruned = yield* Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.pruneArtifacts({ actor, lockTimeout: options.lockTimeout })).pipe(
+        Effect.provide(storeLayer(invocation))
+      )
+      const bytes = pruned.removed.reduce((sum, artifact) => sum + artifact.bytes, 0)
+      if (options.json) return yield* printJson({ removed: pruned.removed, bytes, kept: pruned.kept, temporary: pruned.temporary })
+      yield* Console.log(
+        `Removed ${pruned.removed.length} unreferenced artifact(s) (${formatBytes(bytes)}); kept ${pruned.kept}.` +
+          (pruned.temporary > 0 ? ` Removed ${pruned.temporary} interrupted temporary file(s).` : "")
+      )
+    })
+).pipe(Command.withDescription("Remove the archives in the artifact store that no installed extension references"))
+
 export const migrateStatusCommand = Command.make(
   "migrate:status",
   { id: extensionId, json },
@@ -313,8 +330,7 @@ export const migrateStatusCommand = Command.make(
         const { paths } = yield* HostConfig
         const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(options.id))
         if (Option.isNone(record)) return yield* new ExtensionNotFound({ id: options.id })
-        const document = decodeManifest(record.value.manifest).document
-        const folder = path.join(paths.extensions, ...options.id.split("/"), document?.backend?.migrations ?? "database/migrations")
+        const folder = path.join(paths.extensions, ...options.id.split("/"), migrationsFolderOf(record.value))
         const files = yield* discoverMigrations(folder)
         const recorded = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor(options.id))
         const byName = new Map(recorded.map((row) => [row.migration, row]))

@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
-import type { Plan, PlanAction } from "../../domain/Plan.js"
+import type { Plan, PlanAction } from "../../domain/PlanFormat.js"
 import { formatAction, formatFailureMarkdown, formatPlan, formatPlanMarkdown } from "../../reconcile/PlanRender.js"
 import { adopt } from "../../reconcile/Adopt.js"
 import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
@@ -12,7 +12,6 @@ import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcil
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
-import { registryLayer } from "./registry.js"
 
 // host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
 
@@ -225,7 +224,7 @@ export const reconcileCommand = Command.make(
       Effect.provide(
         Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
           Reconciler.Default.pipe(
-            Layer.provideMerge(Layer.mergeAll(registryLayer(invocation), progressLayer)),
+            Layer.provideMerge(progressLayer),
             Layer.provideMerge(storeLayer(invocation))
           )))
       )

@@ -4,24 +4,12 @@ import { Console, Effect, Layer, Option } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { type RegistryEntry, searchEntries } from "../../domain/Registry.js"
 import { readCacheReport } from "../../registry/CacheFile.js"
-import { type IndexResult, layerNode, optionsFromEnv, Registry } from "../../registry/Registry.js"
+import { type IndexResult, Registry } from "../../registry/Registry.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, formatTable, printJson } from "../Output.js"
-import { configLayer, type Invocation } from "../Runtime.js"
+import { configLayer, type Invocation, registryLayer } from "../Runtime.js"
 
-// registry:sync and registry:status, and the Registry layer the lifecycle commands use.
-
-/**
- * The Registry service over Node's HTTP client, with timeouts from HOST_REGISTRY_CONNECT_TIMEOUT and
- * HOST_REGISTRY_TIMEOUT. Needs HostConfig (and the platform) from the layer it is provided with.
- */
-export const registryLayer = (invocation: Invocation) => {
-  const { options, warnings } = optionsFromEnv(invocation.env)
-  return Layer.merge(
-    layerNode(options),
-    Layer.effectDiscard(Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }))
-  )
-}
+// registry:sync and registry:status.
 
 /** Configuration and the registry, without the database: the registry commands never open it. */
 const standaloneLayer = (invocation: Invocation) =>

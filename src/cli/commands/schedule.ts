@@ -1,8 +1,8 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, DateTime, Effect } from "effect"
 import { bootForCli } from "../../runtime/Backend.js"
 import { describeOutcome, runDueTasks } from "../../runtime/Scheduler.js"
-import { decodeManifest } from "../../domain/Manifest.js"
+import { manifestOf } from "../../domain/Installed.js"
 import { nextRuns } from "../../domain/Schedules.js"
 import { readQuarantine, quarantineReason } from "../../runtime/Quarantine.js"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
@@ -22,11 +22,11 @@ export const scheduleListCommand = Command.make(
         extensions: Effect.flatMap(ExtensionsRepo, (repo) => repo.list),
         quarantine: readQuarantine
       }).pipe(Effect.provide(storeLayer(invocation)))
-      const now = new Date()
+      const now = DateTime.toDateUtc(yield* DateTime.now)
       const tasks = extensions
         .filter((extension) => extension.enabled && quarantineReason(quarantine, extension) === undefined)
         .flatMap((extension) =>
-          (decodeManifest(extension.manifest).manifest?.schedules ?? []).map((task) => ({
+          (manifestOf(extension)?.schedules ?? []).map((task) => ({
             extension: extension.extensionId,
             id: task.id,
             label: task.label,
@@ -64,9 +64,8 @@ export const scheduleRunCommand = Command.make(
       const invocation = yield* CliInvocation
       const outcomes = yield* Effect.gen(function*() {
         const generation = yield* bootForCli
-        // HOST_TEST_NOW (tests only) sets the clock, to run the tasks of a chosen minute.
-        const now = invocation.env.HOST_TEST_NOW === undefined ? new Date() : new Date(invocation.env.HOST_TEST_NOW)
-        return yield* runDueTasks(generation, now, "cli")
+        // The run's clock (HOST_DEBUG's `now` sets it, to run the tasks of a chosen minute: docs/operations.md).
+        return yield* runDueTasks(generation, DateTime.toDateUtc(yield* DateTime.now), "cli")
       }).pipe(Effect.provide(storeLayer(invocation)))
       if (json) yield* printJson(outcomes)
       else if (outcomes.length === 0) yield* Console.log("No tasks due.")

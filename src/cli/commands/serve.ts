@@ -3,10 +3,10 @@ import { Console, Duration, Effect, Layer, Option } from "effect"
 import { join } from "node:path"
 import { HostConfig } from "../../config/HostConfig.js"
 import { listen } from "../../http/Server.js"
+import * as Converge from "../../lifecycle/Converge.js"
 import * as LiveState from "../../runtime/LiveState.js"
 import { Reconciler } from "../../reconcile/Reconciler.js"
 import { runEveryMinute } from "../../runtime/Scheduler.js"
-import { registryLayer } from "./registry.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
@@ -24,14 +24,17 @@ export const serveCommand = Command.make(
     port: Options.integer("port").pipe(Options.optional, Options.withDescription("port to listen on (0: any free port)")),
     listenHost: Options.text("listen").pipe(Options.optional, Options.withDescription("address to listen on (default server.host)")),
     poll: Options.integer("poll-ms").pipe(
-      Options.withDefault(1000),
-      Options.withDescription("how often to check the database for changes made by other processes (ms)")
+      Options.withDefault(500),
+      Options.withDescription("how often to read the state generation for changes made by other processes or replicas (ms)")
     )
   },
   ({ listenHost, poll, port }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const live = LiveState.layer({ pollInterval: Duration.millis(Math.max(50, poll)) })
+      // The live runtime converges this root's files first (from the recorded registry source when needed).
+      const live = LiveState.layer({ pollInterval: Duration.millis(Math.max(50, poll)) }).pipe(
+        Layer.provide(Converge.layer)
+      )
       yield* Effect.scoped(
         Effect.gen(function*() {
           const { config, paths } = yield* HostConfig
@@ -40,18 +43,20 @@ export const serveCommand = Command.make(
             port: Option.getOrElse(port, () => config.server.port),
             publicDirectories: [paths.publicAssets, join(invocation.frameworkRoot, "dist", "public", "host")],
             frameworkRoot: invocation.frameworkRoot,
+            env: invocation.env,
             fastPath: invocation.env.HOST_HTTP_FAST_PATH !== "0"
           })
+          const runtime = yield* LiveState.LiveRuntime
+          runtime.useListenUrl(address.url)
           yield* Console.log(`Listening on ${address.url}`)
           // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
-          const runtime = yield* LiveState.LiveRuntime
           yield* Effect.forkScoped(runEveryMinute(() => runtime.current()?.generation))
           const signal = yield* untilStopSignal
           yield* Effect.logInfo(`${signal}: stopping`)
         })
       ).pipe(
         Effect.provide(
-          Layer.mergeAll(live, Reconciler.Default, registryLayer(invocation), WebhookDeliveries.Default).pipe(
+          Layer.mergeAll(live, Reconciler.Default, WebhookDeliveries.Default).pipe(
             Layer.provideMerge(storeLayer(invocation, { listeners: false }))
           )
         )

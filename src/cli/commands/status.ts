@@ -1,21 +1,48 @@
 import { Command, Options } from "@effect/cli"
 import { Path } from "@effect/platform"
-import { Console, Effect, Option, Schema } from "effect"
+import { Clock, Console, Effect, Option } from "effect"
+import { ArtifactStore } from "../../archive/ArtifactStore.js"
 import { checkTree } from "../../archive/Tree.js"
 import { HostConfig } from "../../config/HostConfig.js"
-import { coreExtensionId } from "../../domain/Installed.js"
-import { lockSettingKey, OperationLock } from "../../domain/Lock.js"
 import { readCacheReport } from "../../registry/CacheFile.js"
 import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
-import { SettingsRepo } from "../../store/SettingsRepo.js"
+import { CoreKeys, CoreRows } from "../../store/CoreRows.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
 import { bootForCli, criticalFailures, runHealthChecks } from "../../runtime/Backend.js"
 import { storeLayer } from "../Runtime.js"
 import { redactUrl } from "../../store/Dialect.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
+import { extensionStatus, extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
+import { readReplicaReport } from "../../runtime/ReplicaFiles.js"
+import { StateGeneration } from "../../store/StateGeneration.js"
+import { isDeadHolder, processAlive } from "../../store/OperationLock.js"
+import { leftoverStaging, leftoverUploads } from "../../lifecycle/Uploads.js"
+import { formatBytes } from "../../registry/Fetch.js"
+
+/**
+ * What interrupted work left behind (docs/operations.md "Uploads and leftovers"): uploads of processes
+ * that are gone and staging entries no journal entry names (while no live process holds the lock).
+ * `status` reports them; the next other command's recovery removes them.
+ */
+const leftovers = (lockFree: boolean) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const { paths } = yield* HostConfig
+    const relative = (list: ReadonlyArray<{ readonly path: string; readonly bytes: number }>) =>
+      list.map((leftover) => ({ path: path.relative(paths.root, leftover.path), bytes: leftover.bytes }))
+    return {
+      uploads: relative(yield* leftoverUploads),
+      staging: lockFree ? relative(yield* leftoverStaging) : []
+    }
+  })
+
+const leftoverText = (found: { readonly uploads: ReadonlyArray<{ readonly path: string; readonly bytes: number }>; readonly staging: ReadonlyArray<{ readonly path: string; readonly bytes: number }> }) => {
+  const all = [...found.uploads, ...found.staging]
+  if (all.length === 0) return "none"
+  return `${all.map((leftover) => `${leftover.path} (${formatBytes(leftover.bytes)})`).join(", ")}; the next host command removes them`
+}
 
 /** Installed extensions whose files no longer match what was installed. */
 const fileDrift = Effect.gen(function*() {
@@ -38,10 +65,7 @@ const fileDrift = Effect.gen(function*() {
   }
 })
 
-const readLock = Effect.flatMap(SettingsRepo, (settings) => settings.get(coreExtensionId, lockSettingKey)).pipe(
-  Effect.map(Option.flatMap((value) => Schema.decodeUnknownOption(OperationLock)(value))),
-  Effect.map(Option.getOrNull)
-)
+const readLock = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.operationLock)).pipe(Effect.map(Option.getOrNull))
 
 export const statusCommand = Command.make(
   "status",
@@ -67,6 +91,19 @@ export const statusCommand = Command.make(
             return list === undefined ? [] : [[e.extensionId, list] as const]
           })
         )
+        const lock = yield* readLock
+        // What the server on this root last reported (docs/operations.md "Running replicas"), when one ran here.
+        const replicaReport = yield* readReplicaReport
+        const replica = Option.isNone(replicaReport) ? {} : {
+          replica: {
+            server_pid: replicaReport.value.pid,
+            server_running: processAlive(replicaReport.value.pid),
+            reported_at: replicaReport.value.updated_at,
+            state_generation: yield* Effect.flatMap(StateGeneration, (generation) => generation.current),
+            converged_generation: replicaReport.value.state_generation,
+            unavailable: replicaReport.value.unavailable
+          }
+        }
         return {
           version: config.version,
           root: paths.root,
@@ -77,14 +114,20 @@ export const statusCommand = Command.make(
             disabled: installed.filter((e) => !e.enabled).length
           },
           registry: { url: config.registry_url === "" ? null : config.registry_url, cache: yield* readCacheReport },
-          lock: yield* readLock,
+          // The archives installs keep (docs/operations.md "Artifacts").
+          artifacts: yield* Effect.flatMap(ArtifactStore, (store) => store.size),
+          lock,
+          // Leases aside: only a holder running on this host stages into this root.
+          leftovers: yield* leftovers(lock === null || isDeadHolder(lock, yield* Clock.currentTimeMillis, false)),
           drift: yield* fileDrift,
-          quarantined: installed.filter((e) => quarantineReason(quarantine, e) !== undefined).length,
+          quarantined: installed.filter((e) => extensionStatus(e, quarantineReason(quarantine, e)).status === "quarantined").length,
+          corrupt: installed.filter((e) => extensionStatus(e, undefined).status === "corrupt").length,
           frontendErrors,
+          ...replica,
           ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {}),
           ...(health ? { health: yield* Effect.flatMap(bootForCli, (generation) => runHealthChecks(generation)) } : {})
         }
-      }).pipe(Effect.provide(storeLayer(invocation)))
+      }).pipe(Effect.provide(storeLayer(invocation, { sweepLeftovers: false })))
       const critical = report.health === undefined ? [] : criticalFailures(report.health)
       if (json) {
         yield* printJson(report)
@@ -106,13 +149,17 @@ export const statusCommand = Command.make(
           "Extensions",
           `${report.extensions.total} installed, ${report.extensions.enabled} enabled, ${report.extensions.disabled} disabled${
             report.quarantined > 0 ? `, ${report.quarantined} quarantined` : ""
-          }`
+          }${report.corrupt > 0 ? `, ${report.corrupt} corrupt` : ""}`
         ],
         [
           "Registry",
           report.registry.url === null
             ? "not configured"
             : `${report.registry.url}, cache ${cache.status}${cache.age_seconds === null ? "" : ` (synced ${cache.age_seconds}s ago, ${cache.extensions} extensions)`}`
+        ],
+        [
+          "Artifacts",
+          `${report.artifacts.count} archive(s), ${formatBytes(report.artifacts.bytes)} in ${report.artifacts.path}`
         ],
         [
           "Lock",
@@ -122,7 +169,16 @@ export const statusCommand = Command.make(
               report.lock.lease_expires_at === undefined ? "" : `, lease until ${report.lock.lease_expires_at}`
             }, id ${report.lock.id})`
         ],
-        ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")]
+        ["Drift", driftText.length === 0 ? `none (${drift.checked} checked)` : driftText.join("; ")],
+        ["Leftovers", leftoverText(report.leftovers)],
+        ...(report.replica === undefined ? [] : [[
+          "Replica",
+          `server pid ${report.replica.server_pid} (${report.replica.server_running ? "running" : `not running; as of ${report.replica.reported_at}`}), converged to state generation ${report.replica.converged_generation} of ${report.replica.state_generation}; ${
+            report.replica.unavailable.length === 0
+              ? "every enabled extension available"
+              : `unavailable on this replica: ${report.replica.unavailable.map((entry) => `${entry.id} (${entry.reason})`).join("; ")}`
+          }`
+        ] as const])
       ]))
       const withErrors = Object.entries(report.frontendErrors)
       if (withErrors.length > 0) {
@@ -159,4 +215,4 @@ export const statusCommand = Command.make(
         }
       }
     })
-).pipe(Command.withDescription("Show the framework version, database, extensions, registry cache, lock and drift"))
+).pipe(Command.withDescription("Show the framework version, database, extensions, registry cache, artifacts, lock and drift"))

@@ -1,5 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
+import { faultsLayer } from "../../config/Debug.js"
 import {
   folderInventory,
   FrameworkUninstall,
@@ -110,7 +111,9 @@ export const uninstallCommand = Command.make(
           yield* show({ confirmed: false, ...previewJson(inventory, keepData) }, describePreview(inventory, keepData))
           return yield* exitWith(1)
         }
-        const folders = yield* removeFrameworkFolders(keepData).pipe(Effect.provide(configLayer(invocation)))
+        const folders = yield* removeFrameworkFolders(keepData).pipe(
+          Effect.provide(Layer.merge(configLayer(invocation), faultsLayer(invocation.debug)))
+        )
         const result: UninstallResult = { removedExtensions: [], droppedTables: [], removedFolders: folders, leftTables: [], resumed: false }
         return yield* show({ confirmed: true, ...previewJson(inventory, keepData), result: resultJson(result) }, describeResult(result, keepData))
       }

@@ -1,0 +1,73 @@
+import { Clock, Context, DateTime, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { appendFileSync } from "node:fs"
+
+// HOST_DEBUG, the one debug variable (docs/operations.md, "The debug variable"): a JSON object that lets
+// the crash, concurrency and scheduling suites interrupt, observe and time real `host` processes. The CLI
+// decodes it once, where the process starts (src/cli/main.ts); below that the code only sees the
+// services made from it here — `Faults` (a no-op unless asked) and the clock — never the environment.
+
+export const DebugSettings = Schema.Struct({
+  /** A step name: the process kills itself (SIGKILL) when an operation reaches that step. */
+  crash_at: Schema.optional(Schema.NonEmptyString),
+  /** A file: `begin|end <pid> <lock>` is appended when a lock is taken and just before it is released. */
+  lock_log: Schema.optional(Schema.NonEmptyString),
+  /** An ISO-8601 time the process's clock starts at (and runs on from): the tasks of a chosen minute run. */
+  now: Schema.optional(Schema.DateTimeUtc)
+})
+export type DebugSettings = typeof DebugSettings.Type
+
+const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(DebugSettings), { onExcessProperty: "error" })
+
+/** HOST_DEBUG decoded: empty when unset; a value that does not decode is refused with the reason. */
+export const debugSettingsFrom = (env: Readonly<Record<string, string | undefined>>): Either.Either<DebugSettings, string> => {
+  const text = env.HOST_DEBUG
+  if (text === undefined || text.trim() === "") return Either.right({})
+  return Either.mapLeft(decodeSettings(text), (error) => `HOST_DEBUG is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+}
+
+/** The points where a test may interrupt or observe an operation. */
+export interface FaultsService {
+  /** An operation reached `step` (journaled file switch, uninstall): a crash test may end the process here. */
+  readonly reached: (step: string) => Effect.Effect<void>
+  /** The lock `name` was taken (`begin`) or is about to be given back (`end`). */
+  readonly lockTraced: (mark: "begin" | "end", name: string) => Effect.Effect<void>
+}
+
+export class Faults extends Context.Tag("host/Faults")<Faults, FaultsService>() {}
+
+/** What runs when no fault is asked for: nothing. */
+export const noFaults: FaultsService = { reached: () => Effect.void, lockTraced: () => Effect.void }
+
+/** The faults a decoded HOST_DEBUG asks for; each point without a setting stays a no-op. */
+export const faultsFrom = (settings: DebugSettings): FaultsService => {
+  const { crash_at: crashAt, lock_log: lockLog } = settings
+  return {
+    reached: crashAt === undefined ? noFaults.reached : (step) =>
+      Effect.sync(() => {
+        if (step === crashAt) process.kill(process.pid, "SIGKILL")
+      }),
+    // Appended synchronously, so the line is on disk before the lock row changes hands.
+    lockTraced: lockLog === undefined ? noFaults.lockTraced : (mark, name) =>
+      Effect.sync(() => appendFileSync(lockLog, `${mark} ${process.pid} ${name}\n`))
+  }
+}
+
+export const faultsLayer = (settings: DebugSettings = {}): Layer.Layer<Faults> => Layer.succeed(Faults, faultsFrom(settings))
+
+/**
+ * A clock that reads `start` at the moment it is made and runs on from there at the real pace; sleeping
+ * is the real clock's, so timeouts and lease renewals behave as usual.
+ */
+export const clockStartingAt = (start: DateTime.Utc): Clock.Clock => {
+  const real = Clock.make()
+  const offset = DateTime.toEpochMillis(start) - real.unsafeCurrentTimeMillis()
+  const offsetNanos = BigInt(offset) * 1_000_000n
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => real.unsafeCurrentTimeMillis() + offset,
+    unsafeCurrentTimeNanos: () => real.unsafeCurrentTimeNanos() + offsetNanos,
+    currentTimeMillis: Effect.sync(() => real.unsafeCurrentTimeMillis() + offset),
+    currentTimeNanos: Effect.sync(() => real.unsafeCurrentTimeNanos() + offsetNanos),
+    sleep: real.sleep
+  }
+}

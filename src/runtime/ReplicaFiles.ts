@@ -1,0 +1,55 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Context, Effect, Option, Schema } from "effect"
+import { HostConfig } from "../config/HostConfig.js"
+import type { InstalledExtension } from "../domain/Installed.js"
+
+// What the live runtime asks of this root's files before it builds a generation (docs/operations.md
+// "Running replicas"): bring the installed trees to the records. The work (unpacking archives, fetching
+// registry sources) is the lifecycle's (lifecycle/Converge.ts); the runtime only needs its answer, and
+// writes down what this replica could not get (`storage/host/replica/state.json`) for `host status`.
+
+export interface ConvergeOutcome {
+  /** Extensions whose tree was put in place or removed now (their loaded modules are stale). */
+  readonly changed: ReadonlyArray<string>
+  /** Enabled extensions this root cannot get, with the reason: unavailable here, served elsewhere. */
+  readonly unavailable: ReadonlyMap<string, string>
+  /** True when another process on this host held the operation lock, so nothing was touched: try again soon. */
+  readonly deferred: boolean
+}
+
+export class ReplicaFiles extends Context.Tag("host/runtime/ReplicaFiles")<ReplicaFiles, {
+  /** Converges the trees of `installed` (the records, as just read) on this root. Never fails: problems are reasons. */
+  readonly converge: (installed: ReadonlyArray<InstalledExtension>) => Effect.Effect<ConvergeOutcome>
+}>() {}
+
+/** `storage/host/replica`: this root's own replica state (tree marks, unpacking, the server's report). */
+export const replicaDirectory = Effect.map(HostConfig, ({ paths }) => `${paths.storage}/replica`)
+
+/** What the server on this root last reported: its pid, the state generation it converged to, and what it lacks. */
+export const ReplicaReport = Schema.Struct({
+  pid: Schema.Number,
+  state_generation: Schema.Number,
+  runtime_generation: Schema.Number,
+  updated_at: Schema.String,
+  unavailable: Schema.Array(Schema.Struct({ id: Schema.String, reason: Schema.String }))
+})
+export type ReplicaReport = typeof ReplicaReport.Type
+
+const reportFile = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirectory, (directory) => path.join(directory, "state.json")))
+
+export const writeReplicaReport = (report: ReplicaReport) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = yield* reportFile
+    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+    yield* fs.writeFileString(`${file}.${process.pid}.tmp`, JSON.stringify(report, null, 2))
+    yield* fs.rename(`${file}.${process.pid}.tmp`, file)
+  })
+
+/** The report of the server on this root, if one ever ran here. */
+export const readReplicaReport = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* Effect.option(fs.readFileString(yield* reportFile))
+  return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(ReplicaReport)))
+})
