@@ -5,33 +5,16 @@
 // fills storage/host/cache (tree hashes, the parsed desired state) and is not counted: a panel is planned
 // again and again, rarely once.
 import { execFileSync } from "node:child_process"
-import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import Database from "better-sqlite3"
 import { measureNode, median } from "./cpu.mjs"
+import { benchExtensionFiles as files, writeTree } from "./trees.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const runs = Number(process.env.BENCH_RUNS ?? 5)
-const sha = (data) => createHash("sha256").update(data).digest("hex")
-
-const files = (id, version) => ({
-  "extension.yaml": `host: "1.0"\nid: ${id}\nname: ${id}\nversion: ${version}\ndescription: bench\nlicense: MIT\nbackend:\n  permissions: [bench.view]\n`,
-  "resources/frontend/dist/extension.js": `window.__HOST__.sdk.createExtension({ id: "${id}", slots: [{ slot: "dashboard.widgets", component: null }] })\n`
-})
-
-const writeTree = (root, content, withChecksums) => {
-  const checksums = {}
-  for (const [path, text] of Object.entries(content)) {
-    mkdirSync(join(root, path, ".."), { recursive: true })
-    writeFileSync(join(root, path), text)
-    checksums[path] = sha(text)
-  }
-  const sorted = Object.fromEntries(Object.keys(checksums).sort().map((key) => [key, checksums[key]]))
-  if (withChecksums) writeFileSync(join(root, "checksums.json"), `${JSON.stringify(sorted, null, 2)}\n`)
-}
 
 const setup = (count) => {
   const root = mkdtempSync(join(tmpdir(), `host-p4-${count}-`))

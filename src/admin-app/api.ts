@@ -2,6 +2,8 @@
 // on every change. Failures carry the API's error entries, so each screen can show the message in place
 // (and the settings form can put each one under its field).
 
+import type { Capabilities } from "../domain/PlanFormat.js"
+
 export interface HostAdminBootstrap {
   readonly version: string
   readonly csrfToken: string | null
@@ -169,14 +171,8 @@ export interface RequiresReport {
   readonly ranges: ReadonlyArray<{ readonly key: string; readonly range: string; readonly actual: string | null; readonly ok: boolean; readonly detail: string | null }>
 }
 
-export interface Capabilities {
-  readonly permissions: ReadonlyArray<string>
-  readonly routes: ReadonlyArray<string>
-  readonly slots: ReadonlyArray<string>
-  readonly migrations: ReadonlyArray<string>
-  readonly schedules: ReadonlyArray<string>
-  readonly settings: ReadonlyArray<string>
-}
+/** What a version brings, as the admin API reports it (the plan's own type). */
+export type { Capabilities }
 
 export interface Detail {
   readonly id: string

@@ -60,6 +60,7 @@ describe("host status", () => {
       leftovers: { uploads: [], staging: [] },
       drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
       quarantined: 0,
+      corrupt: 0,
       frontendErrors: {}
     })
     const text = await runHost(["status", "--root", root])
