@@ -10,6 +10,14 @@ const { existsSync, readFileSync, renameSync, writeFileSync } = require("node:fs
 const { createRequire, Module } = require("node:module")
 const { dirname, join } = require("node:path")
 const { Script } = require("node:vm")
+const { setFlagsFromString } = require("node:v8")
+
+// Most commands live for well under a second: V8's optimising compiler and its parallel garbage
+// collector would spend more CPU on other threads than they save before the process exits (measured in
+// bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). The servers
+// and watchers run for hours and keep both.
+const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
+if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge")
 
 const bundle = join(__dirname, "..", "dist", "host.cjs")
 const cacheFile = `${bundle}.cache`

@@ -1,6 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { type FileSystem, type Path, Terminal } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Scope } from "effect"
@@ -52,7 +51,13 @@ const lazyTerminalLayer = Layer.scoped(
   Terminal.Terminal,
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const terminal = yield* Effect.cached(Effect.provideService(NodeTerminal.make(), Scope.Scope, scope))
+    // Its module (and Node's readline under it) is loaded on first use too.
+    const terminal = yield* Effect.cached(
+      Effect.flatMap(
+        Effect.promise(() => import("@effect/platform-node/NodeTerminal")),
+        (NodeTerminal) => Effect.provideService(NodeTerminal.make(), Scope.Scope, scope)
+      )
+    )
     return Terminal.Terminal.of({
       columns: Effect.sync(() => process.stdout.columns ?? 0),
       rows: Effect.sync(() => process.stdout.rows ?? 0),

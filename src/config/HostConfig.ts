@@ -1,7 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { Context, Effect, Either, Layer, Schema } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { ConfigInvalid, RootNotFound } from "../domain/Errors.js"
+import { statIfExists } from "./LocalFiles.js"
 import { SemverVersion } from "../domain/Version.js"
 import { formatPath, problem, problemsFromParseError, type Problem } from "../domain/Problems.js"
 
@@ -238,14 +239,13 @@ export const loadHostConfig = Effect.fn("HostConfig.load")(function*(options: Ho
   const path = yield* Path.Path
   const root = path.resolve(options.root)
   // A mistyped --root must not quietly become a new, empty panel.
-  const rootInfo = yield* Effect.option(fs.stat(root))
-  if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") {
-    return yield* new RootNotFound({ root, reason: Option.isNone(rootInfo) ? "does not exist" : "is not a folder" })
+  const rootInfo = yield* statIfExists(root)
+  if (rootInfo === undefined || !rootInfo.isDirectory()) {
+    return yield* new RootNotFound({ root, reason: rootInfo === undefined ? "does not exist" : "is not a folder" })
   }
   const configFile = path.join(root, "config", "host.yaml")
   const source = "config/host.yaml"
-  const exists = yield* fs.exists(configFile).pipe(Effect.orElseSucceed(() => false))
-  const text = exists
+  const text = (yield* statIfExists(configFile)) !== undefined
     ? yield* fs.readFileString(configFile).pipe(
       Effect.mapError((error) => new ConfigInvalid({ source, problems: [problem("(file)", `cannot be read: ${error.message}`)] }))
     )

@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
+import { namesIn } from "../config/LocalFiles.js"
 
 // The operation journal (storage/host/journal/<operation id>.json): what an operation that changes
 // files is doing, so that a crash at any point can be finished or rolled back by the next process.
@@ -73,12 +74,7 @@ export const readJournal = Effect.gen(function*() {
 }).pipe(Effect.withSpan("Journal.read"))
 
 /** Whether the journal folder holds anything: entries, or an entry write a crash cut short. */
-export const hasJournal = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const directory = yield* journalDirectory
-  if (!(yield* fs.exists(directory))) return false
-  return (yield* fs.readDirectory(directory)).length > 0
-}).pipe(Effect.orElseSucceed(() => false))
+export const hasJournal = Effect.flatMap(journalDirectory, namesIn).pipe(Effect.map((names) => names.length > 0))
 
 /**
  * Removes entry writes a crash cut short (`<id>.json.tmp`): the entry before it (if any) is the

@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
+import { statIfExists } from "../config/LocalFiles.js"
 
 // The marker an interrupted `framework:uninstall --confirm` leaves, kept apart from the uninstall itself so
 // that every command can check it before opening the database without loading the lifecycle code
@@ -25,7 +26,7 @@ export const markerFile = Effect.map(HostConfig, ({ paths }) => `${paths.storage
 export const refuseWhileUninstalling = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const marker = yield* markerFile
-  if (!(yield* fs.exists(marker).pipe(Effect.orElseSucceed(() => false)))) return
+  if ((yield* statIfExists(marker)) === undefined) return
   const text = yield* fs.readFileString(marker).pipe(Effect.orElseSucceed(() => ""))
   const decoded = Schema.decodeUnknownEither(Schema.parseJson(Marker))(text)
   return yield* new UninstallInterrupted({ marker, startedAt: Either.isRight(decoded) ? decoded.right.startedAt : "an unknown time" })

@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
+import { namesIn } from "../config/LocalFiles.js"
 import { processAlive } from "../store/OperationLock.js"
 
 // Leftovers of work in progress (docs/operations.md "Uploads and leftovers"): uploads and staging.
@@ -49,10 +50,9 @@ export const folderBytes = (folder: string): Effect.Effect<number, never, FileSy
 
 /** Upload folders whose process is gone, with their size. */
 export const leftoverUploads = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const directory = yield* uploadsDirectory
-  const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed(() => []))
+  const names = yield* namesIn(directory)
   return yield* Effect.forEach(
     names.filter((name) => !ownerAlive(name)).sort(),
     (name) => Effect.map(folderBytes(path.join(directory, name)), (bytes): Leftover => ({ path: path.join(directory, name), bytes }))
@@ -78,13 +78,12 @@ export const sweepUploads = Effect.gen(function*() {
  * process holds the operation lock (an operation in flight stages under it).
  */
 export const leftoverStaging = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const { paths } = yield* HostConfig
-  const names = yield* fs.readDirectory(paths.staging).pipe(Effect.orElseSucceed(() => []))
+  const names = yield* namesIn(paths.staging)
   if (names.length === 0) return []
   // Journal files that exist (readable or not) keep whatever their operation id prefixes.
-  const journalIds = (yield* fs.readDirectory(paths.journal).pipe(Effect.orElseSucceed(() => [])))
+  const journalIds = (yield* namesIn(paths.journal))
     .map((name) => name.replace(/\.json(\.tmp)?$/, ""))
   const referenced = (name: string) => journalIds.some((id) => name === id || name.startsWith(`${id}.`))
   return yield* Effect.forEach(

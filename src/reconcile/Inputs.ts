@@ -182,8 +182,8 @@ const readInstalled = (
   })
 
 /**
- * The installed extensions as the planner sees them (read a few at a time: mostly waiting on files);
- * `only` limits the reading to some ids.
+ * The installed extensions as the planner sees them, one after another (the file reads are synchronous:
+ * concurrent fibers would only add their own cost); `only` limits the reading to some ids.
  */
 export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: Detail, only?: ReadonlySet<string>) {
   const records = (yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list))
@@ -195,7 +195,6 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
     records,
     (record) =>
       readInstalled(record, settings.get(record.extensionId) ?? {}, sensitive[record.extensionId] ?? [], protectedIds, detail),
-    { concurrency: 8 }
   )
   return new Map(extensions.map((extension) => [extension.id, extension]))
 })

@@ -187,7 +187,13 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
             : entry.source._tag === "Archive"
             ? readKeptArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
             : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail)
-        const outcomes = yield* Effect.forEach(present, (entry) => Effect.either(read(entry)), { concurrency: 8 })
+        // Folders are read synchronously, so they go one after another; archives and registry downloads
+        // wait on I/O and are read a few at a time.
+        const outcomes = yield* Effect.forEach(
+          present,
+          (entry) => Effect.either(read(entry)),
+          { concurrency: present.every((entry) => entry.source._tag === "Path") ? 1 : 8 }
+        )
         const candidates = new Map<string, Candidate>()
         const problems: Array<Problem> = []
         outcomes.forEach((outcome, index) => {

@@ -1,5 +1,4 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, DateTime, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
@@ -319,8 +318,25 @@ export const layer = (
 ): Layer.Layer<Registry, never, HostConfig | FileSystem.FileSystem | Path.Path | HttpClient.HttpClient> =>
   Layer.effect(Registry, make(options))
 
+/**
+ * Node's HTTP client, made on the first request: every operation's layer includes the registry, and
+ * loading Node's http, https and tls modules would cost each command several milliseconds of its start
+ * although most never reach a registry (docs/architecture.md, "Startup").
+ */
+const lazyNodeHttpClient = Layer.scoped(
+  HttpClient.HttpClient,
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const real = yield* Effect.cached(
+      Effect.flatMap(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (NodeHttpClient) =>
+        Effect.map(Layer.buildWithScope(NodeHttpClient.layer, scope), Context.get(HttpClient.HttpClient)))
+    )
+    return HttpClient.make((request) => Effect.flatMap(real, (client) => client.execute(request)))
+  })
+)
+
 /** The service with Node's HTTP client. */
 export const layerNode = (
   options: RegistryOptions = { timeouts: defaultTimeouts }
 ): Layer.Layer<Registry, never, HostConfig | FileSystem.FileSystem | Path.Path> =>
-  layer(options).pipe(Layer.provide(NodeHttpClient.layer))
+  layer(options).pipe(Layer.provide(lazyNodeHttpClient))

@@ -1,8 +1,10 @@
-import { FileSystem, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer, Option } from "effect"
-import { closeSync, openSync, readSync } from "node:fs"
+import { Context, Data, Effect, Layer } from "effect"
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs"
+import { dirname } from "node:path"
 import { HostConfig } from "../config/HostConfig.js"
+import { statIfExists } from "../config/LocalFiles.js"
 import { clientLayer, type DatabaseTarget, dialectOfUrl, sqliteImage } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
 import { type StoreError, storeError } from "./StoreError.js"
@@ -70,43 +72,54 @@ const checkExisting = (filename: string, size: number, allowEmpty: boolean): Eff
 /**
  * Creates a missing database file whole: the framework tables are made in memory, written to a private
  * file (synced) that is then linked into place (an atomic create that never replaces anything), so no
- * other process ever sees a half-made, empty file (which it would rightly refuse).
+ * other process ever sees a half-made, empty file (which it would rightly refuse). The file work is
+ * synchronous, like the checks before it: a fresh panel's first command should not start the thread
+ * pool for a few small writes (docs/architecture.md, "Startup").
  */
 const createAtomically = (filename: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const creating = `${filename}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.creating`
-    const write = Effect.flatMap(sqliteImage(ensureSchema), (bytes) =>
-      Effect.scoped(Effect.flatMap(fs.open(creating, { flag: "wx" }), (file) => Effect.zipRight(file.writeAll(bytes), file.sync))))
-    yield* write.pipe(
-      Effect.zipRight(fs.link(creating, filename).pipe(
-        // Another process created it meanwhile: theirs is as good as ours.
-        Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.void)
-      )),
-      Effect.mapError(storeError(`creating ${filename}`)),
-      Effect.ensuring(Effect.ignore(fs.remove(creating, { force: true })))
-    )
-  })
+  Effect.flatMap(Effect.mapError(sqliteImage(ensureSchema), storeError(`creating ${filename}`)), (bytes) =>
+    Effect.try({
+      try: () => {
+        const creating = `${filename}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.creating`
+        try {
+          const fd = openSync(creating, "wx")
+          try {
+            writeSync(fd, bytes)
+            fsyncSync(fd)
+          } finally {
+            closeSync(fd)
+          }
+          try {
+            linkSync(creating, filename)
+          } catch (error) {
+            // Another process created it meanwhile: theirs is as good as ours.
+            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+          }
+        } finally {
+          rmSync(creating, { force: true })
+        }
+      },
+      catch: storeError(`creating ${filename}`)
+    }))
 
 /**
  * Makes sure a SQLite file can be opened: a missing file is created whole with the framework tables
  * (true: nothing left to check); an existing one must be a readable SQLite database (an empty one only
  * with `--init-database`), so a truncated or foreign file is never silently given a fresh, empty schema.
  */
-const prepareSqliteFile = (filename: string): Effect.Effect<boolean, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
+const prepareSqliteFile = (filename: string): Effect.Effect<boolean, StoreError | DatabaseUnusable> =>
   Effect.gen(function*() {
     if (filename === ":memory:") return false
-    const fs = yield* FileSystem.FileSystem
-    const info = yield* Effect.option(fs.stat(filename))
-    if (Option.isSome(info)) {
+    const info = yield* statIfExists(filename)
+    if (info !== undefined) {
       const { allowEmpty } = yield* DatabaseInitialisation
-      yield* checkExisting(filename, Number(info.value.size), allowEmpty)
+      yield* checkExisting(filename, info.size, allowEmpty)
       return false
     }
-    const path = yield* Path.Path
-    yield* fs.makeDirectory(path.dirname(filename), { recursive: true }).pipe(
-      Effect.mapError(storeError(`creating the folder of ${filename}`))
-    )
+    yield* Effect.try({
+      try: () => mkdirSync(dirname(filename), { recursive: true }),
+      catch: storeError(`creating the folder of ${filename}`)
+    })
     yield* createAtomically(filename)
     return true
   })

@@ -3,6 +3,8 @@ import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Layer, Redacted } from "effect"
 import type pgTypes from "pg-types"
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
 import { StoreError, storeError } from "./StoreError.js"
 
 // Everything the store knows about the three database dialects lives here (docs/operations.md,
@@ -71,11 +73,11 @@ export const clientLayer = (
         Effect.gen(function*() {
           const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
           if (target.file !== ":memory:") {
-            const fs = yield* FileSystem.FileSystem
-            const path = yield* Path.Path
-            yield* fs.makeDirectory(path.dirname(target.file), { recursive: true }).pipe(
-              Effect.mapError(storeError(`creating the folder of ${target.file}`))
-            )
+            // Synchronous, like the other checks a command makes while it starts (docs/architecture.md, "Startup").
+            yield* Effect.try({
+              try: () => mkdirSync(dirname(target.file), { recursive: true }),
+              catch: storeError(`creating the folder of ${target.file}`)
+            })
           }
           // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
           // defect: it is the database being unavailable, so it fails as a StoreError like any other.
