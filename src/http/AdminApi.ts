@@ -14,7 +14,7 @@ import { Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { readFrontendErrors } from "../runtime/FrontendErrors.js"
-import { extensionStatus } from "../runtime/ExtensionView.js"
+import { extensionStatus, extensionSummary } from "../runtime/ExtensionView.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -93,16 +93,12 @@ export const listExtensions = Effect.gen(function*() {
   const recorded = yield* readQuarantine
   const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((extension) => {
-    const { reason, status } = extensionStatus(
+    const { reason, ...summary } = extensionSummary(
       extension,
       live?.generation.quarantined.get(extension.extensionId) ?? (live === undefined ? quarantineReason(recorded, extension) : undefined)
     )
     return {
-      id: extension.extensionId,
-      name: extension.name,
-      version: extension.version,
-      enabled: extension.enabled,
-      status,
+      ...summary,
       quarantine: reason ?? null,
       signature: extension.signature.status,
       source: extension.source,

@@ -16,7 +16,7 @@ import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, n
 import { problem } from "../domain/Problems.js"
 import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
-import { Registry } from "../registry/Registry.js"
+import { Registry, type RegistryService, type ResolvedExtension } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { CoreKeys, CoreRows, type SensitiveKeys } from "../store/CoreRows.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
@@ -338,6 +338,20 @@ export const readKeptArchiveCandidate = Effect.fn("Reconcile.readKeptArchiveCand
 }, (effect, id) =>
   Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))
 
+/** Downloads a resolved registry version and inspects it in memory with the configured limits and keys. */
+export const inspectRegistryVersion = (registry: RegistryService, resolved: ResolvedExtension) =>
+  Effect.gen(function*() {
+    const { config } = yield* HostConfig
+    const downloaded = yield* registry.download(resolved)
+    const inspection = yield* inspectArchive(downloaded.bytes, {
+      source: resolved.archiveName,
+      limits: limitsFromConfig(config),
+      keyring: keyringFromConfig(config),
+      detachedSignature: downloaded.detachedSignature
+    })
+    return { downloaded, inspection }
+  })
+
 /**
  * What the registry provides for a desired range. An installed version still in the range is in sync
  * and needs no download (the light reading); otherwise the latest satisfying version is downloaded,
@@ -356,17 +370,10 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
     return installedCandidate(id, installed, null, { type: "registry", id, version: installed.version })
   }
   const registry = yield* Registry
-  const { config } = yield* HostConfig
   // While the installed version satisfies the range it stays: a repair or a settings change reads that
   // version, not a newer one in the range.
   const resolved = yield* registry.resolve({ id, range: keepsInstalled ? installed.version : range })
-  const downloaded = yield* registry.download(resolved)
-  const inspection = yield* inspectArchive(downloaded.bytes, {
-    source: resolved.archiveName,
-    limits: limitsFromConfig(config),
-    keyring: keyringFromConfig(config),
-    detachedSignature: downloaded.detachedSignature
-  })
+  const { downloaded, inspection } = yield* inspectRegistryVersion(registry, resolved)
   const candidate = yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version })
   const sha256 = yield* Effect.flatMap(ArtifactStore, (store) => store.put(downloaded.bytes, { detachedSignature: downloaded.detachedSignature }))
   return { ...candidate, source: { type: "registry", id, version: resolved.version, sha256, url: resolved.archiveUrl } } satisfies Candidate

@@ -1,12 +1,10 @@
 import { Effect, Either, Option } from "effect"
 import semver from "semver"
-import { inspectArchive, limitsFromConfig } from "../archive/Archive.js"
-import { keyringFromConfig } from "../archive/Signing.js"
-import { HostConfig } from "../config/HostConfig.js"
 import { unmetOn } from "../domain/Preflight.js"
 import { availableVersions } from "../domain/Registry.js"
 import type { RuntimeVersions } from "../domain/Rules.js"
 import { Registry } from "../registry/Registry.js"
+import { inspectRegistryVersion } from "./Inputs.js"
 
 // The registry side of the upgrade preflight (docs/operations.md#upgrade-preflight): which offered
 // version of an extension would still work on the target versions. The index does not carry every
@@ -25,15 +23,8 @@ const none: PassingVersions = { any: undefined, inRange: undefined }
 /** The `requires` of one registry version, read from its archive; None when it cannot be read. */
 const requirementsOf = (registry: Registry["Type"], id: string, version: string) =>
   Effect.gen(function*() {
-    const { config } = yield* HostConfig
     const resolved = yield* registry.resolve({ id, range: version })
-    const downloaded = yield* registry.download(resolved)
-    const inspection = yield* inspectArchive(downloaded.bytes, {
-      source: resolved.archiveName,
-      limits: limitsFromConfig(config),
-      keyring: keyringFromConfig(config),
-      detachedSignature: downloaded.detachedSignature
-    })
+    const { inspection } = yield* inspectRegistryVersion(registry, resolved)
     return Option.fromNullable(inspection.manifest.decoded?.document.requires ?? (inspection.manifest.decoded === undefined ? undefined : {}))
   }).pipe(
     Effect.catchAll((error) =>

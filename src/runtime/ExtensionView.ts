@@ -19,19 +19,21 @@ export const extensionStatus = (
   return { status: extension.enabled ? "enabled" : "disabled", reason: undefined }
 }
 
+/** What every view of an installed extension starts with: who it is, its status and why it is not loaded. */
+export const extensionSummary = (extension: InstalledExtension, quarantine: string | undefined) => {
+  const { reason, status } = extensionStatus(extension, quarantine)
+  return { id: extension.extensionId, name: extension.name, version: extension.version, enabled: extension.enabled, status, reason }
+}
+
 /**
  * One installed extension as `list --json`, `status --extensions` and the admin page show it. An enabled extension that
  * the running server quarantined (recorded in host_settings) shows as `quarantined`, one whose stored manifest
  * is corrupt as `corrupt`, each with the reason.
  */
 export const extensionView = (extension: InstalledExtension, quarantine: QuarantineMap = {}) => {
-  const { reason, status } = extensionStatus(extension, quarantineReason(quarantine, extension))
+  const { reason, ...summary } = extensionSummary(extension, quarantineReason(quarantine, extension))
   return {
-    id: extension.extensionId,
-    name: extension.name,
-    version: extension.version,
-    enabled: extension.enabled,
-    status,
+    ...summary,
     ...(reason !== undefined ? { quarantine: reason } : {}),
     // A dev link was never packed or signed: "linked" says what it is (docs/authoring.md, "Dev loop").
     signature: extension.source.type === "dev-link" ? "linked" : extension.signature.status,
