@@ -19,6 +19,12 @@ const { setFlagsFromString } = require("node:v8")
 const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
 if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge")
 
+// A command prints stack traces only with --verbose (or HOST_DEBUG set). Otherwise none are recorded:
+// Effect records one for every traced call and service, which costs a short command about a seventh of
+// its CPU time (docs/decisions.md, "Short commands record no stack traces").
+const wantsStacks = process.argv.includes("--verbose") || (process.env.HOST_DEBUG ?? "") !== ""
+if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
+
 const bundle = join(__dirname, "..", "dist", "host.cjs")
 const cacheFile = `${bundle}.cache`
 if (!existsSync(bundle)) {
