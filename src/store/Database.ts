@@ -1,7 +1,7 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer } from "effect"
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs"
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { HostConfig } from "../config/HostConfig.js"
 import { statIfExists } from "../config/LocalFiles.js"
@@ -84,7 +84,7 @@ const createAtomically = (filename: string) =>
         try {
           const fd = openSync(creating, "wx")
           try {
-            writeSync(fd, bytes)
+            writeFileSync(fd, bytes)
             fsyncSync(fd)
           } finally {
             closeSync(fd)
