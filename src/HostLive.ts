@@ -1,8 +1,7 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { type FileSystem, type Path, Terminal } from "@effect/platform"
+import { FileSystem, type Path, Terminal } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Scope } from "effect"
+import { Effect, Layer, Scope, Sink, Stream } from "effect"
 import { join } from "node:path"
 import { type DebugSettings, faultsLayer } from "./config/Debug.js"
 import * as HostConfigModule from "./config/HostConfig.js"
@@ -70,10 +69,59 @@ const lazyTerminalLayer = Layer.scoped(
 )
 
 /**
+ * Node's file system, its module loaded on first use: it brings node:crypto with it, milliseconds that
+ * `host list` and the other commands whose startup checks are synchronous never need (docs/architecture.md,
+ * "Startup"). Every method hands over to the real one.
+ */
+const lazyFileSystemLayer = Layer.effect(
+  FileSystem.FileSystem,
+  Effect.gen(function*() {
+    const real = yield* Effect.cached(
+      Effect.flatMap(
+        Effect.promise(() => import("@effect/platform-node/NodeFileSystem")),
+        (NodeFileSystem) => Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
+      )
+    )
+    const on = <A, E, R>(use: (fs: FileSystem.FileSystem) => Effect.Effect<A, E, R>) => Effect.flatMap(real, use)
+    return FileSystem.FileSystem.of({
+      access: (path, options) => on((fs) => fs.access(path, options)),
+      copy: (from, to, options) => on((fs) => fs.copy(from, to, options)),
+      copyFile: (from, to) => on((fs) => fs.copyFile(from, to)),
+      chmod: (path, mode) => on((fs) => fs.chmod(path, mode)),
+      chown: (path, uid, gid) => on((fs) => fs.chown(path, uid, gid)),
+      exists: (path) => on((fs) => fs.exists(path)),
+      link: (from, to) => on((fs) => fs.link(from, to)),
+      makeDirectory: (path, options) => on((fs) => fs.makeDirectory(path, options)),
+      makeTempDirectory: (options) => on((fs) => fs.makeTempDirectory(options)),
+      makeTempDirectoryScoped: (options) => on((fs) => fs.makeTempDirectoryScoped(options)),
+      makeTempFile: (options) => on((fs) => fs.makeTempFile(options)),
+      makeTempFileScoped: (options) => on((fs) => fs.makeTempFileScoped(options)),
+      open: (path, options) => on((fs) => fs.open(path, options)),
+      readDirectory: (path, options) => on((fs) => fs.readDirectory(path, options)),
+      readFile: (path) => on((fs) => fs.readFile(path)),
+      readFileString: (path, encoding) => on((fs) => fs.readFileString(path, encoding)),
+      readLink: (path) => on((fs) => fs.readLink(path)),
+      realPath: (path) => on((fs) => fs.realPath(path)),
+      remove: (path, options) => on((fs) => fs.remove(path, options)),
+      rename: (from, to) => on((fs) => fs.rename(from, to)),
+      sink: (path, options) => Sink.unwrap(Effect.map(real, (fs) => fs.sink(path, options))),
+      stat: (path) => on((fs) => fs.stat(path)),
+      stream: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.stream(path, options))),
+      symlink: (from, to) => on((fs) => fs.symlink(from, to)),
+      truncate: (path, length) => on((fs) => fs.truncate(path, length)),
+      utimes: (path, atime, mtime) => on((fs) => fs.utimes(path, atime, mtime)),
+      watch: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.watch(path, options))),
+      writeFile: (path, data, options) => on((fs) => fs.writeFile(path, data, options)),
+      writeFileString: (path, data, options) => on((fs) => fs.writeFileString(path, data, options))
+    })
+  })
+)
+
+/**
  * The Node services Host uses: files, paths and the terminal (@effect/cli prompts). Narrower than
  * NodeContext, which also starts a worker manager and a command executor nothing here needs.
  */
-export const platformLayer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, lazyTerminalLayer)
+export const platformLayer = Layer.mergeAll(lazyFileSystemLayer, NodePath.layer, lazyTerminalLayer)
 
 export const configLayer = (invocation: Invocation) =>
   Layer.effect(

@@ -1,5 +1,6 @@
 import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path, UrlParams } from "@effect/platform"
 import { DateTime, Effect, Either, Option, Schema, Stream } from "effect"
+import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type Actor, dependenciesOf, type InstalledExtension, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
 import { effectiveSettings } from "../domain/Settings.js"
@@ -264,7 +265,7 @@ const withUpload = <A, E, R>(
     const directory = yield* uploadsDirectory
     const folder = yield* Effect.acquireRelease(
       Effect.suspend(() => {
-        const created = path.join(directory, uploadFolderName())
+        const created = path.join(directory, uploadFolderName(randomUUID()))
         return Effect.as(fs.makeDirectory(created, { recursive: true }), created)
       }),
       (created) => fs.remove(created, { recursive: true, force: true }).pipe(Effect.ignore)

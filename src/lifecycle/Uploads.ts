@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { namesIn } from "../config/LocalFiles.js"
 import { processAlive } from "../store/OperationLock.js"
@@ -14,8 +13,8 @@ import { processAlive } from "../store/OperationLock.js"
 
 export const uploadsDirectory = Effect.map(HostConfig, ({ paths }) => `${paths.storage}/uploads`)
 
-/** A fresh upload folder's name, owned by this process. */
-export const uploadFolderName = () => `${process.pid}-${randomUUID()}`
+/** A fresh upload folder's name, owned by this process; `unique` is a random UUID. */
+export const uploadFolderName = (unique: string) => `${process.pid}-${unique}`
 
 const ownerAlive = (name: string): boolean => {
   const match = /^(\d+)-/.exec(name)

@@ -1,6 +1,5 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, DateTime, Duration, Effect, Option, Ref } from "effect"
-import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { Faults } from "../config/Debug.js"
@@ -49,6 +48,12 @@ export class LockHolderAlive extends Data.TaggedError("LockHolderAlive")<{
 }
 
 const thisHost = hostname()
+
+/**
+ * A fresh lock id, from the global Web Crypto object: Node loads its crypto modules only when a lock is
+ * taken, and most commands never take one (docs/architecture.md, "Startup").
+ */
+const newLockId = (): string => globalThis.crypto.randomUUID()
 
 /** The fields of /proc/<pid>/stat after the command name, or undefined where there is no /proc. */
 const procStat = (pid: number): ReadonlyArray<string> | undefined => {
@@ -178,7 +183,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           const now = yield* Clock.currentTimeMillis
           if (Option.isNone(row)) {
             const lock: OperationLock = {
-              id: randomUUID(),
+              id: newLockId(),
               holder: options.holder,
               pid: process.pid,
               hostname: thisHost,
@@ -247,7 +252,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       const row = member(of, name)
       const at = DateTime.formatIso(yield* DateTime.now)
       const claimed = yield* rows.insertNew(row, {
-        id: randomUUID(),
+        id: newLockId(),
         holder,
         pid: process.pid,
         hostname: thisHost,
