@@ -33,6 +33,26 @@ describe("host list", () => {
   })
 })
 
+describe("errors", () => {
+  // Short commands record no stack traces unless asked (docs/decisions.md): --verbose must still show one.
+  it("show the failure's stack trace with --verbose, and only then", async () => {
+    const missing = join(freshRoot(), "no-such-panel")
+    const stackLine = /^\s+at .+$/m
+    const plain = await runHost(["list", "--root", missing])
+    expect(plain.code).toBe(1)
+    expect(plain.stderr).toContain(`error: list: the panel root ${missing} does not exist`)
+    expect(plain.stderr).not.toMatch(stackLine)
+    const verbose = await runHost(["list", "--verbose", "--root", missing])
+    expect(verbose.code).toBe(1)
+    expect(verbose.stderr).toContain(`RootNotFound: the panel root ${missing} does not exist`)
+    // The failure's own trace comes first; the span's two lines (where HostConfig.load was defined and
+    // called) follow. Without a recorded trace only the span's lines would be there.
+    const frames = verbose.stderr.split("\n").filter((line) => stackLine.test(line))
+    expect(frames.length).toBeGreaterThanOrEqual(3)
+    expect(frames[0]).not.toContain("HostConfig.load")
+  })
+})
+
 describe("host status", () => {
   it("reports version, database, extensions, registry, artifacts, lock and drift", async () => {
     const root = freshRoot()
