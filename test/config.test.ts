@@ -29,7 +29,10 @@ describe("decodeConfig", () => {
         artifacts_path: "storage/host/artifacts",
         lock_lease_seconds: 30,
         webhook_secret: "",
-        limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000 }
+        limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000 },
+        panel: { driver: "embedded", url: "", root: "", cache_seconds: 30, application_key: "", self_heal: true, php: "" },
+        trusted_proxies: ["127.0.0.0/8", "::1"],
+        webhook_legacy_signatures: false
       }
     }))
   })
@@ -79,7 +82,15 @@ describe("decodeConfig", () => {
     ["database outside the root", { database: "sqlite:/var/lib/host.db" }, {}, "database", "inside the panel root"],
     ["database without a name", { database: "mysql://db" }, {}, "database", "the database name is missing"],
     ["bad framework version", { version: "one" }, {}, "version", "not a semantic version"],
-    ["zero file limit", { limits: { files: 0 } }, {}, "limits.files", "positive"]
+    ["zero file limit", { limits: { files: 0 } }, {}, "limits.files", "positive"],
+    ["unknown panel driver", { panel: { driver: "ptero" } }, {}, "panel.driver", "embedded"],
+    ["panel driver from the environment", {}, { HOST_PANEL_DRIVER: "blueprint" }, "panel.driver (from HOST_PANEL_DRIVER)", "pterodactyl"],
+    ["a real panel without its URL", { panel: { driver: "pterodactyl", root: "/var/www/pterodactyl" } }, {}, "panel.url", "is required"],
+    ["a real panel without its folder", { panel: { driver: "pelican", url: "http://127.0.0.1" } }, {}, "panel.root", "is required"],
+    ["a panel URL that is no URL", { panel: { url: "panel.local" } }, {}, "panel.url", "http(s) URL"],
+    ["a bad upload policy", { admin_uploads: "some" }, {}, "admin_uploads", "signed"],
+    ["a proxy that is no address", { trusted_proxies: ["proxy.local"] }, {}, "trusted_proxies[0]", "IP address or a CIDR"],
+    ["a proxy range too wide", { trusted_proxies: ["10.0.0.0/33"] }, {}, "trusted_proxies[0]", "prefix length"]
   ])("%s names the key", (_, raw, env, path, message) => {
     const result = decodeConfig(raw, env, "config/host.yaml")
     expect(Either.isLeft(result)).toBe(true)

@@ -65,6 +65,65 @@ const DatabaseUrl = Schema.String.pipe(
 const Count = (defaultValue: number) =>
   Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultValue })
 
+// A trusted proxy: an IPv4/IPv6 address or a CIDR range (docs/operations.md "Behind a proxy").
+const AddressOrRange = Schema.String.pipe(
+  Schema.filter((text) => {
+    const [address, bits, ...rest] = text.trim().split("/")
+    const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address ?? "")
+    const isV4 = v4 !== null && v4.slice(1).every((part) => Number(part) <= 255)
+    const isV6 = !isV4 && /^[0-9a-fA-F:.]+$/.test(address ?? "") && (address ?? "").includes(":")
+    if (rest.length > 0 || (!isV4 && !isV6)) return `"${text}" must be an IP address or a CIDR range (127.0.0.1, 10.0.0.0/8, ::1)`
+    if (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > (isV4 ? 32 : 128))) {
+      return `"${text}": the prefix length must be 0–${isV4 ? 32 : 128}`
+    }
+    return true
+  })
+)
+
+/** Which panel Host serves (docs/panels.md): the embedded reference panel, or a real one beside it. */
+export const PanelDriver = Schema.Literal("embedded", "pterodactyl", "pelican")
+export type PanelDriver = typeof PanelDriver.Type
+
+const panelDefaults = {
+  driver: "embedded" as PanelDriver,
+  url: "",
+  root: "",
+  cache_seconds: 30,
+  application_key: "",
+  self_heal: true,
+  php: ""
+}
+
+export const PanelConfig = Schema.Struct({
+  driver: Schema.optionalWith(PanelDriver, { default: () => panelDefaults.driver }),
+  // How Host reaches the panel, server to server (e.g. http://127.0.0.1).
+  url: Schema.optionalWith(Schema.Union(Schema.Literal(""), HttpUrl), { default: () => panelDefaults.url }),
+  // The panel's install folder (its version, name, session cookie name, and the include).
+  root: Schema.optionalWith(Schema.String, { default: () => panelDefaults.root }),
+  cache_seconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 3600)), { default: () => panelDefaults.cache_seconds }),
+  application_key: Schema.optionalWith(Schema.String, { default: () => panelDefaults.application_key }),
+  // `host serve` puts the include back after a panel upgrade removed it.
+  self_heal: Schema.optionalWith(Schema.Boolean, { default: () => panelDefaults.self_heal }),
+  // The panel's PHP version when `php` is not on the PATH (for `requires.php`).
+  php: Schema.optionalWith(Schema.String, { default: () => panelDefaults.php })
+}).pipe(
+  Schema.filter((panel) => {
+    if (panel.driver === "embedded") return true
+    const issues: Array<Schema.FilterIssue> = []
+    if (panel.url === "") issues.push({ path: ["url"], message: `is required with driver "${panel.driver}" (how Host reaches the panel, e.g. http://127.0.0.1)` })
+    if (panel.root === "") issues.push({ path: ["root"], message: `is required with driver "${panel.driver}" (the panel's install folder, e.g. /var/www/${panel.driver})` })
+    return issues.length === 0 ? true : issues
+  })
+)
+export type PanelConfig = typeof PanelConfig.Type
+
+export const AdminUploads = Schema.Literal("any", "signed", "off")
+export type AdminUploads = typeof AdminUploads.Type
+
+/** What the admin UI and API accept as uploads: `admin_uploads`, else `signed` when signatures are required. */
+export const adminUploadPolicy = (config: ConfigDocument): AdminUploads =>
+  config.admin_uploads ?? (config.require_signatures ? "signed" : "any")
+
 export const ConfigDocument = Schema.Struct({
   version: Schema.optionalWith(SemverVersion, { default: () => frameworkVersion }),
   extensions_path: Schema.optionalWith(InsideRoot, { default: () => "host/extensions" }),
@@ -101,6 +160,13 @@ export const ConfigDocument = Schema.Struct({
     ),
     { default: () => "" }
   ),
+  panel: Schema.optionalWith(PanelConfig, { default: () => panelDefaults }),
+  // Uploads through the admin UI and API (docs/operations.md "Web installs"); unset: derived, see adminUploadPolicy.
+  admin_uploads: Schema.optional(AdminUploads),
+  // Peers whose X-Forwarded-For / -Proto count (docs/operations.md "Behind a proxy").
+  trusted_proxies: Schema.optionalWith(Schema.Array(AddressOrRange), { default: () => ["127.0.0.0/8", "::1"] }),
+  // Accept webhook signatures over the body alone (the older form, replayable; docs/gitops.md).
+  webhook_legacy_signatures: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   limits: Schema.optionalWith(
     Schema.Struct({
       archive_bytes: Count(50 * 1024 * 1024),
@@ -125,7 +191,11 @@ const environmentOverrides: ReadonlyArray<{
   { env: "HOST_DATABASE_URL", path: ["database"], read: (text) => text },
   { env: "HOST_BASE_URL", path: ["base_url"], read: (text) => text },
   { env: "HOST_PORT", path: ["server", "port"], read: (text) => (/^\d+$/.test(text.trim()) ? Number(text) : text) },
-  { env: "HOST_WEBHOOK_SECRET", path: ["webhook_secret"], read: (text) => text }
+  { env: "HOST_WEBHOOK_SECRET", path: ["webhook_secret"], read: (text) => text },
+  { env: "HOST_PANEL_DRIVER", path: ["panel", "driver"], read: (text) => text.trim() },
+  { env: "HOST_PANEL_URL", path: ["panel", "url"], read: (text) => text.trim() },
+  { env: "HOST_PANEL_ROOT", path: ["panel", "root"], read: (text) => text.trim() },
+  { env: "HOST_PANEL_APPLICATION_KEY", path: ["panel", "application_key"], read: (text) => text.trim() }
 ]
 
 const parseBoolean = (text: string): unknown => {
@@ -174,7 +244,8 @@ export const decodeConfig = (
   const warnings = [
     ...unknownKeys(document, known, ""),
     ...unknownKeys(document.server, new Set(["host", "port"]), "server."),
-    ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files"]), "limits.")
+    ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files"]), "limits."),
+    ...unknownKeys(document.panel, new Set(Object.keys(panelDefaults)), "panel.")
   ].map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
   const fromEnv = new Map<string, string>()
   for (const override of environmentOverrides) {
