@@ -30,7 +30,8 @@ const PackageJson = Schema.Struct({
 
 const migrationModuleExtensions = [".ts", ".js", ".mjs"]
 const CREATE_TABLE = /create\s+table\s+(?:if\s+not\s+exists\s+)?[`"[]?([A-Za-z0-9_]+)/gi
-const CREATE_EXTENSION_ID = /createExtension\)?\s*\(\s*\{[\s\S]{0,400}?\bid\s*:\s*(["'`])([^"'`]+)\1/
+/** The id a prebuilt bundle gives `createExtension({ id })` (static scan; also `host doctor`). */
+export const CREATE_EXTENSION_ID = /createExtension\)?\s*\(\s*\{[\s\S]{0,400}?\bid\s*:\s*(["'`])([^"'`]+)\1/
 
 /** Within the manifest limits, linear in the text (domain/YamlText); alias errors are problems too. */
 const parseManifestYaml = (text: string): { raw: unknown; errors: ReadonlyArray<Problem> } =>

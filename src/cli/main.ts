@@ -43,13 +43,16 @@ const builtins = {
   build: () => import("./commands/build.js").then((module) => module.buildCommand),
   new: () => import("./commands/new.js").then((module) => module.newCommand),
   dev: () => import("./commands/dev.js").then((module) => module.devCommand),
-  "framework:uninstall": () => import("./commands/uninstall.js").then((module) => module.uninstallCommand)
+  "framework:uninstall": () => import("./commands/uninstall.js").then((module) => module.uninstallCommand),
+  doctor: () => import("./commands/doctor.js").then((module) => module.doctorCommand)
 } as const
 
 type BuiltinName = keyof typeof builtins
 type BuiltinCommand = Awaited<ReturnType<(typeof builtins)[BuiltinName]>>
 
 const builtinNames: ReadonlySet<string> = new Set(Object.keys(builtins))
+/** The built-in command names; the help page must name each (test/cli/help.test.ts). */
+export const builtinCommandNames: ReadonlyArray<string> = Object.keys(builtins)
 const isBuiltin = (name: string): name is BuiltinName => Object.hasOwn(builtins, name)
 
 /** The `host` command with the subcommands this run needs: the one named, or all of them for help. */
@@ -219,6 +222,14 @@ export const main = async (
     return 2
   }
   const { args, invocation } = parsed
+  // `host`, `host --help`, `host help`: the grouped page of src/cli/Help.ts, without loading any command.
+  if (args.length === 0 || (args.length === 1 && ["--help", "-h", "help"].includes(args[0]!))) {
+    const { helpPage } = await import("./Help.js")
+    process.stdout.write(helpPage(frameworkVersion))
+    return 0
+  }
+  // `host help <command>` is `host <command> --help`.
+  if (args[0] === "help") return main([...args.slice(1), "--help"], frameworkRoot, env, cwd)
   const command = args[0] ?? "host"
   const program: Effect.Effect<void, unknown, CliInvocation | CliApp.CliApp.Environment> =
     isExtensionCommand(command)
