@@ -269,7 +269,7 @@ const driftCheck = (record: InstalledExtension, integrity: Effect.Effect.Success
   if (integrity === undefined) return ok("drift", "linked with host dev: the folder is the author's, not checked")
   switch (integrity._tag) {
     case "Intact":
-      return ok("drift", `${plural(integrity.files, "file")} match checksums.json`)
+      return ok("drift", `${plural(integrity.files, "file")} ${integrity.files === 1 ? "matches" : "match"} checksums.json`)
     case "Missing":
       return fail("drift", "the extension's folder is missing", `host update ${record.extensionId} --force --source <archive> puts the files back`)
     case "Unverifiable":
