@@ -9,7 +9,8 @@ export interface HostAdminBootstrap {
   readonly csrfToken: string | null
   readonly user: { readonly id: number; readonly username: string; readonly email: string; readonly admin: boolean }
   readonly panel: { readonly name: string; readonly version: string | null }
-  readonly admin: { readonly desiredState: string; readonly registry: boolean }
+  /** `uploads`: the web-install policy, `admin_uploads` (docs/operations.md "Web installs"). */
+  readonly admin: { readonly desiredState: string; readonly registry: boolean; readonly uploads: "any" | "signed" | "off" }
 }
 
 export const bootstrap = (): HostAdminBootstrap => {
@@ -154,6 +155,20 @@ export interface ExtensionHealth {
   readonly checkedAt?: string
 }
 
+/** `GET extensions/{id}/doctor`: the report `host doctor <id>` prints (docs/operations.md "host doctor"). */
+export interface DoctorCheck {
+  readonly id: string
+  readonly verdict: "ok" | "warning" | "fail"
+  readonly evidence: string
+  readonly fix: string
+}
+
+export interface DoctorReport {
+  readonly sections: ReadonlyArray<{ readonly subject: string; readonly version: string | null; readonly checks: ReadonlyArray<DoctorCheck> }>
+  readonly summary: { readonly ok: number; readonly warning: number; readonly fail: number }
+  readonly healthy: boolean
+}
+
 export interface Impact {
   readonly id: string
   readonly version: string
@@ -243,6 +258,13 @@ export interface Preview {
   readonly name: string | null
   readonly description: string | null
   readonly signature: { readonly status: string; readonly key: string | null; readonly trustedAs: string | null }
+  /** Which web-install policy decided, and what it said about this archive. */
+  readonly upload_policy: {
+    readonly setting: "any" | "signed" | "off"
+    readonly from: "admin_uploads" | "require_signatures" | "default"
+    readonly ok: boolean
+    readonly detail: string
+  }
   readonly installed: { readonly version: string; readonly enabled: boolean } | null
   readonly action: "install" | "update" | "reinstall" | "downgrade"
   readonly requires: RequiresReport

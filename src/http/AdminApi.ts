@@ -46,6 +46,7 @@ import { authenticate, header, requireAdmin, ServerSettings } from "./Context.js
 import { badRequest, HttpFailure, notFound, unauthorized } from "./Errors.js"
 import { archiveTooLargeDetail, uploadOverheadBytes } from "./Limits.js"
 import { inspectUpload, type UploadVerdict } from "./UploadInspection.js"
+import { policyDetail, policyWords, type UploadPolicy, uploadPolicyOf } from "./UploadPolicy.js"
 import * as Webhook from "./Webhook.js"
 
 // The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
@@ -66,7 +67,7 @@ const adminCaller = Effect.gen(function*() {
 })
 
 /** The admin making the request, as the lifecycle's actor (CSRF by header, or `_token` of a urlencoded form). */
-const adminActor = Effect.gen(function*() {
+export const adminActor = Effect.gen(function*() {
   const { actor, checkCsrf, request } = yield* adminCaller
   const passed = yield* Effect.either(checkCsrf(undefined))
   if (passed._tag === "Right") return actor
@@ -249,12 +250,16 @@ const receiveUpload = (folder: string) =>
 const withUpload = <A, E, R>(
   checkCsrf: (formToken: string | undefined) => Effect.Effect<void, HttpFailure>,
   refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => unknown,
-  use: (archive: SourceSpec & { readonly _tag: "Upload" }) => Effect.Effect<A, E, R>
+  use: (archive: SourceSpec & { readonly _tag: "Upload" }) => Effect.Effect<A, E, R>,
+  options: { readonly preview?: boolean } = {}
 ) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const request = yield* HttpServerRequest.HttpServerRequest
+    // `admin_uploads: off`: refused before a byte of the body is read (docs/operations.md "Web installs").
+    const policy = uploadPolicyOf((yield* HostConfig).config)
+    if (policy.setting === "off") return yield* uploadsOff(policy)
     const contentType = header(request, "content-type") ?? ""
     if (!contentType.startsWith("multipart/form-data")) {
       return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
@@ -275,11 +280,23 @@ const withUpload = <A, E, R>(
     const verdict = yield* inspectUpload(upload.target, upload.name)
     const refused = !verdict.ok && refusedByInspection.has(verdict.tag) ? refusal(verdict, upload) : undefined
     if (refused !== undefined) return yield* Effect.fail(refused)
+    // `admin_uploads: signed` refuses what is not signed by a trusted key; a preview shows it as its check.
+    if (!verdict.ok && verdict.stage === "policy" && options.preview !== true) {
+      return yield* new HttpFailure({ status: 403, code: "UploadPolicy", detail: `${verdict.message}; nothing was changed` })
+    }
     if (!verdict.ok && (verdict.tag === "InspectionTimeout" || verdict.tag === "InspectionFailed")) {
       return yield* new HttpFailure({ status: 422, code: "SourceRejected", detail: `${verdict.message}; nothing was changed` })
     }
     return yield* use(SourceSpec.Upload({ path: upload.target, name: upload.name }) as SourceSpec & { readonly _tag: "Upload" })
   }).pipe(Effect.scoped)
+
+/** 403 naming the setting, for every upload endpoint while `admin_uploads` is `off`. */
+const uploadsOff = (policy: UploadPolicy) =>
+  new HttpFailure({
+    status: 403,
+    code: "UploadsOff",
+    detail: `${policyWords(policy)}: this panel accepts no archives through the admin UI or API; install on the server with host add <file> (or the desired-state file), or change admin_uploads in config/host.yaml`
+  })
 
 /** An upload the worker refused, worded as the lifecycle words a refused source. */
 const sourceRefusal = (operation: "add" | "update", extensionId: (upload: ReceivedUpload) => string) =>
@@ -831,6 +848,7 @@ export const uploadPreview = Effect.gen(function*() {
     verdict.stage === "archive" && verdict.tag === "ArchiveRefused"
       ? new HttpFailure({ status: 422, code: "ArchiveRefused", detail: `${verdict.message} (check: ${verdict.reason ?? "archive"})` })
       : undefined
+  const uploads = uploadPolicyOf(config)
   const preview = yield* withUpload(checkCsrf, archiveRefusal, (upload) =>
     Effect.gen(function*() {
       if (upload._tag !== "Upload") return yield* badRequest("expected an upload")
@@ -853,6 +871,17 @@ export const uploadPreview = Effect.gen(function*() {
           ? `signed by ${inspection.signature.trustedAs ?? inspection.signature.key ?? "a trusted key"}`
           : `${inspection.status}${config.require_signatures ? "" : " (this panel does not require signatures)"}`
       })
+      // Which policy decided what this upload may do (docs/operations.md "Web installs").
+      const refusedByPolicy = policyDetail(uploads, upload.name, inspection.status, inspection.signature.key)
+      const uploadPolicy = {
+        setting: uploads.setting,
+        from: uploads.from,
+        ok: refusedByPolicy === undefined,
+        detail: refusedByPolicy ?? (uploads.setting === "signed"
+          ? `${policyWords(uploads)}: signed by a trusted key, accepted`
+          : `${policyWords(uploads)}: any archive whose checks pass is accepted`)
+      }
+      checks.push({ check: "upload policy", ok: uploadPolicy.ok, detail: uploadPolicy.detail })
       const manifest = inspection.manifest.decoded
       checks.push(manifest === undefined
         ? { check: "manifest", ok: false, detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "extension.yaml cannot be read" }
@@ -900,6 +929,7 @@ export const uploadPreview = Effect.gen(function*() {
         name: manifest?.document.name ?? null,
         description: manifest?.document.description ?? null,
         signature: { status: inspection.status, key: inspection.signature.key, trustedAs: inspection.signature.trustedAs ?? null },
+        upload_policy: uploadPolicy,
         installed: existing === undefined ? null : { version: existing.version, enabled: existing.enabled },
         action,
         requires,
@@ -910,8 +940,7 @@ export const uploadPreview = Effect.gen(function*() {
         refusal: failing === undefined ? null : { check: failing.check, detail: failing.detail },
         installable: failing === undefined
       }
-    })
-  )
+    }), { preview: true })
   return yield* ok(preview)
 })
 

@@ -5,6 +5,7 @@ import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { authenticate } from "./Context.js"
 import { forbidden } from "./Errors.js"
+import { uploadPolicyOf } from "./UploadPolicy.js"
 
 // The admin screens' page shell (docs/admin.md): one HTML page for every admin screen path, which loads
 // the panel's React (vendor.js), the panel's theme and the admin app. The app does everything through
@@ -57,7 +58,7 @@ export const adminPage = Effect.gen(function*() {
       csrfToken: auth.session?.csrfToken ?? null,
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
       panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
-      admin: { desiredState: paths.desiredState, registry: config.registry_url !== "" }
+      admin: { desiredState: paths.desiredState, registry: config.registry_url !== "", uploads: uploadPolicyOf(config).setting }
     })
   })
   return HttpServerResponse.text(html, {

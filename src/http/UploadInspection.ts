@@ -2,10 +2,11 @@ import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
-import { limitsFromConfig } from "../archive/Archive.js"
+import { inspectFile, limitsFromConfig } from "../archive/Archive.js"
 import { keyringFromConfig } from "../archive/Signing.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { ServerSettings } from "./Context.js"
+import { policyRefusal, uploadPolicyOf } from "./UploadPolicy.js"
 
 // An uploaded archive is inspected in a worker thread before the lifecycle sees it, so a hostile one
 // (a manifest of 40,000 keys, an archive that inflates a hundredfold) costs a worker its CPU time and
@@ -22,7 +23,7 @@ export type UploadVerdict =
   | { readonly ok: true }
   | {
     readonly ok: false
-    readonly stage: "archive" | "trust" | "manifest" | "worker"
+    readonly stage: "archive" | "trust" | "policy" | "manifest" | "worker"
     readonly tag: string
     readonly message: string
     readonly reason?: string
@@ -43,13 +44,22 @@ export const inspectUpload = (file: string, source: string) =>
     const { config } = yield* HostConfig
     const { frameworkRoot } = yield* ServerSettings
     const script = workerFile(frameworkRoot)
-    if (!(yield* fs.exists(script).pipe(Effect.orElseSucceed(() => false)))) return { ok: true } as UploadVerdict
+    const uploadPolicy = uploadPolicyOf(config)
+    if (!(yield* fs.exists(script).pipe(Effect.orElseSucceed(() => false)))) {
+      // Running from the sources: the lifecycle inspects the archive; only the upload policy, which the
+      // lifecycle does not know, is checked here.
+      if (uploadPolicy.setting !== "signed") return { ok: true } as UploadVerdict
+      const inspection = yield* inspectFile(file, { limits: limitsFromConfig(config), keyring: keyringFromConfig(config) }).pipe(Effect.option)
+      if (inspection._tag === "None") return { ok: true } as UploadVerdict
+      return policyRefusal(uploadPolicy, source, inspection.value.status, inspection.value.signature.key) ?? ({ ok: true } as UploadVerdict)
+    }
     const workerData = {
       file,
       source,
       limits: limitsFromConfig(config),
       keyring: keyringFromConfig(config),
-      requireSignatures: config.require_signatures
+      requireSignatures: config.require_signatures,
+      uploadPolicy
     }
     return yield* Effect.async<UploadVerdict>((resume) => {
       const worker = new Worker(script, { workerData, resourceLimits: { maxOldGenerationSizeMb: 1024 } })

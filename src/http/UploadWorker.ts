@@ -5,6 +5,7 @@ import { type ArchiveLimits, enforceTrust, inspectFile } from "../archive/Archiv
 import type { Keyring } from "../archive/Signing.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { UploadVerdict } from "./UploadInspection.js"
+import { policyRefusal, type UploadPolicy } from "./UploadPolicy.js"
 
 // The worker thread that inspects an uploaded archive (UploadInspection.ts starts it): inflating,
 // checksums, signature and reading extension.yaml, the CPU-bound part of an install, away from the
@@ -16,6 +17,8 @@ interface Input {
   readonly limits: ArchiveLimits
   readonly keyring: Keyring
   readonly requireSignatures: boolean
+  /** `admin_uploads: signed` (docs/operations.md "Web installs"): only a valid signature by a trusted key passes. */
+  readonly uploadPolicy: UploadPolicy
 }
 
 const input = workerData as Input
@@ -36,6 +39,8 @@ const verdict: Effect.Effect<UploadVerdict> = Effect.gen(function*() {
     Effect.catchAll(refusalOf("trust"))
   )
   if (trusted !== undefined) return trusted
+  const refusedByPolicy = policyRefusal(input.uploadPolicy, input.source, inspection.status, inspection.signature.key)
+  if (refusedByPolicy !== undefined) return refusedByPolicy
   if (inspection.manifest.decoded === undefined) {
     const refusal = new ManifestInvalid({ source: input.source, problems: inspection.manifest.problems })
     return { ok: false, stage: "manifest", tag: refusal._tag, message: refusal.message } as const

@@ -1,7 +1,7 @@
 import { useState } from "react"
 import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom"
 import { useOperations } from "../actions.js"
-import { type Detail, type ExtensionHealth, get, post, type SettingsForm } from "../api.js"
+import { type Detail, type DoctorReport, type ExtensionHealth, get, post, type SettingsForm } from "../api.js"
 import {
   Badge,
   Button,
@@ -23,13 +23,15 @@ import { SettingsFormView } from "./Settings.js"
 
 // Extension detail (docs/admin.md): the manifest summary, what it brings (routes per group,
 // permissions, slots, pages, migrations and their status, schedules with their next run, commands,
-// listeners), health with run-now, its settings form and its activity.
+// listeners), health with run-now, the doctor's report (the checks of `host doctor <id>`), its settings
+// form and its activity.
 
 const tabs = [
   { id: "overview", label: "Overview" },
   { id: "settings", label: "Settings" },
   { id: "capabilities", label: "Capabilities" },
   { id: "health", label: "Health" },
+  { id: "doctor", label: "Doctor" },
   { id: "activity", label: "Activity" }
 ] as const
 
@@ -236,6 +238,51 @@ const Health = ({ detail }: { readonly detail: Detail }) => {
   )
 }
 
+const verdictTone = { ok: "success", warning: "warning", fail: "danger" } as const
+const verdictLabel = { ok: "ok", warning: "warning", fail: "fails" } as const
+
+/** The report of `host doctor <id>`: what is not as it should be first, each with its fix. */
+const Doctor = ({ detail }: { readonly detail: Detail }) => {
+  const report = useLoad((signal) => get<DoctorReport>(`/extensions/${detail.id}/doctor`, signal), [detail.id])
+  const data = report.data
+  const order = { fail: 0, warning: 1, ok: 2 } as const
+  return (
+    <Section
+      actions={<Button disabled={report.loading} onClick={() => report.reload()} testId="run-doctor">{report.loading ? "Checking…" : "Check again"}</Button>}
+      id="doctor-title"
+      title="Doctor"
+    >
+      <p className="ha-muted ha-small">The checks of <code>host doctor {detail.id}</code>: why an extension does not load, show or answer, each with what was seen and the fix.</p>
+      <ErrorNotice error={report.error} title="The doctor could not run" />
+      {data === undefined ? (report.loading ? <Spinner /> : null) : (
+        <>
+          <p data-testid="doctor-summary">
+            {data.healthy && data.summary.warning === 0
+              ? <Badge tone="success">all {data.summary.ok} checks pass</Badge>
+              : <>{data.summary.fail > 0 ? <Badge tone="danger">{data.summary.fail} failing</Badge> : null} {data.summary.warning > 0 ? <Badge tone="warning">{data.summary.warning} warning{data.summary.warning === 1 ? "" : "s"}</Badge> : null} <span className="ha-muted ha-small">{data.summary.ok} ok</span></>}
+          </p>
+          {data.sections.map((section) => (
+            <div className="ha-doctor" key={section.subject}>
+              {section.subject === detail.id ? null : <p className="ha-label">{section.subject === "host" ? "The panel" : section.subject}</p>}
+              <ul className="ha-doctor__list" data-testid={`doctor-${section.subject === "host" ? "panel" : "checks"}`}>
+                {[...section.checks].sort((a, b) => order[a.verdict] - order[b.verdict]).map((check) => (
+                  <li className={`ha-doctor__check ha-doctor__check--${check.verdict}`} data-check={check.id} data-verdict={check.verdict} key={check.id}>
+                    <Badge tone={verdictTone[check.verdict]}>{verdictLabel[check.verdict]}</Badge>
+                    <div className="ha-min0">
+                      <strong>{check.id}</strong> <span className="ha-break">{check.evidence}</span>
+                      {check.fix === "" ? null : <div className="ha-small ha-doctor__fix">Fix: <span className="ha-break">{check.fix}</span></div>}
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
+        </>
+      )}
+    </Section>
+  )
+}
+
 const SettingsTab = ({ detail }: { readonly detail: Detail }) => {
   const form = useLoad((signal) => get<SettingsForm>(`/extensions/${detail.id}/settings`, signal), [detail.id])
   const [current, setCurrent] = useState<SettingsForm | undefined>(undefined)
@@ -327,6 +374,7 @@ export const DetailPage = () => {
             {tab === "settings" ? <SettingsTab detail={data} /> : null}
             {tab === "capabilities" ? <Capabilities detail={data} /> : null}
             {tab === "health" ? <Health detail={data} /> : null}
+            {tab === "doctor" ? <Doctor detail={data} /> : null}
             {tab === "activity" ? <Section id="ext-activity" title="Activity"><ActivityTable extension={id} pageSize={20} showFilters /></Section> : null}
           </div>
         </>

@@ -1,7 +1,7 @@
 import { useRef, useState } from "react"
 import { Link, useSearchParams } from "react-router-dom"
 import { describeResult, useOperations } from "../actions.js"
-import { type ExtensionHealth, type ExtensionRow, get, type OperationResult, post, type Preview, upload } from "../api.js"
+import { bootstrap, type ExtensionHealth, type ExtensionRow, get, type OperationResult, post, type Preview, upload } from "../api.js"
 import {
   Badge,
   Button,
@@ -43,6 +43,7 @@ const quarantineHelp = (reason: string) =>
     : "Fix what the reason names (host status shows the details), update or reinstall it, or disable it. The rest of the panel keeps running."
 
 const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => void }) => {
+  const uploads = bootstrap().admin.uploads
   const [archive, setArchive] = useState<File | undefined>(undefined)
   const [signature, setSignature] = useState<File | undefined>(undefined)
   const [dragging, setDragging] = useState(false)
@@ -53,21 +54,22 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
   const [force, setForce] = useState(false)
   const archiveInput = useRef<HTMLInputElement>(null)
 
-  const form = (file: File) => {
+  // The signature is passed in, not read from state: a drop sets both in one go, before a re-render.
+  const form = (file: File, sig: File | undefined) => {
     const data = new FormData()
     data.append("archive", file, file.name)
-    if (signature !== undefined) data.append("signature", signature, signature.name)
+    if (sig !== undefined) data.append("signature", sig, sig.name)
     return data
   }
 
-  const inspect = async (file: File) => {
+  const inspect = async (file: File, sig: File | undefined) => {
     setArchive(file)
     setPreview(undefined)
     setError(undefined)
     setForce(false)
     setProgress(0)
     try {
-      setPreview(await upload<Preview>("/extensions/preview", form(file), setProgress))
+      setPreview(await upload<Preview>("/extensions/preview", form(file, sig), setProgress))
     } catch (failure) {
       setError(failure)
     } finally {
@@ -75,13 +77,38 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
     }
   }
 
+  /** A new signature re-runs the preview of the chosen archive, whose verdict it changes. */
+  const chooseSignature = (sig: File | undefined) => {
+    setSignature(sig)
+    if (archive !== undefined) void inspect(archive, sig)
+  }
+
+  /** Files dropped or chosen as the archive: the `.host` to the archive, the `.sig` to the signature. */
   const take = (files: FileList | null) => {
     const list = [...(files ?? [])]
     const host = list.find((file) => file.name.endsWith(".host"))
     const sig = list.find((file) => file.name.endsWith(".sig"))
-    if (sig !== undefined) setSignature(sig)
-    if (host !== undefined) void inspect(host)
-    else if (sig === undefined && list.length > 0) setError(new Error(`${list[0]!.name} is not a .host archive`))
+    const other = list.find((file) => file !== host && file !== sig)
+    if (host !== undefined) {
+      setSignature(sig ?? signature)
+      void inspect(host, sig ?? signature)
+    } else if (sig !== undefined) chooseSignature(sig)
+    if (other !== undefined) setError(new Error(`${other.name} is neither a .host archive nor a .sig signature; it was left out`))
+  }
+
+  /** The signature input takes only a detached signature: a `.host` there is refused, never sent as one. */
+  const takeSignature = (input: HTMLInputElement) => {
+    const file = input.files?.[0]
+    input.value = ""
+    if (file === undefined) return
+    if (!file.name.endsWith(".sig")) {
+      setError(new Error(
+        `${file.name} is not a detached signature (a .sig file)${file.name.endsWith(".host") ? ": choose the archive with “Choose archive…” and its .sig here" : ""}`
+      ))
+      return
+    }
+    setError(undefined)
+    chooseSignature(file)
   }
 
   const confirm = async () => {
@@ -90,7 +117,7 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
     setError(undefined)
     setProgress(0)
     try {
-      const result = await upload<OperationResult>(`/extensions${force ? "?force=1" : ""}`, form(archive), setProgress)
+      const result = await upload<OperationResult>(`/extensions${force ? "?force=1" : ""}`, form(archive, signature), setProgress)
       setPreview(undefined)
       setArchive(undefined)
       setSignature(undefined)
@@ -127,12 +154,18 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
           Drop a <code>.host</code> archive here (with its <code>.sig</code> if it has a detached signature), or
         </p>
         <div className="ha-actions">
-          <Button onClick={() => archiveInput.current?.click()}>Choose archive…</Button>
-          <label className="host-button ha-button ha-file">
-            {signature === undefined ? "Add signature…" : `Signature: ${signature.name}`}
-            <input accept=".sig,text/plain" data-testid="signature-input" onChange={(event) => setSignature(event.target.files?.[0])} type="file" />
+          <Button onClick={() => archiveInput.current?.click()} testId="choose-archive">{archive === undefined ? "Choose archive…" : `Archive: ${archive.name}`}</Button>
+          <label className="host-button ha-button ha-file" data-testid="signature-button">
+            {signature === undefined ? "Add signature (.sig)…" : `Signature: ${signature.name}`}
+            <input accept=".sig" aria-label="Detached signature (.sig)" data-testid="signature-input" onChange={(event) => takeSignature(event.currentTarget)} type="file" />
           </label>
+          {signature === undefined ? null : <Button onClick={() => chooseSignature(undefined)} testId="remove-signature">Remove signature</Button>}
         </div>
+        {uploads === "signed" ? (
+          <p className="ha-muted ha-small" data-testid="upload-policy-note">
+            This panel accepts only archives signed by a trusted key (<code>admin_uploads: signed</code>).
+          </p>
+        ) : null}
         <input
           accept=".host,application/gzip,application/x-tar"
           aria-label="Extension archive (.host)"
@@ -165,6 +198,11 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
               </Badge>
             </div>
           </div>
+          <p className="ha-small" data-testid="upload-policy">
+            Upload policy: <code>admin_uploads: {preview.upload_policy.setting}</code>
+            {preview.upload_policy.from === "admin_uploads" ? "" : preview.upload_policy.from === "require_signatures" ? " (unset; follows require_signatures)" : " (unset; the default)"}
+            {" — "}{preview.upload_policy.ok ? "accepts this archive" : "refuses this archive"}
+          </p>
           {preview.refusal === null ? null : (
             <Notice title={`Refused by the ${preview.refusal.check} check`} tone="error">
               <p data-testid="refusal">{preview.refusal.detail}</p>
@@ -297,7 +335,16 @@ export const ExtensionsPage = () => {
           </div>
         )}
       </Section>
-      <Install onInstalled={(message) => { setInstalled(message); list.reload(); health.reload() }} />
+      {bootstrap().admin.uploads === "off" ? (
+        <Section id="install-title" title="Install an extension">
+          <p data-testid="uploads-off">
+            Uploads are off on this panel (<code>admin_uploads: off</code>): an admin session is not shell access, so archives are
+            installed on the server — <code>host add &lt;file&gt;</code> or the desired-state file. Every other action stays here.
+          </p>
+        </Section>
+      ) : (
+        <Install onInstalled={(message) => { setInstalled(message); list.reload(); health.reload() }} />
+      )}
       {operations.dialog}
       {confirmUpdateAll ? <UpdateAll onClose={() => setConfirmUpdateAll(false)} onDone={(message) => { setConfirmUpdateAll(false); setInstalled(message); list.reload() }} updates={updates} /> : null}
     </>

@@ -1,0 +1,32 @@
+import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Effect } from "effect"
+import { frameworkVersion } from "../config/HostConfig.js"
+import { DoctorUnknownExtension, runDoctor } from "../lifecycle/Doctor.js"
+import { runHealthChecks } from "../runtime/Backend.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
+import { adminActor } from "./AdminApi.js"
+import { HttpFailure, notFound } from "./Errors.js"
+
+// `GET /admin/host/api/extensions/{vendor}/{name}/doctor` (docs/http.md, docs/admin.md "Doctor"): the
+// report `host doctor <id>` prints, over the server's current generation (the one serving requests),
+// so the detail screen shows what this server sees rather than a second boot.
+
+export const extensionDoctor = Effect.gen(function*() {
+  yield* adminActor
+  const { name, vendor } = yield* HttpRouter.params
+  const id = `${vendor}/${name}`
+  const live = (yield* LiveRuntime).current()
+  if (live === undefined) return yield* new HttpFailure({ status: 503, code: "NotReady", detail: "the runtime is still booting" })
+  const loaded = live.generation.extensions.get(id)
+  const health = loaded === undefined ? [] : yield* runHealthChecks({ ...live.generation, extensions: new Map([[id, loaded]]) })
+  const report = yield* runDoctor(id, {
+    generation: live.generation,
+    health,
+    versions: { host: frameworkVersion, panel: live.panelInfo.version, php: live.panelInfo.php, node: process.versions.node }
+  }).pipe(
+    Effect.catchTag("DoctorUnknownExtension", (error: DoctorUnknownExtension) => notFound(error.message)),
+    Effect.provide(NodeHttpClient.layer)
+  )
+  return yield* HttpServerResponse.json({ data: report })
+})
