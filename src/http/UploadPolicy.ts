@@ -27,7 +27,8 @@ export const policyWords = (policy: UploadPolicy): string =>
 const signatureWords = (status: SignatureStatus, key: string | null | undefined): string => {
   switch (status) {
     case "unsigned":
-      return "not signed"
+      // A detached signature names no key: one by a key outside the keyring verifies against none.
+      return "not signed by a trusted key (it has no signature, or one that matches no key in the keyring)"
     case "untrusted":
       return `signed by a key this panel does not trust${key === undefined || key === null ? "" : ` (${key.slice(0, 16)}…)`}`
     case "invalid":
