@@ -256,7 +256,7 @@ const Doctor = ({ detail }: { readonly detail: Detail }) => {
       <ErrorNotice error={report.error} title="The doctor could not run" />
       {data === undefined ? (report.loading ? <Spinner /> : null) : (
         <>
-          <p data-testid="doctor-summary">
+          <p className="ha-doctor__summary" data-testid="doctor-summary">
             {data.healthy && data.summary.warning === 0
               ? <Badge tone="success">all {data.summary.ok} checks pass</Badge>
               : <>{data.summary.fail > 0 ? <Badge tone="danger">{data.summary.fail} failing</Badge> : null} {data.summary.warning > 0 ? <Badge tone="warning">{data.summary.warning} warning{data.summary.warning === 1 ? "" : "s"}</Badge> : null} <span className="ha-muted ha-small">{data.summary.ok} ok</span></>}
@@ -269,8 +269,8 @@ const Doctor = ({ detail }: { readonly detail: Detail }) => {
                   <li className={`ha-doctor__check ha-doctor__check--${check.verdict}`} data-check={check.id} data-verdict={check.verdict} key={check.id}>
                     <Badge tone={verdictTone[check.verdict]}>{verdictLabel[check.verdict]}</Badge>
                     <div className="ha-min0">
-                      <strong>{check.id}</strong> <span className="ha-break">{check.evidence}</span>
-                      {check.fix === "" ? null : <div className="ha-small ha-doctor__fix">Fix: <span className="ha-break">{check.fix}</span></div>}
+                      <strong>{check.id}</strong> <span>{check.evidence}</span>
+                      {check.fix === "" ? null : <div className="ha-small ha-doctor__fix">Fix: {check.fix}</div>}
                     </div>
                   </li>
                 ))}

@@ -50,6 +50,7 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
   const [progress, setProgress] = useState<number | undefined>(undefined)
   const [preview, setPreview] = useState<Preview | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
+  const [signatureError, setSignatureError] = useState<unknown>(undefined)
   const [confirming, setConfirming] = useState(false)
   const [force, setForce] = useState(false)
   const archiveInput = useRef<HTMLInputElement>(null)
@@ -79,6 +80,7 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
 
   /** A new signature re-runs the preview of the chosen archive, whose verdict it changes. */
   const chooseSignature = (sig: File | undefined) => {
+    setSignatureError(undefined)
     setSignature(sig)
     if (archive !== undefined) void inspect(archive, sig)
   }
@@ -102,12 +104,12 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
     input.value = ""
     if (file === undefined) return
     if (!file.name.endsWith(".sig")) {
-      setError(new Error(
+      setSignatureError(new Error(
         `${file.name} is not a detached signature (a .sig file)${file.name.endsWith(".host") ? ": choose the archive with “Choose archive…” and its .sig here" : ""}`
       ))
       return
     }
-    setError(undefined)
+    setSignatureError(undefined)
     chooseSignature(file)
   }
 
@@ -182,6 +184,7 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
           <em>{confirming ? "Installing" : "Uploading"} {archive?.name} · {Math.round(progress * 100)}%</em>
         </div>
       )}
+      <ErrorNotice error={signatureError} title="That file was not taken as the signature" />
       <ErrorNotice error={error} title={confirming ? "Install refused" : "The archive cannot be installed"} />
       {preview === undefined ? null : (
         <div className="ha-preview" data-testid="preview">
@@ -271,7 +274,7 @@ export const ExtensionsPage = () => {
       <ErrorNotice error={list.error} title="The extensions could not be listed" />
       <Section id="installed-title" title={`Installed (${rows.length})`}>
         {list.loading && list.data === undefined ? <Spinner /> : rows.length === 0 ? (
-          <Empty>No extensions installed yet. Install a .host archive below, or browse the registry.</Empty>
+          <Empty>No extensions installed yet. {bootstrap().admin.uploads === "off" ? "Install them on the server with host add" : "Install a .host archive below"}, or browse the registry.</Empty>
         ) : (
           <div className="ha-table-wrap">
             <table className="ha-table ha-table--cards" data-testid="extensions-table">
