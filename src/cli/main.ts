@@ -15,7 +15,8 @@ import { type Invocation, platformLayer, stderrLogger } from "./Runtime.js"
 /**
  * The built-in commands, each loaded only when it runs: a command module pulls in the code below it
  * (lifecycle, archive, registry, runtime, server), and `host list` should not pay for `host serve`.
- * Help without a command loads them all.
+ * `host --help` is the static page of cli/Help.ts and loads none; an unknown command loads them all
+ * (for @effect/cli's own error).
  */
 const builtins = {
   validate: () => import("./commands/validate.js").then((module) => module.validateCommand),
