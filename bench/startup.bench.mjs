@@ -13,8 +13,11 @@ const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 measureNode(["-e", "0"]) // warm the file cache
 const baseline = []
 const host = []
+// `host --help` prints cli/Help.ts's static page without loading a command module (docs/architecture.md).
+const help = []
 for (let run = 0; run < runs; run++) {
   baseline.push(measureNode(["-e", "0"]))
+  help.push(measureNode([bin, "--help"]))
   const root = mkdtempSync(join(tmpdir(), "host-bench-"))
   host.push(measureNode([bin, "list", "--json", "--root", root]))
   rmSync(root, { recursive: true, force: true })
@@ -25,3 +28,4 @@ console.log(`P1 cold start, median of ${runs} runs each (CPU time; wall time in 
 console.log(`  node -e 0                 ${cpu(baseline).toFixed(1)} ms (${wall(baseline).toFixed(1)} ms)`)
 console.log(`  host list --json (fresh)  ${cpu(host).toFixed(1)} ms (${wall(host).toFixed(1)} ms)`)
 console.log(`  ratio                     ${(cpu(host) / cpu(baseline)).toFixed(2)}x (${(wall(host) / wall(baseline)).toFixed(2)}x) (goal <= 2.5x)`)
+console.log(`  host --help               ${cpu(help).toFixed(1)} ms (${wall(help).toFixed(1)} ms), ${(cpu(help) / cpu(baseline)).toFixed(2)}x`)

@@ -225,7 +225,12 @@ const quarantineCheck = (facts: ExtensionFacts, generation: Generation): DoctorC
   const id = facts.document.id
   if (!facts.record.enabled) return warning("loaded", "disabled: its routes, slots, listeners and tasks are off", `host enable ${id}`)
   if (facts.quarantine !== undefined) {
-    return fail("loaded", `quarantined: ${facts.quarantine}`, `fix what the reason names and host update ${id} --source <folder>; a running server retries on every change`)
+    const fix = facts.quarantine.startsWith("id mismatch")
+      ? "see the id check"
+      : /^dependency /.test(facts.quarantine)
+      ? "see the requires check: install or enable the dependency, or update it into range"
+      : `fix what the reason names and host update ${id} --source <folder>; a running server retries on every change`
+    return fail("loaded", `quarantined: ${facts.quarantine}`, fix)
   }
   const unavailable = generation.unavailable.get(id)
   if (unavailable !== undefined) {
