@@ -322,6 +322,22 @@ describe("host doctor with a real panel", () => {
     expect(checkOf(fixed.report, "host", "panel-routing")).toMatchObject({ verdict: "ok", evidence: expect.stringContaining("(ok, generation 3)") })
   })
 
+  it("checks Pelican's plugin folder", async () => {
+    const root = temp("host-root-")
+    const pelican = temp("pelican-")
+    const url = await webServer(true)
+    mkdirSync(join(root, "config"), { recursive: true })
+    writeFileSync(join(root, "config", "host.yaml"), `panel:\n  driver: pelican\n  url: ${url}\n  root: ${pelican}\n`)
+    expect(checkOf((await doctor(root)).report, "host", "panel-include")).toMatchObject({
+      verdict: "fail",
+      evidence: expect.stringContaining("plugins/host/plugin.json is missing"),
+      fix: "host panel:install"
+    })
+    mkdirSync(join(pelican, "plugins", "host"), { recursive: true })
+    writeFileSync(join(pelican, "plugins", "host", "plugin.json"), JSON.stringify({ id: "host", name: "Host" }))
+    expect(checkOf((await doctor(root)).report, "host", "panel-include").verdict).toBe("ok")
+  })
+
   it("fails the routing check when nothing answers at panel.url", async () => {
     const root = temp("host-root-")
     const url = await webServer(false)
