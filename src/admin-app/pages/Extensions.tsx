@@ -92,6 +92,7 @@ const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => v
     const sig = list.find((file) => file.name.endsWith(".sig"))
     const other = list.find((file) => file !== host && file !== sig)
     if (host !== undefined) {
+      if (sig !== undefined) setSignatureError(undefined)
       setSignature(sig ?? signature)
       void inspect(host, sig ?? signature)
     } else if (sig !== undefined) chooseSignature(sig)
