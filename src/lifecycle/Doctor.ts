@@ -446,16 +446,16 @@ const panelSection = Effect.gen(function*() {
  * when Host runs beside a real panel. Fails only when `only` is not installed.
  */
 export const runDoctor = Effect.fn("Doctor.run")(function*(only: string | undefined, input: DoctorInput) {
-    const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
-    const targets = only === undefined ? installed : installed.filter((record) => record.extensionId === only)
-    if (only !== undefined && targets.length === 0) return yield* new DoctorUnknownExtension({ extensionId: only })
-    const context = {
-      installed,
-      recordedQuarantine: yield* readQuarantine,
-      frontendErrors: yield* readFrontendErrors
-    }
-    const sections = yield* Effect.forEach(targets, (record) => extensionSection(record, input, context), { concurrency: 4 })
-    // The panel's include and routing concern every extension, so a report on one carries them too.
-    const panel = yield* panelSection
-    return doctorReport(panel === undefined ? sections : [panel, ...sections]) satisfies DoctorReport
+  const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+  const targets = only === undefined ? installed : installed.filter((record) => record.extensionId === only)
+  if (only !== undefined && targets.length === 0) return yield* new DoctorUnknownExtension({ extensionId: only })
+  const context = {
+    installed,
+    recordedQuarantine: yield* readQuarantine,
+    frontendErrors: yield* readFrontendErrors
+  }
+  const sections = yield* Effect.forEach(targets, (record) => extensionSection(record, input, context), { concurrency: 4 })
+  // The panel's include and routing concern every extension, so a report on one carries them too.
+  const panel = yield* panelSection
+  return doctorReport(panel === undefined ? sections : [panel, ...sections]) satisfies DoctorReport
 })

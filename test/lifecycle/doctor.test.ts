@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
@@ -8,6 +8,7 @@ import { dataLayer } from "../../src/HostLive.js"
 import { recordFrontendError } from "../../src/runtime/FrontendErrors.js"
 import { repoRoot, runHost, tempDir, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
+import { writePanelConfig } from "../http/helpers.js"
 
 // `host doctor` (docs/operations.md "host doctor"): every check is shown passing on a healthy extension
 // and failing (or warning) on one broken the way the check is about.
@@ -261,13 +262,29 @@ describe("host doctor", () => {
     expect(missing.stderr).toContain("extension acme/nothing is not installed")
   })
 
-  it("flags an invalid installed manifest", async () => {
+  it("names a requires range the panel left behind after an upgrade", async () => {
+    const own = temp("host-root-")
+    writePanelConfig(own)
+    await add(own, writeExtension(temp("host-src-"), { id: "acme/ranged", version: "1.0.0", requires: { panel: "^1.11" } }))
+    expect(checkOf((await doctor(own)).report, "acme/ranged", "requires")).toMatchObject({ verdict: "ok", evidence: "met: panel ^1.11" })
+    const panelFile = join(own, "config", "panel.yaml")
+    writeFileSync(panelFile, readFileSync(panelFile, "utf8").replace("version: 1.11.0", "version: 2.0.0"))
+    expect(checkOf((await doctor(own)).report, "acme/ranged", "requires")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining("2.0.0") })
+  })
+
+  it("flags an invalid installed manifest, and a missing folder", async () => {
     const own = temp("host-root-")
     const folder = writeExtension(temp("host-src-"), { id: "acme/plain", version: "1.0.0" })
     await add(own, folder)
     appendFileSync(join(own, "host", "extensions", "acme", "plain", "extension.yaml"), "frontend:\n  bundle: /etc/passwd\n")
     const { report: edited } = await doctor(own)
     expect(checkOf(edited, "acme/plain", "manifest")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining("frontend.bundle") })
+    expect(checkOf(edited, "acme/plain", "drift")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining("extension.yaml") })
+
+    rmSync(join(own, "host", "extensions", "acme", "plain"), { recursive: true })
+    const { report: gone } = await doctor(own)
+    expect(checkOf(gone, "acme/plain", "manifest")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining("is missing") })
+    expect(checkOf(gone, "acme/plain", "drift")).toMatchObject({ verdict: "fail", evidence: "the extension's folder is missing" })
   })
 })
 
