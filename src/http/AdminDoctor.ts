@@ -1,6 +1,5 @@
 import { HttpRouter, HttpServerResponse } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import { DoctorUnknownExtension, runDoctor } from "../lifecycle/Doctor.js"
 import { runHealthChecks } from "../runtime/Backend.js"
@@ -11,6 +10,11 @@ import { HttpFailure, notFound } from "./Errors.js"
 // `GET /admin/host/api/extensions/{vendor}/{name}/doctor` (docs/http.md, docs/admin.md "Doctor"): the
 // report `host doctor <id>` prints, over the server's current generation (the one serving requests),
 // so the detail screen shows what this server sees rather than a second boot.
+
+/** Node's HTTP client (and undici under it), loaded on the first doctor request, not when the server starts. */
+const nodeHttpClient = Layer.unwrapEffect(
+  Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layer)
+)
 
 export const extensionDoctor = Effect.gen(function*() {
   yield* adminActor
@@ -26,7 +30,7 @@ export const extensionDoctor = Effect.gen(function*() {
     versions: { host: frameworkVersion, panel: live.panelInfo.version, php: live.panelInfo.php, node: process.versions.node }
   }).pipe(
     Effect.catchTag("DoctorUnknownExtension", (error: DoctorUnknownExtension) => notFound(error.message)),
-    Effect.provide(NodeHttpClient.layer)
+    Effect.provide(nodeHttpClient)
   )
   return yield* HttpServerResponse.json({ data: report })
 })
