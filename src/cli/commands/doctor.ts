@@ -3,7 +3,8 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { formatDoctorReport } from "../../domain/Doctor.js"
-import { runDoctor } from "../../lifecycle/Doctor.js"
+import { DoctorUnknownExtension, runDoctor } from "../../lifecycle/Doctor.js"
+import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { Panel } from "../../panel/Panel.js"
 import { bootForCli, runHealthChecks } from "../../runtime/Backend.js"
 import { CliInvocation } from "../Invocation.js"
@@ -28,9 +29,14 @@ export const doctorCommand = Command.make(
       const report = yield* Effect.gen(function*() {
         const { config } = yield* HostConfig
         const panel = yield* Panel
+        const only = Option.getOrUndefined(extension)
+        // An id that is not installed is said before the extensions are booted for nothing.
+        if (only !== undefined && Option.isNone(yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(only)))) {
+          return yield* new DoctorUnknownExtension({ extensionId: only })
+        }
         const generation = yield* bootForCli
         const health = yield* runHealthChecks(generation)
-        return yield* runDoctor(Option.getOrUndefined(extension), {
+        return yield* runDoctor(only, {
           generation,
           health,
           versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node }
