@@ -262,6 +262,28 @@ describe("host doctor", () => {
     expect(missing.stderr).toContain("extension acme/nothing is not installed")
   })
 
+  it("warns about a bundle older than its source", async () => {
+    const own = temp("host-root-")
+    const folder = writeExtension(temp("host-src-"), {
+      id: "acme/stale",
+      version: "1.0.0",
+      files: {
+        "resources/frontend/src/index.tsx": "export default {}\n",
+        "resources/frontend/dist/extension.js": `createExtension({ id: "acme/stale" })\n`
+      }
+    })
+    await add(own, built(folder, "resources/frontend/dist/extension.js"))
+    // The source edited after the last build (its bytes as installed, so only its age changes).
+    const later = new Date(Date.now() + 3_600_000)
+    utimesSync(join(own, "host", "extensions", "acme", "stale", "resources", "frontend", "src", "index.tsx"), later, later)
+    const { report: stale } = await doctor(own)
+    expect(checkOf(stale, "acme/stale", "bundle")).toMatchObject({
+      verdict: "warning",
+      evidence: "resources/frontend/dist/extension.js is older than resources/frontend/src/index.tsx: the page may run code from before the last change"
+    })
+    expect(checkOf(stale, "acme/stale", "drift").verdict).toBe("ok")
+  })
+
   it("names a requires range the panel left behind after an upgrade", async () => {
     const own = temp("host-root-")
     writePanelConfig(own)
