@@ -105,9 +105,11 @@ export const panelInstallCommand = Command.make(
         const listenHost = config.server.host === "0.0.0.0" || config.server.host === "::" ? "127.0.0.1" : config.server.host
         const upstream = `http://${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${config.server.port}`
         const snippetPath = path.join(paths.storage, "webserver", `${kind}.conf`)
+        // The store is opened only once the folder is known to be a panel: a refusal leaves Host's root untouched.
+        const permissions = yield* installedPermissions.pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
         const plan = yield* install.planInstall(panel, {
           hostVersion: frameworkVersion,
-          permissions: yield* installedPermissions,
+          permissions,
           snippet: { kind, path: snippetPath, upstream }
         })
         const pending = plan.changes.filter((c) => c.action !== "unchanged")
@@ -139,7 +141,7 @@ export const panelInstallCommand = Command.make(
           ...commandLines(runs, panel.root, false),
           `Web server (${kind}): ${hint}`
         ].join("\n"))
-      }).pipe(Effect.provide(PanelInstall.Default.pipe(Layer.provideMerge(storeLayer(invocation, { listeners: false })))))
+      }).pipe(Effect.provide(PanelInstall.Default.pipe(Layer.provideMerge(configLayer(invocation)))))
     })
 ).pipe(Command.withDescription("Install Host into a Pterodactyl or Pelican panel: the include, and the web-server snippet"))
 
