@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { runHost, tempDirsPerTest } from "../support/cli.js"
+import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { stockScriptsBlade, writePanelFolder } from "../support/panel-folders.js"
 import { startServer } from "../http/helpers.js"
 import { eventually } from "../support/wait.js"
@@ -319,19 +319,53 @@ describe("self-heal in host serve", () => {
     }
   })
 
+  it("puts the Pelican plugin folder back, and refreshes permissions.json without counting a heal", async () => {
+    const { host, panel } = setup("pelican")
+    const env = { HOST_PANEL_DRIVER: "pelican", HOST_PANEL_URL: "http://127.0.0.1:9", HOST_PANEL_ROOT: panel, HOST_DEBUG: JSON.stringify({ panel_heal_ms: 100 }) }
+    expect((await runHost(["--root", host, "panel:install"], { env })).code).toBe(0)
+    const provider = join(panel, "plugins/host/src/Providers/HostPluginProvider.php")
+    const installed = readFileSync(provider, "utf8")
+    const server = await startServer(host, { env })
+    try {
+      const statusFile = join(host, "storage/host/panel-status.json")
+      await eventually(() => existsSync(statusFile) ? JSON.parse(readFileSync(statusFile, "utf8")) : null, (s) => s?.selfHeal?.checks >= 1, { what: "a first check" })
+      // A new extension's permissions reach the plugin's permissions.json: a refresh, not a heal.
+      expect((await runHost(["--root", host, "add", fixture("extensions", "full"), "--disabled"], { env })).code).toBe(0)
+      const permissions = join(panel, "plugins/host/permissions.json")
+      await eventually(() => JSON.parse(readFileSync(permissions, "utf8")).permissions, (list) => list.includes("full.view"), { what: "permissions.json refreshed" })
+      // The check that wrote it has recorded itself once a later check has.
+      const seen = JSON.parse(readFileSync(statusFile, "utf8")).selfHeal.checks
+      const refreshed = await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.checks > seen, { what: "a later check" })
+      expect(refreshed.selfHeal.heals).toBe(0)
+      rmSync(join(panel, "plugins", "host"), { recursive: true })
+      await eventually(() => existsSync(provider) ? readFileSync(provider, "utf8") : "", (text) => text === installed, { what: "the plugin back" })
+      await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.heals === 1, { what: "the heal counted" })
+    } finally {
+      await server.stop()
+    }
+  })
+
   it("with panel.self_heal false never writes", async () => {
     const { host, panel } = setup("pterodactyl-1.11")
     mkdirSync(join(host, "config"), { recursive: true })
     writeFileSync(join(host, "config", "host.yaml"), `panel:\n  driver: pterodactyl\n  url: http://127.0.0.1:9\n  root: ${panel}\n  self_heal: false\n`)
-    const server = await startServer(host, { env: { HOST_DEBUG: JSON.stringify({ panel_heal_ms: 20 }) } })
+    // A second server with self-heal on and the same interval is the clock: once it has healed its own
+    // panel three times, the first server has had as many chances to write.
+    const witness = setup("pterodactyl-1.11")
+    const debug = { HOST_DEBUG: JSON.stringify({ panel_heal_ms: 50 }) }
+    const witnessEnv = { ...debug, HOST_PANEL_DRIVER: "pterodactyl", HOST_PANEL_URL: "http://127.0.0.1:9", HOST_PANEL_ROOT: witness.panel }
+    const server = await startServer(host, { env: debug })
+    const clock = await startServer(witness.host, { env: witnessEnv })
     try {
-      // The server is up (its /host/ready answered) and more intervals than one have passed when a request
-      // after several polls still finds nothing; the file it would write is the evidence.
-      for (let i = 0; i < 5; i++) await fetch(`${server.url}/host/ready`)
+      const witnessFile = join(witness.host, "storage/host/panel-status.json")
+      for (let heal = 1; heal <= 3; heal++) {
+        writeFileSync(join(witness.panel, include), stockScriptsBlade)
+        await eventually(() => existsSync(witnessFile) ? JSON.parse(readFileSync(witnessFile, "utf8")) : null, (s) => s?.selfHeal?.heals >= heal, { what: `witness heal ${heal}` })
+      }
       expect(readFileSync(join(panel, include), "utf8")).toBe(stockScriptsBlade)
       expect(existsSync(join(host, "storage/host/panel-status.json"))).toBe(false)
     } finally {
-      await server.stop()
+      await Promise.all([server.stop(), clock.stop()])
     }
   })
 })
