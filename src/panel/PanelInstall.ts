@@ -89,7 +89,9 @@ export const lookedFor =
 /** The folder is neither a Pterodactyl nor a Pelican panel; nothing was written. */
 export class NotAPanel extends Data.TaggedError("NotAPanel")<{ readonly root: string; readonly reason: string }> {
   override get message() {
-    return `${this.root} is not a Pterodactyl or Pelican panel folder (${this.reason}); looked for ${lookedFor}`
+    return this.reason === "no such folder"
+      ? `the panel folder ${this.root} does not exist (check --panel-root or panel.root)`
+      : `${this.root} is not a Pterodactyl or Pelican panel folder (${this.reason}); looked for ${lookedFor}`
   }
 }
 
