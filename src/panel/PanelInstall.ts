@@ -199,6 +199,8 @@ export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInst
     const panelChanges = Effect.fn("PanelInstall.panelChanges")(function*(panel: DetectedPanel, options: {
       readonly hostVersion: string
       readonly permissions: ReadonlyArray<string>
+      /** The self-heal: a lost plugin folder comes back enabled (it runs no artisan command). */
+      readonly healing?: boolean
     }) {
       if (panel.kind === "pterodactyl") {
         const file = path.join(panel.root, pterodactylInclude)
@@ -216,7 +218,7 @@ export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInst
       const folder = pluginFolder(panel)
       yield* checkPluginOwner(folder)
       const files: ReadonlyArray<readonly [string, string, ((a: string, b: string) => boolean)?]> = [
-        ["plugin.json", pluginJson(options.hostVersion), samePluginJson],
+        ["plugin.json", pluginJson(options.hostVersion, { enabled: options.healing === true }), samePluginJson],
         [path.join("src", "HostPlugin.php"), hostPluginPhp()],
         [path.join("src", "Providers", "HostPluginProvider.php"), hostPluginProviderPhp()],
         ["permissions.json", permissionsJson(options.permissions)]

@@ -25,7 +25,7 @@ export const selfHealOnce = Effect.gen(function*() {
   const checkedAt = yield* now
   const outcome = yield* Effect.gen(function*() {
     const panel = yield* install.detect(config.panel.root)
-    const changes = yield* install.panelChanges(panel, { hostVersion: frameworkVersion, permissions: yield* installedPermissions })
+    const changes = yield* install.panelChanges(panel, { hostVersion: frameworkVersion, permissions: yield* installedPermissions, healing: true })
     const pending = changes.filter((change) => change.action !== "unchanged")
     if (pending.length === 0) return { state: "intact", healed: false, error: null }
     yield* install.apply({ panel, changes, removeFolder: undefined, commands: [] })

@@ -196,7 +196,9 @@ describe("Pelican", () => {
     ])
     expect(doc.commands).toEqual([{ command: "php artisan p:plugin:install host --no-interaction", ran: false, exitCode: null, output: "" }])
     const plugin = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8"))
-    expect(plugin).toMatchObject({ id: "host", namespace: "Host\\PelicanPlugin", class: "HostPlugin", panels: ["app", "server"] })
+    expect(plugin).toMatchObject({ id: "host", namespace: "Host\\PelicanPlugin", class: "HostPlugin", category: "plugin", panels: ["app", "server"] })
+    // No meta: Pelican sees the plugin as "not installed", which `p:plugin:install host` requires.
+    expect(plugin.meta).toBeUndefined()
     // Pelican records the plugin's status in plugin.json itself: that is not a change to undo.
     writeFileSync(join(folder, "plugin.json"), JSON.stringify({ ...plugin, meta: { status: "enabled", status_message: null, load_order: 0 } }, null, 4))
     const second = await runHost(["--root", host, "panel:install", "--panel-root", panel, "--json"])
@@ -340,6 +342,8 @@ describe("self-heal in host serve", () => {
       rmSync(join(panel, "plugins", "host"), { recursive: true })
       await eventually(() => existsSync(provider) ? readFileSync(provider, "utf8") : "", (text) => text === installed, { what: "the plugin back" })
       await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.heals === 1, { what: "the heal counted" })
+      // No artisan command runs in the server: the folder comes back enabled, as p:plugin:install leaves it.
+      expect(JSON.parse(readFileSync(join(panel, "plugins/host/plugin.json"), "utf8")).meta).toEqual({ status: "enabled", status_message: null, load_order: 0 })
     } finally {
       await server.stop()
     }

@@ -29,10 +29,12 @@ export const pelicanSlotHooks: { readonly [panel in "app" | "server"]: ReadonlyA
 export const bootScriptTag = '<script src="/host/boot.js" defer></script>'
 
 /**
- * `plugin.json` (fields as Pelican's `app/Models/Plugin.php` reads them). Pelican itself rewrites this file
- * to record `meta.status`, so comparisons ignore `meta` (see `samePluginJson`).
+ * `plugin.json` (fields as Pelican's `app/Models/Plugin.php` reads them). Without `meta` the plugin is "not
+ * installed", which `php artisan p:plugin:install host` requires; Pelican then records `meta.status` in this
+ * file itself, so comparisons ignore `meta` (see `samePluginJson`). The self-heal, which runs no artisan
+ * command, writes a lost folder back as enabled (`enabled`), the state `p:plugin:install` leaves it in.
  */
-export const pluginJson = (hostVersion: string): string =>
+export const pluginJson = (hostVersion: string, options: { readonly enabled?: boolean } = {}): string =>
   `${
     JSON.stringify(
       {
@@ -49,7 +51,7 @@ export const pluginJson = (hostVersion: string): string =>
         panels: ["app", "server"],
         panel_version: null,
         composer_packages: null,
-        meta: { status: "disabled", status_message: null, load_order: 0 }
+        ...(options.enabled === true ? { meta: { status: "enabled", status_message: null, load_order: 0 } } : {})
       },
       null,
       4
