@@ -120,6 +120,19 @@ describe("Pterodactyl", () => {
     expect(readFileSync(file, "utf8")).toBe(original)
   })
 
+  it("a block whose content was changed is reported as modified and rewritten by the next install", async () => {
+    const { host, panel } = setup("pterodactyl-1.11")
+    const file = join(panel, include)
+    expect((await runHost(["--root", host, "panel:install", "--panel-root", panel])).code).toBe(0)
+    const installed = readFileSync(file, "utf8")
+    writeFileSync(file, installed.replace("/host/boot.js", "/host/other.js"))
+    const status = json((await runHost(["--root", host, "panel:status", "--panel-root", panel, "--json"])).stdout)
+    expect(status.include).toMatchObject({ state: "modified", detail: "the block's content differs from what Host writes" })
+    const run = json((await runHost(["--root", host, "panel:install", "--panel-root", panel, "--json"])).stdout)
+    expect(run.changes[0]).toEqual({ path: file, action: "update" })
+    expect(readFileSync(file, "utf8")).toBe(installed)
+  })
+
   it("--dry-run prints a unified diff and writes nothing", async () => {
     const { host, panel } = setup("pterodactyl-1.11")
     const before = snapshot(panel)
