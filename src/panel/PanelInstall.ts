@@ -341,10 +341,12 @@ export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInst
       }
       const folder = pluginFolder(panel)
       if (!(yield* isDirectory(folder))) return { kind: "plugin", path: folder, state: "absent", detail: "no plugin folder" } satisfies IncludeState
-      const changes = yield* panelChanges(panel, { hostVersion, permissions: [] }).pipe(
-        Effect.catchTag("NotHostPlugin", (error) => Effect.succeed(error))
-      )
-      if (!Array.isArray(changes)) return { kind: "plugin", path: folder, state: "tampered", detail: (changes as NotHostPlugin).reason } satisfies IncludeState
+      const outcome = yield* Effect.either(panelChanges(panel, { hostVersion, permissions: [] }))
+      if (outcome._tag === "Left") {
+        if (outcome.left._tag === "PanelFileFailed") return yield* outcome.left
+        return { kind: "plugin", path: folder, state: "tampered", detail: outcome.left.message } satisfies IncludeState
+      }
+      const changes = outcome.right
       // permissions.json follows the installed extensions; only its presence is part of "intact".
       const differing = changes.filter((c) => c.action !== "unchanged" && !(c.path.endsWith("permissions.json") && c.action === "update"))
       return differing.length === 0
