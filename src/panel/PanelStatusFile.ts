@@ -42,13 +42,21 @@ export const readPanelStatus = (storage: string) =>
     return Option.flatMap(text, (t) => decode(t))
   })
 
-/** Rewrites the file with `update` applied (through a temporary file and a rename). */
+/**
+ * Rewrites the file with `update` applied (through a temporary file and a rename). Keys this schema does
+ * not know (another writer's) are kept as they were.
+ */
 export const updatePanelStatus = (storage: string, update: (current: Option.Option<PanelStatusFile>) => PanelStatusFile) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const file = panelStatusPath(storage, path)
-    const next = update(yield* readPanelStatus(storage))
+    const raw = yield* fs.readFileString(file).pipe(
+      Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
+      Effect.map((parsed) => (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed as Record<string, unknown> : {})),
+      Effect.orElseSucceed(() => ({}) as Record<string, unknown>)
+    )
+    const next = { ...raw, ...update(yield* readPanelStatus(storage)) }
     yield* fs.makeDirectory(storage, { recursive: true })
     const temporary = `${file}.${process.pid}.tmp`
     yield* fs.writeFileString(temporary, `${JSON.stringify(next, null, 2)}\n`)

@@ -319,15 +319,19 @@ describe("self-heal in host serve", () => {
     }
     expect((await runHost(["--root", host, "panel:install"], { env })).code).toBe(0)
     const installed = readFileSync(join(panel, include), "utf8")
+    // What the panel driver writes into the same file stays there.
+    const statusFile = join(host, "storage/host/panel-status.json")
+    writeFileSync(statusFile, JSON.stringify({ updatedAt: "2026-11-25T06:00:00.000Z", identityCache: { hits: 5, misses: 1, panelRequests: 1 }, driverNote: { kept: true } }))
     const server = await startServer(host, { env })
     try {
-      const statusFile = join(host, "storage/host/panel-status.json")
       await eventually(() => existsSync(statusFile) ? JSON.parse(readFileSync(statusFile, "utf8")) : null, (s) => s?.selfHeal?.checks >= 1, { what: "a first check" })
       // The upgrade's tarball replaces the file with the stock one.
       writeFileSync(join(panel, include), stockScriptsBlade)
       await eventually(() => readFileSync(join(panel, include), "utf8"), (text) => text === installed, { what: "the block back" })
       const report = await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.heals === 1, { what: "the heal counted" })
       expect(report.selfHeal.lastHealAt).not.toBeNull()
+      expect(report.identityCache).toEqual({ hits: 5, misses: 1, panelRequests: 1 })
+      expect(report.driverNote).toEqual({ kept: true })
       expect(server.stderr()).toContain("Host's include was missing or changed")
     } finally {
       await server.stop()
