@@ -12,7 +12,9 @@ export const DebugSettings = Schema.Struct({
   /** A file: `begin|end <pid> <lock>` is appended when a lock is taken and just before it is released. */
   lock_log: Schema.optional(Schema.NonEmptyString),
   /** An ISO-8601 time the process's clock starts at (and runs on from): the tasks of a chosen minute run. */
-  now: Schema.optional(Schema.DateTimeUtc)
+  now: Schema.optional(Schema.DateTimeUtc),
+  /** How often `host serve` checks Host's include in a real panel (self-heal), instead of every 5 minutes. */
+  panel_heal_ms: Schema.optional(Schema.Int.pipe(Schema.between(10, 3_600_000)))
 })
 export type DebugSettings = typeof DebugSettings.Type
 

@@ -81,7 +81,9 @@ describe("host status", () => {
       drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
       quarantined: 0,
       corrupt: 0,
-      frontendErrors: {}
+      frontendErrors: {},
+      // The embedded panel: no real panel to report on (docs/panels.md).
+      panel: { driver: "embedded", panel: null, include: null, answers: null, snippets: [], selfHeal: null, identityCache: null, problem: null }
     })
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")

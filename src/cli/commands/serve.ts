@@ -51,6 +51,13 @@ export const serveCommand = Command.make(
           yield* Console.log(`Listening on ${address.url}`)
           // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
           yield* Effect.forkScoped(runEveryMinute(() => runtime.current()?.generation))
+          // A real panel: put Host's include back after the panel's upgrade removed it (docs/panels.md).
+          if (config.panel.driver !== "embedded" && config.panel.self_heal) {
+            const { selfHealInterval, selfHealLoop } = yield* Effect.promise(() => import("../../panel/PanelSelfHeal.js"))
+            const { PanelInstall } = yield* Effect.promise(() => import("../../panel/PanelInstall.js"))
+            const interval = invocation.debug?.panel_heal_ms === undefined ? selfHealInterval : Duration.millis(invocation.debug.panel_heal_ms)
+            yield* Effect.forkScoped(selfHealLoop(interval).pipe(Effect.provide(PanelInstall.Default)))
+          }
           const signal = yield* untilStopSignal
           yield* Effect.logInfo(`${signal}: stopping`)
         })

@@ -20,6 +20,8 @@ import { StateGeneration } from "../../store/StateGeneration.js"
 import { isDeadHolder, processAlive } from "../../store/OperationLock.js"
 import { leftoverStaging, leftoverUploads } from "../../lifecycle/Uploads.js"
 import { formatBytes } from "../../registry/Fetch.js"
+import { PanelInstall } from "../../panel/PanelInstall.js"
+import { panelReport, panelReportPairs } from "./panelInstall.js"
 
 /**
  * What interrupted work left behind (docs/operations.md "Uploads and leftovers"): uploads of processes
@@ -124,6 +126,8 @@ export const statusCommand = Command.make(
           corrupt: installed.filter((e) => extensionStatus(e, undefined).status === "corrupt").length,
           frontendErrors,
           ...replica,
+          // The real panel Host is installed into, when there is one (docs/panels.md).
+          panel: yield* panelReport().pipe(Effect.provide(PanelInstall.Default)),
           ...(withExtensions ? { installed: installed.map((e) => extensionView(e, quarantine)) } : {}),
           ...(health ? { health: yield* Effect.flatMap(bootForCli, (generation) => runHealthChecks(generation)) } : {})
         }
@@ -180,6 +184,9 @@ export const statusCommand = Command.make(
           }`
         ] as const])
       ]))
+      if (report.panel.driver !== "embedded") {
+        yield* Console.log(`\nPanel:\n${formatPairs(panelReportPairs(report.panel)).split("\n").map((line) => `  ${line}`).join("\n")}`)
+      }
       const withErrors = Object.entries(report.frontendErrors)
       if (withErrors.length > 0) {
         const lines = withErrors.flatMap(([id, list]) => [

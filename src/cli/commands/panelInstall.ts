@@ -1,0 +1,254 @@
+import { Command, Options } from "@effect/cli"
+import { FileSystem, Path } from "@effect/platform"
+import { Console, Effect, Layer, Option } from "effect"
+import { frameworkVersion, HostConfig } from "../../config/HostConfig.js"
+import { type WebServer, webServers } from "../../panel/PanelFiles.js"
+import {
+  type CommandRun,
+  type DetectedPanel,
+  includeHint,
+  type IncludeState,
+  PanelInstall,
+  type PanelPlan,
+  type PanelProbe,
+  PanelRootUnset,
+  planDiff
+} from "../../panel/PanelInstall.js"
+import { installedPermissions } from "../../panel/PanelSelfHeal.js"
+import { type PanelStatusFile, readPanelStatus } from "../../panel/PanelStatusFile.js"
+import { CliInvocation } from "../Invocation.js"
+import { formatPairs, printJson } from "../Output.js"
+import { configLayer, storeLayer } from "../Runtime.js"
+
+// `host panel:install`, `host panel:uninstall`, `host panel:status` (docs/panels.md): put Host's include
+// into a real Pterodactyl or Pelican panel, take it out again, and show how it stands. These are the only
+// commands that write outside Host's root, and there only the marked block or `plugins/host/`.
+
+const panelRootOption = Options.directory("panel-root", { exists: "either" }).pipe(
+  Options.optional,
+  Options.withDescription("the panel's install folder (default: panel.root of config/host.yaml, HOST_PANEL_ROOT)")
+)
+const dryRunOption = Options.boolean("dry-run").pipe(Options.withDescription("print the diff of every file it would write; write nothing"))
+const jsonOption = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
+
+/** The panel folder from the flag (relative to the current folder), else panel.root (relative to Host's root). */
+const resolvePanelRoot = (flag: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const { config, paths } = yield* HostConfig
+    if (Option.isSome(flag)) return path.resolve(flag.value)
+    if (config.panel.root !== "") return path.resolve(paths.root, config.panel.root)
+    return yield* new PanelRootUnset()
+  })
+
+/** The web server to write a snippet for: the flag, else the one this machine has (binary or config folder), else nginx. */
+const detectWebServer = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const invocation = yield* CliInvocation
+  const folders = (invocation.env.PATH ?? "").split(":").filter((f) => f !== "")
+  const candidates: ReadonlyArray<readonly [WebServer, ReadonlyArray<string>, string]> = [
+    ["nginx", ["nginx"], "/etc/nginx"],
+    ["caddy", ["caddy"], "/etc/caddy"],
+    ["apache", ["apache2", "httpd"], "/etc/apache2"]
+  ]
+  for (const [kind, binaries, configFolder] of candidates) {
+    for (const folder of folders) {
+      for (const binary of binaries) {
+        if (yield* fs.exists(path.join(folder, binary)).pipe(Effect.orElseSucceed(() => false))) return kind
+      }
+    }
+    if (yield* fs.exists(configFolder).pipe(Effect.orElseSucceed(() => false))) return kind
+  }
+  return "nginx" as WebServer
+})
+
+const panelLine = (panel: DetectedPanel) =>
+  `${panel.kind === "pterodactyl" ? "Pterodactyl" : "Pelican"} ${panel.version} ("${panel.name}") at ${panel.root}`
+
+const changeLines = (plan: PanelPlan, root: string, path: Path.Path) =>
+  plan.changes.map((c) => {
+    const shown = c.path.startsWith(`${plan.panel.root}${path.sep}`) ? path.relative(plan.panel.root, c.path) : path.relative(root, c.path)
+    return `  ${c.action.padEnd(9)} ${shown}`
+  })
+
+const commandLines = (runs: ReadonlyArray<CommandRun>, panelRoot: string, dryRun: boolean) =>
+  runs.map((run) =>
+    run.ran
+      ? `Ran in ${panelRoot}: ${run.command} (exit ${run.exitCode ?? "none"})${run.exitCode === 0 || run.output === "" ? "" : `\n${run.output}`}`
+      : `${dryRun ? "Would then run" : "Now run"} in ${panelRoot}: ${run.command}${dryRun ? "" : " (php or the panel's artisan is not here)"}`
+  )
+
+const changesJson = (plan: PanelPlan) => plan.changes.map((c) => ({ path: c.path, action: c.action }))
+
+export const panelInstallCommand = Command.make(
+  "panel:install",
+  {
+    panelRoot: panelRootOption,
+    webServer: Options.choice("web-server", webServers).pipe(
+      Options.optional,
+      Options.withDescription("the web server to write the proxy snippet for (default: the one found here, else nginx)")
+    ),
+    dryRun: dryRunOption,
+    json: jsonOption
+  },
+  ({ dryRun, json, panelRoot, webServer }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      yield* Effect.gen(function*() {
+        const path = yield* Path.Path
+        const { config, paths } = yield* HostConfig
+        const install = yield* PanelInstall
+        const root = yield* resolvePanelRoot(panelRoot)
+        const panel = yield* install.detect(root)
+        const kind = Option.isSome(webServer) ? webServer.value : yield* detectWebServer
+        const listenHost = config.server.host === "0.0.0.0" || config.server.host === "::" ? "127.0.0.1" : config.server.host
+        const upstream = `http://${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${config.server.port}`
+        const snippetPath = path.join(paths.storage, "webserver", `${kind}.conf`)
+        // The store is opened only once the folder is known to be a panel: a refusal leaves Host's root untouched.
+        const permissions = yield* installedPermissions.pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+        const plan = yield* install.planInstall(panel, {
+          hostVersion: frameworkVersion,
+          permissions,
+          snippet: { kind, path: snippetPath, upstream }
+        })
+        const pending = plan.changes.filter((c) => c.action !== "unchanged")
+        if (!dryRun) yield* install.apply(plan)
+        const runs: ReadonlyArray<CommandRun> = dryRun
+          ? plan.commands.map((c) => ({ command: c.command, ran: false, exitCode: null, output: "" }))
+          : yield* install.runCommands(plan, invocation.env)
+        const hint = includeHint(kind, snippetPath)
+        if (json) {
+          return yield* printJson({
+            panel,
+            changes: changesJson(plan),
+            commands: runs,
+            snippet: { kind, path: snippetPath, include: hint },
+            dryRun
+          })
+        }
+        if (dryRun) {
+          yield* Console.log(`${panelLine(panel)}\n${pending.length === 0 ? "Nothing to change: Host is already installed." : "Would write (nothing written, --dry-run):"}`)
+          if (pending.length > 0) yield* Console.log(planDiff(plan).trimEnd())
+          const lines = commandLines(runs, panel.root, true)
+          if (lines.length > 0) yield* Console.log(lines.join("\n"))
+          return
+        }
+        yield* Console.log([
+          panelLine(panel),
+          pending.length === 0 ? "Nothing changed: Host is already installed." : "Changes:",
+          ...(pending.length === 0 ? [] : changeLines(plan, paths.root, path)),
+          ...commandLines(runs, panel.root, false),
+          `Web server (${kind}): ${hint}`
+        ].join("\n"))
+      }).pipe(Effect.provide(PanelInstall.Default.pipe(Layer.provideMerge(configLayer(invocation)))))
+    })
+).pipe(Command.withDescription("Install Host into a Pterodactyl or Pelican panel: the include, and the web-server snippet"))
+
+export const panelUninstallCommand = Command.make(
+  "panel:uninstall",
+  { panelRoot: panelRootOption, dryRun: dryRunOption, json: jsonOption },
+  ({ dryRun, json, panelRoot }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      yield* Effect.gen(function*() {
+        const path = yield* Path.Path
+        const { paths } = yield* HostConfig
+        const install = yield* PanelInstall
+        const panel = yield* install.detect(yield* resolvePanelRoot(panelRoot))
+        const plan = yield* install.planUninstall(panel)
+        const pending = plan.changes.filter((c) => c.action !== "unchanged")
+        if (!dryRun) yield* install.apply(plan)
+        const runs: ReadonlyArray<CommandRun> = dryRun
+          ? plan.commands.map((c) => ({ command: c.command, ran: false, exitCode: null, output: "" }))
+          : yield* install.runCommands(plan, invocation.env)
+        if (json) return yield* printJson({ panel, changes: changesJson(plan), commands: runs, dryRun })
+        if (dryRun) {
+          yield* Console.log(`${panelLine(panel)}\n${pending.length === 0 ? "Nothing to remove: Host is not installed." : "Would remove (nothing written, --dry-run):"}`)
+          if (pending.length > 0) yield* Console.log(planDiff(plan).trimEnd())
+          return
+        }
+        yield* Console.log([
+          panelLine(panel),
+          pending.length === 0 ? "Nothing to remove: Host is not installed." : "Removed:",
+          ...(pending.length === 0 ? [] : changeLines(plan, paths.root, path)),
+          ...commandLines(runs, panel.root, false),
+          ...(pending.length === 0 ? [] : ["Also take the include of Host's web-server snippet out of the web server's configuration."])
+        ].join("\n"))
+      }).pipe(Effect.provide(PanelInstall.Default.pipe(Layer.provideMerge(configLayer(invocation)))))
+    })
+).pipe(Command.withDescription("Remove exactly what panel:install added to the panel (the marked block, or plugins/host)"))
+
+export interface PanelReport {
+  readonly driver: string
+  readonly panel: DetectedPanel | null
+  readonly include: IncludeState | null
+  readonly answers: PanelProbe | null
+  readonly snippets: ReadonlyArray<string>
+  readonly selfHeal: NonNullable<PanelStatusFile["selfHeal"]> | null
+  readonly identityCache: NonNullable<PanelStatusFile["identityCache"]> | null
+  readonly problem: string | null
+}
+
+/** How Host stands with the real panel (for `host panel:status` and the Panel part of `host status`). */
+export const panelReport = (flag: Option.Option<string> = Option.none()) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { config, paths } = yield* HostConfig
+    const install = yield* PanelInstall
+    const status = Option.getOrUndefined(yield* readPanelStatus(paths.storage))
+    const snippetFolder = path.join(paths.storage, "webserver")
+    const snippets = (yield* fs.readDirectory(snippetFolder).pipe(Effect.orElseSucceed(() => [] as Array<string>)))
+      .filter((name) => name.endsWith(".conf"))
+      .sort()
+      .map((name) => path.join(snippetFolder, name))
+    const base = {
+      driver: config.panel.driver,
+      snippets,
+      selfHeal: status?.selfHeal ?? null,
+      identityCache: status?.identityCache ?? null
+    }
+    const rootOutcome = yield* Effect.either(resolvePanelRoot(flag))
+    if (rootOutcome._tag === "Left") {
+      return { ...base, panel: null, include: null, answers: null, problem: config.panel.driver === "embedded" ? null : rootOutcome.left.message } satisfies PanelReport
+    }
+    const detected = yield* Effect.either(install.detect(rootOutcome.right))
+    const answers = config.panel.url === "" ? null : yield* install.probe(config.panel.url)
+    if (detected._tag === "Left") return { ...base, panel: null, include: null, answers, problem: detected.left.message } satisfies PanelReport
+    const include = yield* install.inspect(detected.right, frameworkVersion)
+    return { ...base, panel: detected.right, include, answers, problem: null } satisfies PanelReport
+  })
+
+/** The report as `label: value` pairs. */
+export const panelReportPairs = (report: PanelReport): ReadonlyArray<readonly [string, string]> => [
+  ["Driver", report.driver],
+  ["Panel", report.panel === null ? report.problem ?? "not configured (panel.root)" : panelLine(report.panel)],
+  ...(report.include === null ? [] : [["Include", `${report.include.state}: ${report.include.path} (${report.include.detail})`] as const]),
+  ["Answers", report.answers === null ? "not checked (panel.url is not set)" : `${report.answers.answers ? "yes" : "no"}: ${report.answers.url}, ${report.answers.detail}`],
+  ["Snippet", report.snippets.length === 0 ? "none written (host panel:install writes one)" : report.snippets.join(", ")],
+  [
+    "Self-heal",
+    report.selfHeal === null
+      ? "no report yet (host serve with a real driver writes it)"
+      : `${report.selfHeal.heals} heal(s)${report.selfHeal.lastHealAt === null ? "" : `, last ${report.selfHeal.lastHealAt}`}; ${report.selfHeal.checks} check(s), last ${report.selfHeal.lastCheckAt ?? "never"} (${report.selfHeal.lastState}${report.selfHeal.lastError === null ? "" : `: ${report.selfHeal.lastError}`})`
+  ],
+  [
+    "Identity cache",
+    report.identityCache === null
+      ? "no counters yet"
+      : `${report.identityCache.hits} hit(s), ${report.identityCache.misses} miss(es), ${report.identityCache.panelRequests} panel request(s)`
+  ]
+]
+
+export const panelStatusCommand = Command.make(
+  "panel:status",
+  { panelRoot: panelRootOption, json: jsonOption },
+  ({ json, panelRoot }) =>
+    Effect.gen(function*() {
+      const invocation = yield* CliInvocation
+      const report = yield* panelReport(panelRoot).pipe(Effect.provide(PanelInstall.Default.pipe(Layer.provideMerge(configLayer(invocation)))))
+      if (json) return yield* printJson(report)
+      yield* Console.log(formatPairs(panelReportPairs(report)))
+    })
+).pipe(Command.withDescription("Show the panel driver, the panel, whether Host's include is intact, whether the panel answers, self-heal and cache counters"))

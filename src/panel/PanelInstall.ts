@@ -1,0 +1,457 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Data, Effect, Option } from "effect"
+import { spawnSync } from "node:child_process"
+import { unifiedDiff } from "../domain/TextDiff.js"
+import {
+  expectedBlock,
+  includeHint,
+  pterodactylInclude,
+  scanBlock,
+  type WebServer,
+  webServerSnippet,
+  withBlock,
+  withoutBlock
+} from "./PanelFiles.js"
+import {
+  hostPluginPhp,
+  hostPluginProviderPhp,
+  permissionsJson,
+  pluginId,
+  pluginJson,
+  samePluginJson
+} from "./pelican-plugin/templates.js"
+
+// Installing Host into a real panel's folder (docs/panels.md, "Installing into Pterodactyl" / "Installing
+// into Pelican"): detect the panel, plan every file change, show it as a diff, apply it, take it back out,
+// and report whether it is still there (`host panel:status`, and `host serve`'s self-heal). These are the
+// only writes Host makes outside its own root, and only the marked block or the plugin folder.
+
+export type PanelKind = "pterodactyl" | "pelican"
+
+export interface DetectedPanel {
+  readonly kind: PanelKind
+  readonly version: string
+  readonly name: string
+  readonly root: string
+}
+
+export type ChangeAction = "create" | "append" | "update" | "unchanged" | "remove"
+
+export interface FileChange {
+  readonly path: string
+  readonly action: ChangeAction
+  /** The file's text now (undefined: it does not exist). */
+  readonly before: string | undefined
+  /** The file's text after the change (undefined: removed). */
+  readonly after: string | undefined
+}
+
+export interface ArtisanCommand {
+  /** The command line, run in the panel's folder. */
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+}
+
+export interface PanelPlan {
+  readonly panel: DetectedPanel
+  readonly changes: ReadonlyArray<FileChange>
+  /** A folder removed whole after its files (uninstall of the Pelican plugin). */
+  readonly removeFolder: string | undefined
+  readonly commands: ReadonlyArray<ArtisanCommand>
+}
+
+/** What `host panel:status` and the self-heal see of Host's include in the panel. */
+export interface IncludeState {
+  readonly kind: "block" | "plugin"
+  readonly path: string
+  readonly state: "intact" | "absent" | "modified" | "tampered"
+  readonly detail: string
+}
+
+export interface CommandRun {
+  readonly command: string
+  readonly ran: boolean
+  readonly exitCode: number | null
+  readonly output: string
+}
+
+/** No panel folder was named: neither `--panel-root` nor `panel.root` (HOST_PANEL_ROOT). */
+export class PanelRootUnset extends Data.TaggedError("PanelRootUnset")<{}> {
+  override get message() {
+    return "no panel folder: pass --panel-root DIR, or set panel.root in config/host.yaml (or HOST_PANEL_ROOT)"
+  }
+}
+
+export const lookedFor =
+  "config/app.php, plus for Pterodactyl resources/views/layouts/scripts.blade.php with resources/scripts/ (or composer.json named pterodactyl/panel), " +
+  "for Pelican app/Filament/ with filament/filament in composer.json (or composer.json named pelican-dev/panel)"
+
+/** The folder is neither a Pterodactyl nor a Pelican panel; nothing was written. */
+export class NotAPanel extends Data.TaggedError("NotAPanel")<{ readonly root: string; readonly reason: string }> {
+  override get message() {
+    return this.reason === "no such folder"
+      ? `the panel folder ${this.root} does not exist (check --panel-root or panel.root)`
+      : `${this.root} is not a Pterodactyl or Pelican panel folder (${this.reason}); looked for ${lookedFor}`
+  }
+}
+
+/** Host's markers in the panel file are not one begin followed by one end; nothing was written. */
+export class PanelMarkersTampered extends Data.TaggedError("PanelMarkersTampered")<{
+  readonly file: string
+  readonly line: number
+  readonly reason: string
+}> {
+  override get message() {
+    return `${this.file}:${this.line}: ${this.reason}; Host's block is not intact, so nothing was changed (fix or remove the host:begin/host:end lines by hand)`
+  }
+}
+
+/** `plugins/host` exists but is not Host's plugin (its plugin.json names another id); it is left alone. */
+export class NotHostPlugin extends Data.TaggedError("NotHostPlugin")<{ readonly folder: string; readonly reason: string }> {
+  override get message() {
+    return `${this.folder} is not Host's plugin (${this.reason}); it was left alone`
+  }
+}
+
+/** Reading or writing a panel file failed. */
+export class PanelFileFailed extends Data.TaggedError("PanelFileFailed")<{ readonly path: string; readonly reason: string }> {
+  override get message() {
+    return `${this.path}: ${this.reason}`
+  }
+}
+
+export type PanelInstallError = PanelRootUnset | NotAPanel | PanelMarkersTampered | NotHostPlugin | PanelFileFailed
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** `.env`'s value for `key` (quotes removed), the way Laravel's dotenv reads a simple line. */
+const dotenvValue = (text: string, key: string): string | undefined => {
+  const line = text.split(/\r?\n/).find((l) => new RegExp(`^\\s*(export\\s+)?${key}\\s*=`).test(l))
+  if (line === undefined) return undefined
+  const raw = line.slice(line.indexOf("=") + 1).trim()
+  const quoted = /^(["'])(.*)\1$/.exec(raw)
+  return quoted !== null ? quoted[2]! : raw.replace(/\s+#.*$/, "")
+}
+
+export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInstall", {
+  effect: Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+
+    const readIfExists = (file: string) =>
+      fs.exists(file).pipe(
+        Effect.flatMap((exists) => (exists ? Effect.map(fs.readFileString(file), Option.some) : Effect.succeed(Option.none<string>()))),
+        Effect.mapError((error) => new PanelFileFailed({ path: file, reason: `cannot be read: ${error.message}` }))
+      )
+    const isDirectory = (folder: string) =>
+      fs.stat(folder).pipe(Effect.map((info) => info.type === "Directory"), Effect.orElseSucceed(() => false))
+
+    /** Which panel `root` holds (markers listed in docs/panels.md, "How Host recognises the panel"). */
+    const detect = Effect.fn("PanelInstall.detect")(function*(rootInput: string) {
+      const root = path.resolve(rootInput)
+      if (!(yield* isDirectory(root))) return yield* new NotAPanel({ root, reason: "no such folder" })
+      const appConfig = yield* readIfExists(path.join(root, "config", "app.php"))
+      if (Option.isNone(appConfig)) return yield* new NotAPanel({ root, reason: "config/app.php is missing" })
+      const composerText = Option.getOrElse(yield* readIfExists(path.join(root, "composer.json")), () => "")
+      const composer = yield* Effect.try(() => (composerText === "" ? {} : JSON.parse(composerText) as unknown)).pipe(
+        Effect.orElseSucceed(() => ({}))
+      )
+      const composerName = typeof composer === "object" && composer !== null && "name" in composer ? String(composer.name) : ""
+      const requires = typeof composer === "object" && composer !== null && "require" in composer &&
+          typeof composer.require === "object" && composer.require !== null
+        ? Object.keys(composer.require)
+        : []
+      const pelican = composerName === "pelican-dev/panel" ||
+        ((yield* isDirectory(path.join(root, "app", "Filament"))) && requires.includes("filament/filament"))
+      const pterodactyl = !pelican && (yield* fs.exists(path.join(root, pterodactylInclude)).pipe(Effect.orElseSucceed(() => false))) &&
+        (composerName === "pterodactyl/panel" || (yield* isDirectory(path.join(root, "resources", "scripts"))))
+      if (!pelican && !pterodactyl) {
+        return yield* new NotAPanel({ root, reason: "config/app.php is there, but neither panel's other markers are" })
+      }
+      const kind: PanelKind = pelican ? "pelican" : "pterodactyl"
+      const version = /'version'\s*=>\s*'([^']*)'/.exec(appConfig.value)?.[1] ?? "unknown"
+      const env = Option.getOrElse(yield* readIfExists(path.join(root, ".env")), () => "")
+      const name = dotenvValue(env, "APP_NAME") ?? (pelican ? "Pelican" : "Pterodactyl")
+      return { kind, version, name, root } satisfies DetectedPanel
+    })
+
+    const change = (file: string, before: Option.Option<string>, after: string, same = (a: string, b: string) => a === b): FileChange => ({
+      path: file,
+      action: Option.isNone(before) ? "create" : same(before.value, after) ? "unchanged" : "update",
+      before: Option.getOrUndefined(before),
+      after: Option.isSome(before) && same(before.value, after) ? before.value : after
+    })
+
+    const pluginFolder = (panel: DetectedPanel) => path.join(panel.root, "plugins", pluginId)
+
+    /** A `plugins/host` that is someone else's plugin is never overwritten or removed. */
+    const checkPluginOwner = (folder: string) =>
+      Effect.gen(function*() {
+        const text = yield* readIfExists(path.join(folder, "plugin.json"))
+        if (Option.isNone(text)) return
+        const id = yield* Effect.try(() => (JSON.parse(text.value) as { readonly id?: unknown }).id).pipe(Effect.orElseSucceed(() => undefined))
+        if (id !== pluginId) {
+          return yield* new NotHostPlugin({ folder, reason: `plugin.json's id is ${JSON.stringify(id ?? null)}, not "${pluginId}"` })
+        }
+      })
+
+    /** The panel-side changes install makes (without the web-server snippet). */
+    const panelChanges = Effect.fn("PanelInstall.panelChanges")(function*(panel: DetectedPanel, options: {
+      readonly hostVersion: string
+      readonly permissions: ReadonlyArray<string>
+      /** The self-heal: a lost plugin folder comes back enabled (it runs no artisan command). */
+      readonly healing?: boolean
+    }) {
+      if (panel.kind === "pterodactyl") {
+        const file = path.join(panel.root, pterodactylInclude)
+        const before = yield* readIfExists(file)
+        const text = Option.getOrElse(before, () => "")
+        const scan = scanBlock(text)
+        if (scan._tag === "Tampered") return yield* new PanelMarkersTampered({ file, line: scan.line, reason: scan.reason })
+        if (scan._tag === "Present") {
+          if (scan.text === expectedBlock(scan.joined)) return [{ path: file, action: "unchanged", before: text, after: text } satisfies FileChange]
+          const restored = withBlock(withoutBlock(text, scan))
+          return [{ path: file, action: "update", before: text, after: restored } satisfies FileChange]
+        }
+        return [{ path: file, action: Option.isNone(before) ? "create" : "append", before: Option.getOrUndefined(before), after: withBlock(text) } satisfies FileChange]
+      }
+      const folder = pluginFolder(panel)
+      yield* checkPluginOwner(folder)
+      const files: ReadonlyArray<readonly [string, string, ((a: string, b: string) => boolean)?]> = [
+        ["plugin.json", pluginJson(options.hostVersion, { enabled: options.healing === true }), samePluginJson],
+        [path.join("src", "HostPlugin.php"), hostPluginPhp()],
+        [path.join("src", "Providers", "HostPluginProvider.php"), hostPluginProviderPhp()],
+        ["permissions.json", permissionsJson(options.permissions)]
+      ]
+      return yield* Effect.forEach(files, ([relative, text, same]) => {
+        const file = path.join(folder, relative)
+        return Effect.map(readIfExists(file), (before) => change(file, before, text, same))
+      })
+    })
+
+    const artisanCommands = (panel: DetectedPanel, operation: "install" | "uninstall"): ReadonlyArray<ArtisanCommand> => {
+      const args = panel.kind === "pterodactyl"
+        ? ["artisan", "view:clear"]
+        : operation === "install"
+        ? ["artisan", "p:plugin:install", pluginId, "--no-interaction"]
+        : ["artisan", "optimize:clear"]
+      return [{ command: `php ${args.join(" ")}`, args }]
+    }
+
+    /** Everything `host panel:install` would write: the panel's block or plugin, and the snippet in Host's root. */
+    const planInstall = Effect.fn("PanelInstall.planInstall")(function*(panel: DetectedPanel, options: {
+      readonly hostVersion: string
+      readonly permissions: ReadonlyArray<string>
+      readonly snippet: { readonly kind: WebServer; readonly path: string; readonly upstream: string }
+    }) {
+      const changes = yield* panelChanges(panel, options)
+      const snippet = change(options.snippet.path, yield* readIfExists(options.snippet.path), webServerSnippet(options.snippet.kind, options.snippet.upstream))
+      const touchesPanel = changes.some((c) => c.action !== "unchanged")
+      return {
+        panel,
+        changes: [...changes, snippet],
+        removeFolder: undefined,
+        commands: touchesPanel ? artisanCommands(panel, "install") : []
+      } satisfies PanelPlan
+    })
+
+    /** Everything `host panel:uninstall` would take away: exactly what install added. */
+    const planUninstall = Effect.fn("PanelInstall.planUninstall")(function*(panel: DetectedPanel) {
+      if (panel.kind === "pterodactyl") {
+        const file = path.join(panel.root, pterodactylInclude)
+        const before = yield* readIfExists(file)
+        if (Option.isNone(before)) return { panel, changes: [], removeFolder: undefined, commands: [] } satisfies PanelPlan
+        const scan = scanBlock(before.value)
+        if (scan._tag === "Tampered") return yield* new PanelMarkersTampered({ file, line: scan.line, reason: scan.reason })
+        if (scan._tag === "Absent") {
+          return { panel, changes: [{ path: file, action: "unchanged", before: before.value, after: before.value }], removeFolder: undefined, commands: [] } satisfies PanelPlan
+        }
+        return {
+          panel,
+          changes: [{ path: file, action: "update", before: before.value, after: withoutBlock(before.value, scan) }],
+          removeFolder: undefined,
+          commands: artisanCommands(panel, "uninstall")
+        } satisfies PanelPlan
+      }
+      const folder = pluginFolder(panel)
+      if (!(yield* isDirectory(folder))) return { panel, changes: [], removeFolder: undefined, commands: [] } satisfies PanelPlan
+      yield* checkPluginOwner(folder)
+      const files = yield* fs.readDirectory(folder, { recursive: true }).pipe(
+        Effect.mapError((error) => new PanelFileFailed({ path: folder, reason: `cannot be listed: ${error.message}` }))
+      )
+      const changes = yield* Effect.forEach(files.sort(), (relative) => {
+        const file = path.join(folder, relative)
+        return Effect.flatMap(isDirectory(file), (directory) =>
+          directory ? Effect.succeed([]) : Effect.map(readIfExists(file), (before) => [{
+            path: file,
+            action: "remove" as const,
+            before: Option.getOrUndefined(before),
+            after: undefined
+          }]))
+      })
+      return { panel, changes: changes.flat(), removeFolder: folder, commands: artisanCommands(panel, "uninstall") } satisfies PanelPlan
+    })
+
+    /**
+     * Writes one file through a temporary file in the same folder and a rename, so a reader never sees half
+     * of it; an existing file keeps its mode and owner (the panel's files belong to its web server user).
+     */
+    const writeFile = (file: string, text: string) =>
+      Effect.gen(function*() {
+        const existing = yield* fs.stat(file).pipe(Effect.option)
+        yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+        const temporary = path.join(path.dirname(file), `.${path.basename(file)}.host-${process.pid}.tmp`)
+        yield* fs.writeFileString(temporary, text)
+        if (Option.isSome(existing)) {
+          yield* fs.chmod(temporary, existing.value.mode & 0o7777)
+          const { gid, uid } = existing.value
+          if (Option.isSome(uid) && Option.isSome(gid)) yield* fs.chown(temporary, uid.value, gid.value).pipe(Effect.ignore)
+        }
+        yield* fs.rename(temporary, file).pipe(Effect.tapError(() => fs.remove(temporary).pipe(Effect.ignore)))
+      }).pipe(Effect.mapError((error) => new PanelFileFailed({ path: file, reason: `cannot be written: ${error.message}` })))
+
+    /** Applies a plan's file changes (not its commands). */
+    const apply = Effect.fn("PanelInstall.apply")(function*(plan: PanelPlan) {
+      for (const c of plan.changes) {
+        if (c.action === "unchanged") continue
+        if (c.action === "remove") {
+          yield* fs.remove(c.path).pipe(Effect.mapError((error) => new PanelFileFailed({ path: c.path, reason: `cannot be removed: ${error.message}` })))
+        } else if (c.after !== undefined) yield* writeFile(c.path, c.after)
+      }
+      if (plan.removeFolder !== undefined) {
+        const folder = plan.removeFolder
+        yield* fs.remove(folder, { recursive: true }).pipe(
+          Effect.mapError((error) => new PanelFileFailed({ path: folder, reason: `cannot be removed: ${error.message}` }))
+        )
+      }
+    })
+
+    /** Whether Host's include is in the panel exactly as install writes it. */
+    const inspect = Effect.fn("PanelInstall.inspect")(function*(panel: DetectedPanel, hostVersion: string) {
+      if (panel.kind === "pterodactyl") {
+        const file = path.join(panel.root, pterodactylInclude)
+        const text = yield* readIfExists(file)
+        if (Option.isNone(text)) return { kind: "block", path: file, state: "absent", detail: "the file is missing" } satisfies IncludeState
+        const scan = scanBlock(text.value)
+        if (scan._tag === "Tampered") return { kind: "block", path: file, state: "tampered", detail: `line ${scan.line}: ${scan.reason}` } satisfies IncludeState
+        if (scan._tag === "Absent") return { kind: "block", path: file, state: "absent", detail: "no host:begin block" } satisfies IncludeState
+        return scan.text === expectedBlock(scan.joined)
+          ? { kind: "block", path: file, state: "intact", detail: "the block loads /host/boot.js" } satisfies IncludeState
+          : { kind: "block", path: file, state: "modified", detail: "the block's content differs from what Host writes" } satisfies IncludeState
+      }
+      const folder = pluginFolder(panel)
+      if (!(yield* isDirectory(folder))) return { kind: "plugin", path: folder, state: "absent", detail: "no plugin folder" } satisfies IncludeState
+      const outcome = yield* Effect.either(panelChanges(panel, { hostVersion, permissions: [] }))
+      if (outcome._tag === "Left") {
+        if (outcome.left._tag === "PanelFileFailed") return yield* outcome.left
+        return { kind: "plugin", path: folder, state: "tampered", detail: outcome.left.message } satisfies IncludeState
+      }
+      const changes = outcome.right
+      // permissions.json follows the installed extensions; only its presence is part of "intact".
+      const differing = changes.filter((c) => c.action !== "unchanged" && !(c.path.endsWith("permissions.json") && c.action === "update"))
+      return differing.length === 0
+        ? { kind: "plugin", path: folder, state: "intact", detail: "plugin files as Host writes them" } satisfies IncludeState
+        : {
+          kind: "plugin",
+          path: folder,
+          state: "modified",
+          detail: differing.map((c) => `${path.relative(folder, c.path)} ${c.action === "create" ? "missing" : "differs"}`).join(", ")
+        } satisfies IncludeState
+    })
+
+    /** `php` on the PATH of `env`, if any. */
+    const findPhp = (env: Readonly<Record<string, string | undefined>>) =>
+      Effect.gen(function*() {
+        for (const folder of (env.PATH ?? "").split(":").filter((f) => f !== "")) {
+          const candidate = path.join(folder, "php")
+          const info = yield* fs.stat(candidate).pipe(Effect.option)
+          if (Option.isSome(info) && info.value.type === "File" && (info.value.mode & 0o111) !== 0) return Option.some(candidate)
+        }
+        return Option.none<string>()
+      })
+
+    /**
+     * Runs the plan's artisan commands when `php` is on the PATH and the panel has `artisan`; otherwise
+     * returns them as not run, for the operator to run.
+     */
+    const runCommands = Effect.fn("PanelInstall.runCommands")(function*(plan: PanelPlan, env: Readonly<Record<string, string | undefined>>) {
+      const php = yield* findPhp(env)
+      const artisan = yield* fs.exists(path.join(plan.panel.root, "artisan")).pipe(Effect.orElseSucceed(() => false))
+      return yield* Effect.forEach(plan.commands, (command): Effect.Effect<CommandRun> => {
+        if (Option.isNone(php) || !artisan) return Effect.succeed({ command: command.command, ran: false, exitCode: null, output: "" } satisfies CommandRun)
+        return Effect.sync(() => {
+          const result = spawnSync(php.value, command.args, { cwd: plan.panel.root, encoding: "utf8", timeout: 300_000, env: { ...process.env, ...env } })
+          return {
+            command: command.command,
+            ran: true,
+            exitCode: result.status,
+            output: `${result.stdout ?? ""}${result.stderr ?? ""}${result.error === undefined ? "" : errorText(result.error)}`.trim()
+          } satisfies CommandRun
+        })
+      })
+    })
+
+    return { detect, planInstall, planUninstall, panelChanges, apply, inspect, runCommands, probe: (panelUrl: string) => probePanel(panelUrl) } as const
+  })
+}) {}
+
+/** The plan as a unified diff of every file it writes or removes (for `--dry-run`). */
+export const planDiff = (plan: PanelPlan): string =>
+  plan.changes
+    .filter((c) => c.action !== "unchanged")
+    .map((c) =>
+      unifiedDiff(c.before ?? "", c.after ?? "", {
+        from: c.before === undefined ? "/dev/null" : `a${c.path}`,
+        to: c.after === undefined ? "/dev/null" : `b${c.path}`
+      })
+    )
+    .join("")
+
+export { includeHint }
+
+/** What `GET {panel.url}/api/client/account` without credentials says: a panel answers 401 with JSON. */
+export interface PanelProbe {
+  readonly url: string
+  readonly answers: boolean
+  readonly status: number | null
+  readonly detail: string
+}
+
+/** Asks the panel, without credentials, whether it is there (at most 5 s). */
+export const probePanel = (panelUrl: string): Effect.Effect<PanelProbe> =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const url = `${panelUrl.replace(/\/+$/, "")}/api/client/account`
+      const response = await fetch(url, {
+        headers: { Accept: "application/json", "X-Requested-With": "XMLHttpRequest" },
+        redirect: "manual",
+        signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)])
+      })
+      const body = await response.text()
+      const json = (() => {
+        try {
+          JSON.parse(body)
+          return true
+        } catch {
+          return false
+        }
+      })()
+      const answers = response.status === 401 && json
+      return {
+        url,
+        answers,
+        status: response.status,
+        detail: answers ? "401 JSON without credentials, as a panel answers" : `HTTP ${response.status}${json ? "" : " (not JSON)"}: not what a panel answers`
+      } satisfies PanelProbe
+    },
+    catch: (error) => new PanelFileFailed({ path: panelUrl, reason: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error) })
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.succeed({
+        url: `${panelUrl.replace(/\/+$/, "")}/api/client/account`,
+        answers: false,
+        status: null,
+        detail: `no answer: ${error.reason}`
+      } satisfies PanelProbe)
+    )
+  )

@@ -1,0 +1,187 @@
+// The files of Host's Pelican plugin (`plugins/host/` in the panel), as text: what `host panel:install`
+// writes and what `host panel:status` compares against. The plugin's layout, the render-hook table and
+// the permissions file are described in docs/panels.md ("Installing into Pelican").
+
+/** The plugin's id: its folder under `plugins/` and `plugin.json`'s `id`. */
+export const pluginId = "host"
+
+/** Where Filament renders a Host slot container, per Filament panel of Pelican (docs/panels.md, "Pelican render hooks"). */
+export const pelicanSlotHooks: { readonly [panel in "app" | "server"]: ReadonlyArray<readonly [hook: string, slot: string]> } = {
+  app: [
+    ["TOPBAR_START", "navbar.before"],
+    ["TOPBAR_END", "navbar"],
+    ["PAGE_START", "dashboard.header"],
+    ["PAGE_END", "dashboard.footer"],
+    ["AUTH_LOGIN_FORM_BEFORE", "auth.container.before"],
+    ["AUTH_LOGIN_FORM_AFTER", "auth.container.after"]
+  ],
+  server: [
+    ["TOPBAR_START", "navbar.before"],
+    ["TOPBAR_END", "navbar"],
+    ["SIDEBAR_NAV_START", "server.subnav.before"],
+    ["SIDEBAR_NAV_END", "server.subnav.after"],
+    ["PAGE_START", "server.header"],
+    ["PAGE_END", "server.footer"]
+  ]
+}
+
+/** The one tag every panel page gets (both panels' includes load the same script). */
+export const bootScriptTag = '<script src="/host/boot.js" defer></script>'
+
+/**
+ * `plugin.json` (fields as Pelican's `app/Models/Plugin.php` reads them). Without `meta` the plugin is "not
+ * installed", which `php artisan p:plugin:install host` requires; Pelican then records `meta.status` in this
+ * file itself, so comparisons ignore `meta` (see `samePluginJson`). The self-heal, which runs no artisan
+ * command, writes a lost folder back as enabled (`enabled`), the state `p:plugin:install` leaves it in.
+ */
+export const pluginJson = (hostVersion: string, options: { readonly enabled?: boolean } = {}): string =>
+  `${
+    JSON.stringify(
+      {
+        id: pluginId,
+        name: "Host",
+        author: "Host",
+        version: hostVersion,
+        description: "Loads Host's extensions into the panel: its boot script, slot containers and extension permissions.",
+        category: "plugin",
+        url: null,
+        update_url: null,
+        namespace: "Host\\PelicanPlugin",
+        class: "HostPlugin",
+        panels: ["app", "server"],
+        panel_version: null,
+        composer_packages: null,
+        ...(options.enabled === true ? { meta: { status: "enabled", status_message: null, load_order: 0 } } : {})
+      },
+      null,
+      4
+    )
+  }\n`
+
+/** `plugin.json` texts that are the same plugin: everything but the `meta` Pelican keeps there. */
+export const samePluginJson = (a: string, b: string): boolean => {
+  try {
+    const strip = (text: string) => {
+      const parsed = JSON.parse(text) as unknown
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined
+      const { meta: _meta, ...rest } = parsed as Record<string, unknown>
+      return JSON.stringify(rest)
+    }
+    const left = strip(a)
+    return left !== undefined && left === strip(b)
+  } catch {
+    return false
+  }
+}
+
+const phpString = (text: string) => `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`
+
+const slotTable = (entries: ReadonlyArray<readonly [string, string]>) =>
+  entries.map(([hook, slot]) => `            PanelsRenderHook::${hook} => ${phpString(slot)},`).join("\n")
+
+/** `src/HostPlugin.php`: the Filament plugin; per panel it registers one slot container per mapped render hook. */
+export const hostPluginPhp = (): string => `<?php
+
+// Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it.
+
+namespace Host\\PelicanPlugin;
+
+use Filament\\Contracts\\Plugin;
+use Filament\\Panel;
+use Filament\\View\\PanelsRenderHook;
+
+class HostPlugin implements Plugin
+{
+    /** Filament render hook => Host slot id, per panel (docs/panels.md of Host, "Pelican render hooks"). */
+    public const SLOTS = [
+        'app' => [
+${slotTable(pelicanSlotHooks.app)}
+        ],
+        'server' => [
+${slotTable(pelicanSlotHooks.server)}
+        ],
+    ];
+
+    public function getId(): string
+    {
+        return ${phpString(pluginId)};
+    }
+
+    public function register(Panel $panel): void
+    {
+        foreach (self::SLOTS[$panel->getId()] ?? [] as $hook => $slot) {
+            $panel->renderHook($hook, fn (): string => self::container($slot, $panel->getId()));
+        }
+    }
+
+    public function boot(Panel $panel): void
+    {
+    }
+
+    /** An empty container the bridge mounts the slot's extensions into. */
+    public static function container(string $slot, string $panel): string
+    {
+        return '<div data-host-slot="' . htmlspecialchars($slot, ENT_QUOTES) . '" data-host-panel="' . htmlspecialchars($panel, ENT_QUOTES) . '"></div>';
+    }
+
+    public static function make(): static
+    {
+        return new static();
+    }
+}
+`
+
+/**
+ * `src/Providers/HostPluginProvider.php`: the boot script at HEAD_END of every page, and Host's extension
+ * permissions as custom subuser permissions, read from `permissions.json` (written by Host).
+ */
+export const hostPluginProviderPhp = (): string => `<?php
+
+// Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it.
+
+namespace Host\\PelicanPlugin\\Providers;
+
+use App\\Models\\Subuser;
+use Filament\\Support\\Facades\\FilamentView;
+use Filament\\View\\PanelsRenderHook;
+use Illuminate\\Support\\ServiceProvider;
+
+class HostPluginProvider extends ServiceProvider
+{
+    public function register(): void
+    {
+        // Host's extension permissions (backend.permissions, "<area>.<action>"), one subuser permission group
+        // per area, so the panel reports them under the same names Host checks.
+        foreach (self::permissionGroups() as $group => $actions) {
+            Subuser::registerCustomPermissions($group, $actions, 'tabler-puzzle');
+        }
+    }
+
+    public function boot(): void
+    {
+        FilamentView::registerRenderHook(PanelsRenderHook::HEAD_END, fn (): string => ${phpString(bootScriptTag)});
+    }
+
+    /** @return array<string, string[]> */
+    public static function permissionGroups(): array
+    {
+        $file = dirname(__DIR__, 2) . '/permissions.json';
+        if (!is_file($file)) {
+            return [];
+        }
+        $data = json_decode((string) file_get_contents($file), true);
+        $groups = [];
+        foreach ((is_array($data) && is_array($data['permissions'] ?? null)) ? $data['permissions'] : [] as $permission) {
+            if (!is_string($permission) || !preg_match('/^([a-z][a-z0-9_-]*)\\.([a-z][a-z0-9_-]*)$/', $permission, $match)) {
+                continue;
+            }
+            $groups[$match[1]][] = $match[2];
+        }
+        return $groups;
+    }
+}
+`
+
+/** `permissions.json`: the installed extensions' `backend.permissions`, sorted, for the provider above. */
+export const permissionsJson = (permissions: ReadonlyArray<string>): string =>
+  `${JSON.stringify({ generated_by: "host panel:install", permissions: [...new Set(permissions)].sort() }, null, 4)}\n`

@@ -1,0 +1,141 @@
+<?php
+// Loads Host's generated Pelican plugin (the folder given as the first argument) against minimal stand-ins
+// of the Filament, Laravel and Pelican classes it uses, with the signatures of those projects' sources
+// (Filament's Plugin contract and Panel::renderHook, FilamentView::registerRenderHook, PanelsRenderHook's
+// constants, Illuminate's ServiceProvider, Pelican's Subuser::registerCustomPermissions), then runs it the
+// way Pelican does: the provider's register and boot, the plugin's register and boot per panel, and every
+// render hook closure. Prints what it emitted as JSON for test/panel-install/php.test.ts.
+
+namespace Filament\Contracts {
+    interface Plugin
+    {
+        public function getId(): string;
+
+        public function register(\Filament\Panel $panel): void;
+
+        public function boot(\Filament\Panel $panel): void;
+    }
+}
+
+namespace Filament {
+    class Panel
+    {
+        /** @var array<int, array{0: string, 1: \Closure}> */
+        public array $hooks = [];
+
+        public function __construct(private string $id)
+        {
+        }
+
+        public function getId(): string
+        {
+            return $this->id;
+        }
+
+        public function renderHook(string $name, \Closure $hook, string|array|null $scopes = null): static
+        {
+            $this->hooks[] = [$name, $hook];
+
+            return $this;
+        }
+    }
+}
+
+namespace Filament\View {
+    class PanelsRenderHook
+    {
+        public const AUTH_LOGIN_FORM_AFTER = 'panels::auth.login.form.after';
+        public const AUTH_LOGIN_FORM_BEFORE = 'panels::auth.login.form.before';
+        public const HEAD_END = 'panels::head.end';
+        public const PAGE_END = 'panels::page.end';
+        public const PAGE_START = 'panels::page.start';
+        public const SIDEBAR_NAV_END = 'panels::sidebar.nav.end';
+        public const SIDEBAR_NAV_START = 'panels::sidebar.nav.start';
+        public const TOPBAR_END = 'panels::topbar.end';
+        public const TOPBAR_START = 'panels::topbar.start';
+    }
+}
+
+namespace Filament\Support\Facades {
+    class FilamentView
+    {
+        /** @var array<int, array{0: string, 1: \Closure}> */
+        public static array $hooks = [];
+
+        public static function registerRenderHook(string $name, \Closure $hook, string|array|null $scopes = null): void
+        {
+            self::$hooks[] = [$name, $hook];
+        }
+    }
+}
+
+namespace Illuminate\Support {
+    abstract class ServiceProvider
+    {
+        public function __construct(protected mixed $app)
+        {
+        }
+    }
+}
+
+namespace App\Models {
+    class Subuser
+    {
+        /** @var array<string, array{name: string, icon?: string, hidden?: bool, permissions: string[]}> */
+        public static array $customPermissions = [];
+
+        /** @param string[] $permissions */
+        public static function registerCustomPermissions(string $name, array $permissions, ?string $icon = null, ?bool $hidden = null): void
+        {
+            $customPermission = static::$customPermissions[$name] ?? [];
+            $customPermission['name'] = $name;
+            $customPermission['permissions'] = array_merge($customPermission['permissions'] ?? [], $permissions);
+            if (!is_null($icon)) {
+                $customPermission['icon'] = $icon;
+            }
+            if (!is_null($hidden)) {
+                $customPermission['hidden'] = $hidden;
+            }
+            static::$customPermissions[$name] = $customPermission;
+        }
+    }
+}
+
+namespace {
+    $folder = $argv[1] ?? '';
+    $plugin = json_decode((string) file_get_contents($folder . '/plugin.json'), true, 512, JSON_THROW_ON_ERROR);
+    // Pelican's PluginService: PSR-4 autoloading of src/ under the plugin's namespace.
+    spl_autoload_register(function (string $class) use ($folder, $plugin): void {
+        $prefix = $plugin['namespace'] . '\\';
+        if (str_starts_with($class, $prefix)) {
+            require $folder . '/src/' . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+        }
+    });
+
+    $providerClass = $plugin['namespace'] . '\\Providers\\HostPluginProvider';
+    $provider = new $providerClass(null);
+    $provider->register();
+    $provider->boot();
+
+    $pluginClass = $plugin['namespace'] . '\\' . $plugin['class'];
+    $panels = [];
+    foreach (['app', 'server', 'admin'] as $id) {
+        $panel = new Filament\Panel($id);
+        // Pelican adds the plugin only to the panels plugin.json lists; run it on admin too, to see it add nothing there.
+        $instance = new $pluginClass();
+        if (!$instance instanceof Filament\Contracts\Plugin) {
+            throw new RuntimeException('the plugin class does not implement Filament\Contracts\Plugin');
+        }
+        $instance->register($panel);
+        $instance->boot($panel);
+        $panels[$id] = array_map(fn (array $hook): array => ['hook' => $hook[0], 'html' => (string) ($hook[1])()], $panel->hooks);
+        $pluginId = $instance->getId();
+    }
+
+    echo json_encode([
+        'pluginId' => $pluginId,
+        'global' => array_map(fn (array $hook): array => ['hook' => $hook[0], 'html' => (string) ($hook[1])()], Filament\Support\Facades\FilamentView::$hooks),
+        'panels' => $panels,
+        'permissions' => App\Models\Subuser::$customPermissions,
+    ], JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES), "\n";
+}
