@@ -15,6 +15,7 @@ import { callExtensionCode } from "../runtime/ExtensionCode.js"
 import { readFrontendErrors } from "../runtime/FrontendErrors.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import type { Generation, LoadedExtension } from "../runtime/Runtime.js"
+import { PanelInstall } from "../panel/PanelInstall.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 
 // `host doctor` and the admin detail screen's Doctor section (docs/operations.md "host doctor"): one
@@ -391,30 +392,24 @@ const extensionSection = (record: InstalledExtension, input: DoctorInput, contex
 
 /** With a real panel: Host's include in the panel's views, and `/host/` routed to Host by the web server. */
 const panelSection = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
   const { config } = yield* HostConfig
   const panel = config.panel
   if (panel.driver === "embedded") return undefined
-  const readText = (file: string) => fs.readFileString(file).pipe(Effect.option)
-  let include: DoctorCheck
-  if (panel.driver === "pterodactyl") {
-    const view = path.join(panel.root, "resources", "views", "layouts", "scripts.blade.php")
-    const text = yield* readText(view)
-    include = Option.isNone(text)
-      ? fail("panel-include", `${view} cannot be read: is panel.root the Pterodactyl folder?`, "set panel.root in config/host.yaml to the panel's install folder")
-      : text.value.includes("{{-- host:begin") && text.value.includes("{{-- host:end --}}")
-      ? ok("panel-include", `${view} carries Host's block`)
-      : fail("panel-include", `${view} has no {{-- host:begin … host:end --}} block: the panel pages never load Host`, "host panel:install (a panel upgrade replaces the view; host serve puts it back when panel.self_heal is on)")
-  } else {
-    const manifest = path.join(panel.root, "plugins", "host", "plugin.json")
-    const text = yield* readText(manifest)
-    include = Option.isNone(text)
-      ? fail("panel-include", `${manifest} is missing: Pelican does not load Host's plugin`, "host panel:install")
-      : Option.isSome(Schema.decodeUnknownOption(Schema.parseJson(Schema.Struct({ id: Schema.String })))(text.value))
-      ? ok("panel-include", `${manifest} present`)
-      : fail("panel-include", `${manifest} is not a plugin manifest (no "id")`, "host panel:install rewrites it")
-  }
+  // The same inspection `host panel:status` and the self-heal use (panel/PanelInstall.ts).
+  const installer = yield* PanelInstall
+  const inspected = yield* installer.detect(panel.root).pipe(
+    Effect.flatMap((detected) => installer.inspect(detected, config.version)),
+    Effect.either
+  )
+  const include: DoctorCheck = inspected._tag === "Left"
+    ? fail("panel-include", `${panel.root}: ${inspected.left.message}`, "set panel.root in config/host.yaml to the panel's install folder")
+    : inspected.right.state === "intact"
+    ? ok("panel-include", `${inspected.right.path}: ${inspected.right.detail}`)
+    : fail(
+      "panel-include",
+      `${inspected.right.path}: ${inspected.right.state} (${inspected.right.detail}): the panel pages do not load Host as installed`,
+      "host panel:install (a panel upgrade replaces the panel's files; host serve puts Host's include back when panel.self_heal is on)"
+    )
   const url = `${panel.url.replace(/\/+$/, "")}/host/ready`
   const client = yield* HttpClient.HttpClient
   const answer = yield* client.execute(HttpClientRequest.get(url)).pipe(
@@ -456,6 +451,6 @@ export const runDoctor = Effect.fn("Doctor.run")(function*(only: string | undefi
   }
   const sections = yield* Effect.forEach(targets, (record) => extensionSection(record, input, context), { concurrency: 4 })
   // The panel's include and routing concern every extension, so a report on one carries them too.
-  const panel = yield* panelSection
+  const panel = yield* Effect.provide(panelSection, PanelInstall.Default)
   return doctorReport(panel === undefined ? sections : [panel, ...sections]) satisfies DoctorReport
 })
