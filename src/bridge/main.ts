@@ -1,4 +1,5 @@
 import type { HostApi, Sdk } from "@host/sdk"
+import { accessCss, enableAccessPage } from "./access.js"
 import { anchoredCount, startAnchors } from "./anchors.js"
 import { mountedCount, watchContainers } from "./containers.js"
 import { errors, initDiagnostics } from "./diagnostics.js"
@@ -130,6 +131,13 @@ const boot = () => {
   const slotMap = slotMaps[shell.panel?.kind ?? ""]
   if (slotMap !== undefined) {
     startAnchors(slotMap)
+    // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
+    if (slotMap.kind === "pterodactyl") {
+      enableAccessPage()
+      const style = document.createElement("style")
+      style.textContent = accessCss
+      document.head.appendChild(style)
+    }
     followServerContext(baseUrl)
   }
   injectStyles()

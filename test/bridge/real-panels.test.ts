@@ -30,7 +30,7 @@ beforeAll(async () => {
     }
   })
   sources.cleanup()
-  ptero = await startStandin("pterodactyl", harness.url)
+  ptero = await startStandin("pterodactyl", harness.url, { access: accessHandler })
   pelicanPanel = await startStandin("pelican", harness.url)
 })
 
@@ -49,6 +49,35 @@ const open = async (panel: StandinPanel, user: "alice" | "bob" | undefined, path
   if (init !== undefined) await page.addInitScript(init)
   await page.goto(`${panel.url}${path}`)
   return { context, page, errors }
+}
+
+/**
+ * A stand-in of the drivers' `/api/client/host/servers/{server}/access` (docs/panels.md "Extension pages
+ * under a real panel"): subusers bob and carol of srv-alice, grants kept in memory, every write recorded.
+ */
+const grants = new Map<number, Set<string>>([[3, new Set(["everywhere.view"])], [4, new Set()]])
+const accessWrites: Array<{ method: string; server: string; body: unknown }> = []
+const accessHandler = (method: string, server: string, body: unknown) => {
+  if (server !== "srv-alice") return { status: 404, body: { errors: [{ code: "NotFound", status: "404", detail: `no server ${server}` }] } }
+  if (method === "GET") {
+    return {
+      status: 200,
+      body: {
+        data: {
+          subusers: [[3, "bob"], [4, "carol"]].map(([id, name]) => ({ id, username: name, email: `${name}@example.test`, grants: [...grants.get(id as number)!] })),
+          permissions: [
+            { extension: "test/everywhere", permission: "everywhere.view", description: "See the server's widgets" },
+            { extension: "test/everywhere", permission: "everywhere.manage", description: "Change the widgets' settings" }
+          ]
+        }
+      }
+    }
+  }
+  const { permission, user } = body as { user: number; permission: string }
+  accessWrites.push({ method, server, body })
+  if (method === "PUT") grants.get(user)?.add(permission)
+  if (method === "DELETE") grants.get(user)?.delete(permission)
+  return { status: 200, body: { data: { user, permission, granted: method === "PUT" } } }
 }
 
 const probe = (page: Page, slot: string) => page.locator(`[data-host-slot="${slot}"] [data-testid="slot-${slot}"]`)
@@ -90,7 +119,10 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
         await probe(page, place.slot).first().waitFor({ state: "attached" })
       }
       for (const slot of await rendered(page)) seen.add(slot)
-      if (shot !== undefined) await screenshot(page, shot)
+      if (shot !== undefined) {
+        await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
+        await screenshot(page, shot)
+      }
     }
     await settled(page)
     await visit("/", "real-ptero-dashboard")
@@ -187,6 +219,7 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     // The panel's own 404 block is hidden, not removed (the panel's React still owns it).
     const notFound = page.locator('[class*="ScreenBlock___StyledDiv-sc-"]')
     await expect(notFound.evaluate((element) => getComputedStyle(element).display)).resolves.toBe("none")
+    await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
     await screenshot(page, "real-ptero-extension-page")
     expect(await marked(page)).toBe(true)
     // Back to a panel page through the panel's own link: the 404 block and the page go.
@@ -235,6 +268,41 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     const text = (await runHost(["--root", harness.root, "status"])).stdout
     expect(text).toContain("Slot anchors missing on the panel's pages:")
     await context.close()
+  })
+})
+
+describeBrowser("Host's Extension access page under Pterodactyl", () => {
+  it("lists the subusers' grants to the owner and toggles them; a subuser gets neither the link nor the page", async () => {
+    const { context, page } = await open(ptero, "alice", "/server/srv-alice")
+    await settled(page)
+    await mark(page)
+    await page.locator('[data-host-slot="server.subnav"] a[data-host-extension="host/access"]').click()
+    await page.waitForURL(`${ptero.url}/server/srv-alice/ext/host/access`)
+    const bobManage = page.locator('input[data-user="bob"][data-permission="everywhere.manage"]')
+    await bobManage.waitFor()
+    expect(await page.locator('input[data-user="bob"][data-permission="everywhere.view"]').isChecked()).toBe(true)
+    expect(await bobManage.isChecked()).toBe(false)
+    await bobManage.check()
+    await page.waitForFunction(() => !(document.querySelector('input[data-user="bob"][data-permission="everywhere.manage"]') as HTMLInputElement).disabled)
+    expect(await bobManage.isChecked()).toBe(true)
+    expect(accessWrites.at(-1)).toEqual({ method: "PUT", server: "srv-alice", body: { user: 3, permission: "everywhere.manage" } })
+    expect(grants.get(3)?.has("everywhere.manage")).toBe(true)
+    await page.locator('input[data-user="bob"][data-permission="everywhere.view"]').uncheck()
+    await page.waitForFunction(() => !(document.querySelector('input[data-user="bob"][data-permission="everywhere.view"]') as HTMLInputElement).disabled)
+    expect(accessWrites.at(-1)).toEqual({ method: "DELETE", server: "srv-alice", body: { user: 3, permission: "everywhere.view" } })
+    expect(grants.get(3)?.has("everywhere.view")).toBe(false)
+    await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
+    await screenshot(page, "real-ptero-access")
+    expect(await marked(page)).toBe(true)
+    await context.close()
+    const subuser = await open(ptero, "bob", "/server/srv-alice")
+    await probe(subuser.page, "server.subnav").waitFor()
+    await subuser.page.locator('[data-host-slot="server.subnav"] a[data-host-extension="test/everywhere"]').waitFor()
+    expect(await subuser.page.locator('a[data-host-extension="host/access"]').count()).toBe(0)
+    await subuser.page.goto(`${ptero.url}/server/srv-alice/ext/host/access`)
+    await subuser.page.locator("[data-host-notice='403']").waitFor()
+    expect(await subuser.page.locator("input[data-permission]").count()).toBe(0)
+    await subuser.context.close()
   })
 })
 

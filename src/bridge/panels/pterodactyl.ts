@@ -167,6 +167,7 @@ ${SN} a.host-nav-link{display:inline-flex;align-items:center;gap:.375rem;padding
 ${SN} a.host-nav-link:hover{color:hsl(214,15%,91%)}
 ${SN} a.host-nav-link--active{color:hsl(214,15%,91%);box-shadow:inset 0 -2px #06b6d4}
 [data-host-slot="navbar"]{display:flex;align-items:center;height:100%}
+[data-host-slot="navbar.left"]{display:inline-flex;align-items:center;vertical-align:middle}
 [data-host-slot^="dashboard.serverrow."]{display:inline-flex;align-items:center;gap:.25rem}
 `
 }
