@@ -165,7 +165,7 @@ export const pterodactyl: SlotMap = {
 [data-host-slot="server.subnav"],[data-host-slot="account.subnav"]{display:contents}
 ${SN} a.host-nav-link{display:inline-flex;align-items:center;gap:.375rem;padding:.75rem 1rem;font-size:.875rem;color:hsl(210,16%,82%);text-decoration:none;white-space:nowrap;transition:color 150ms}
 ${SN} a.host-nav-link:hover{color:hsl(214,15%,91%)}
-${SN} a.host-nav-link--active{color:hsl(214,15%,91%);box-shadow:inset 0 -2px #06b6d4}
+${SN} a.host-nav-link--active{color:hsl(214,15%,91%);background:none;box-shadow:inset 0 -2px #06b6d4}
 [data-host-slot="navbar"]{display:flex;align-items:center;height:100%}
 [data-host-slot="navbar.left"]{display:inline-flex;align-items:center;vertical-align:middle}
 [data-host-slot^="dashboard.serverrow."]{display:inline-flex;align-items:center;gap:.25rem}
