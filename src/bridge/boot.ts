@@ -10,7 +10,13 @@ interface Bootstrap {
   readonly extensions?: ReadonlyArray<{ readonly bundle?: string | null; readonly styles?: string | null }>
 }
 
-type HostWindow = Window & { __HOST__?: { sdk?: unknown }; __HOST_BOOT__?: boolean; React?: unknown; ReactDOM?: unknown }
+type HostWindow = Window & {
+  __HOST__?: { sdk?: unknown }
+  __HOST_BOOT__?: boolean
+  React?: unknown
+  ReactDOM?: unknown
+  PterodactylUser?: unknown
+}
 
 const run = async () => {
   const global = window as HostWindow
@@ -21,6 +27,18 @@ const run = async () => {
   // Where Host is mounted: the folder this script came from, minus `host/boot.js`.
   const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
   const base = own.replace(/host\/boot\.js(\?.*)?$/, "")
+  const vendor = global.React === undefined || global.ReactDOM === undefined ? ["host/vendor.js"] : []
+  // Pterodactyl writes window.PterodactylUser only for a signed-in user: then the files every signed-in
+  // page needs are fetched while the bootstrap is asked, instead of after it (one serial round trip less).
+  if (global.PterodactylUser !== undefined) {
+    for (const file of [...vendor, "host/bridge.js"]) {
+      const link = document.createElement("link")
+      link.rel = "preload"
+      link.as = "script"
+      link.href = `${base}${file}`
+      document.head.appendChild(link)
+    }
+  }
   const response = await fetch(`${base}api/client/host/bootstrap?path=${encodeURIComponent(path)}`, {
     credentials: "same-origin",
     headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
@@ -42,7 +60,7 @@ const run = async () => {
     head.appendChild(link)
   }
   const scripts = [
-    ...(global.React === undefined || global.ReactDOM === undefined ? ["host/vendor.js"] : []),
+    ...vendor,
     "host/bridge.js",
     ...extensions.flatMap((extension) => extension.bundle ?? [])
   ]

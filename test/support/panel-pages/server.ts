@@ -1,7 +1,6 @@
-import { request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { join } from "node:path"
+import { Agent, request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
-import { repoRoot } from "../cli.js"
 
 // The panel's web server for the bridge's real-panel tests (docs/panels.md "Slot maps"): pages shaped like
 // Pterodactyl's or Pelican's, each with the one include `panel:install` adds (`/host/boot.js`, deferred,
@@ -29,10 +28,13 @@ export interface StandinPanel {
 
 let appBundle: Promise<string> | undefined
 
+/** Where the app's source is (bench/panel-load.bench.mjs runs this file bundled elsewhere and says). */
+const defaultAppEntry = () => fileURLToPath(new URL("./pterodactyl-app.tsx", import.meta.url))
+
 /** The Pterodactyl-shaped React app, bundled with its own private React (no window.React). */
-const pterodactylApp = () =>
+const pterodactylApp = (entry: string) =>
   appBundle ??= build({
-    entryPoints: [join(repoRoot, "test/support/panel-pages/pterodactyl-app.tsx")],
+    entryPoints: [entry],
     bundle: true,
     write: false,
     format: "iife",
@@ -69,9 +71,11 @@ button{background:hsl(209,14%,37%);color:#fff;border:0;border-radius:.25rem;padd
 [class*="DropdownMenu___StyledDiv-sc-"]{position:absolute;right:0;background:#fff;color:#222;border-radius:.25rem;padding:.25rem;min-width:10rem;z-index:5}
 `
 
-const pterodactylPage = (title: string) => `<!doctype html>
+// Like wrapper.blade.php, PterodactylUser only for a signed-in user (here: a request with cookies).
+const pterodactylPage = (title: string, signedIn: boolean) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <style>${pterodactylCss}</style>
+${signedIn ? `<script>window.PterodactylUser = {"uuid":"standin","username":"standin","root_admin":false};</script>` : ""}
 <script>window.SiteConfiguration = {"name":"Pterodactyl","locale":"en"};</script>
 <script src="/host/boot.js" defer></script>
 </head><body><div id="modal-portal"></div><div id="app"></div>
@@ -121,6 +125,9 @@ document.addEventListener("click", async (event) => {
 </script>
 </body></html>`
 
+/** Connections to Host are kept open, as nginx's upstream keepalive does. */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+
 const proxied = ["/host/", "/api/client/host/", "/admin/host/", "/auth/", "/api/client/servers", "/api/client/account"]
 
 const readBody = (request: IncomingMessage) =>
@@ -135,7 +142,7 @@ const proxy = async (hostUrl: string, kind: StandinKind, request: IncomingMessag
   const target = new URL(request.url ?? "/", hostUrl)
   const body = await readBody(request)
   const headers = { ...request.headers, host: target.host }
-  const upstream = httpRequest(target, { method: request.method, headers }, (answer) => {
+  const upstream = httpRequest(target, { method: request.method, headers, agent }, (answer) => {
     const path = target.pathname
     if (path === "/api/client/host/bootstrap" && answer.statusCode === 200) {
       void readBody(answer).then((raw) => {
@@ -162,7 +169,12 @@ const proxy = async (hostUrl: string, kind: StandinKind, request: IncomingMessag
  * Starts a stand-in panel of `kind` in front of `host serve` at `hostUrl`. `access` answers
  * `/api/client/host/servers/{server}/access` (the drivers' endpoint) when given.
  */
-export const startStandin = async (kind: StandinKind, hostUrl: string, options: { readonly access?: AccessHandler } = {}): Promise<StandinPanel> => {
+export const startStandin = async (
+  kind: StandinKind,
+  hostUrl: string,
+  options: { readonly access?: AccessHandler; readonly appEntry?: string } = {}
+): Promise<StandinPanel> => {
+  const appEntry = options.appEntry ?? defaultAppEntry()
   const requests: Array<string> = []
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://standin.invalid")
@@ -180,7 +192,7 @@ export const startStandin = async (kind: StandinKind, hostUrl: string, options: 
       if (proxied.some((prefix) => path.startsWith(prefix) || path === prefix.replace(/\/$/, ""))) return proxy(hostUrl, kind, request, response)
       if (path === "/standin/pterodactyl.js") {
         response.writeHead(200, { "content-type": "text/javascript" })
-        response.end(await pterodactylApp())
+        response.end(await pterodactylApp(appEntry))
         return
       }
       if (kind === "pterodactyl" && (path === "/admin" || path.startsWith("/admin/"))) {
@@ -189,7 +201,7 @@ export const startStandin = async (kind: StandinKind, hostUrl: string, options: 
         return
       }
       response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-      response.end(kind === "pterodactyl" ? pterodactylPage("Pterodactyl") : pelicanPage(path))
+      response.end(kind === "pterodactyl" ? pterodactylPage("Pterodactyl", (request.headers.cookie ?? "") !== "") : pelicanPage(path))
     })().catch((error: unknown) => {
       response.writeHead(500, { "content-type": "text/plain" })
       response.end(String(error))
@@ -206,6 +218,7 @@ export const startStandin = async (kind: StandinKind, hostUrl: string, options: 
       new Promise<void>((resolve) => {
         // The proxied events stream never ends on its own.
         server.closeAllConnections()
+        agent.destroy()
         server.close(() => resolve())
       })
   }
