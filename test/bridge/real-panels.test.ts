@@ -94,6 +94,14 @@ it("each slot map covers the 65 slot ids exactly once (placed or absent with a r
     expect([...ids].sort(), map.kind).toEqual([...slots].sort())
     for (const entry of map.absent) expect(entry.reason.length).toBeGreaterThan(10)
   }
+  // docs/panels.md has a row for each slot in each panel's table.
+  const docs = readFileSync(join(__dirname, "../../docs/panels.md"), "utf8")
+  const pteroTable = docs.slice(docs.indexOf("### Pterodactyl"), docs.indexOf("### Pelican"))
+  const pelicanTable = docs.slice(docs.indexOf("### Pelican"), docs.indexOf("## Extension pages under a real panel"))
+  for (const slot of slots) {
+    expect(pteroTable, slot).toContain(`| \`${slot}\` |`)
+    expect(pelicanTable, slot).toContain(`| \`${slot}\` |`)
+  }
 })
 
 describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
@@ -165,6 +173,10 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     await page.goBack()
     await probe(page, "server.files.header").waitFor()
     expect(await marked(page)).toBe(true)
+    // The panel rebuilt its navbar on each move between dashboard, server and account; the navbar's
+    // component moved with its container and never mounted again.
+    const mounts = await page.evaluate(() => (window as unknown as { __mounts: Record<string, number> }).__mounts)
+    expect(mounts["navbar|"]).toBe(1)
     await context.close()
   })
 
@@ -251,6 +263,30 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     await page.waitForLoadState("networkidle")
     const admin = ptero.requests.slice(adminBefore).filter((line) => !line.endsWith("/favicon.ico"))
     expect(admin).toEqual(["GET /admin/servers", "GET /host/boot.js"])
+    await context.close()
+  })
+
+  it("a registration into a slot Pterodactyl has no place for is reported once, as that extension's", async () => {
+    const context = await harness.browser.newContext()
+    await context.addCookies([{ ...(await sessionCookie(harness.url, "alice")), url: ptero.url }])
+    const page = await context.newPage()
+    const warnings: Array<string> = []
+    page.on("console", (message) => {
+      if (message.type() === "warning") warnings.push(message.text())
+    })
+    const reports: Array<Record<string, string>> = []
+    page.on("request", (request) => {
+      if (request.url().endsWith("/api/client/host/diagnostics")) reports.push(JSON.parse(request.postData() ?? "{}") as Record<string, string>)
+    })
+    const reported = page.waitForRequest((request) => request.url().endsWith("/api/client/host/diagnostics") && (request.postData() ?? "").includes("auth.container.after"))
+    await page.goto(`${ptero.url}/`)
+    await reported
+    await probe(page, "dashboard.widgets").waitFor()
+    const slotReports = reports.filter((report) => report.kind === "slot")
+    expect(slotReports.map((report) => report.slot).sort()).toEqual(["auth.container.after", "auth.container.before"])
+    expect(slotReports[0]).toMatchObject({ extensionId: "test/everywhere" })
+    expect(slotReports[0]!.message).toContain("no place on pterodactyl")
+    expect(warnings.filter((text) => text.includes("auth.container.before"))).toHaveLength(1)
     await context.close()
   })
 
