@@ -81,7 +81,8 @@ describe("host status", () => {
       drift: { checked: 0, modified: [], missing: [], unverifiable: [], linked: [] },
       quarantined: 0,
       corrupt: 0,
-      frontendErrors: {}
+      frontendErrors: {},
+      anchors: []
     })
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")
