@@ -37,12 +37,21 @@ const candidates = (selector: string): Array<Element> => {
   return [...found].filter((element) => element.closest(".fade-exit") === null && element.closest("[data-host-slot]") === null)
 }
 
+/**
+ * Whether the container already sits at its anchor: inside it for afterbegin/beforeend, or next to it for
+ * beforebegin/afterend with nothing but Host's own containers between them (several slots may share one
+ * anchor and placement).
+ */
 const inPlace = (element: HTMLElement, anchor: Element, placement: string) => {
   if (!element.isConnected) return false
   if (placement === "afterbegin" || placement === "beforeend") return element.parentElement === anchor
   if (element.parentElement !== anchor.parentElement) return false
-  const position = anchor.compareDocumentPosition(element)
-  return placement === "beforebegin" ? (position & Node.DOCUMENT_POSITION_PRECEDING) !== 0 : (position & Node.DOCUMENT_POSITION_FOLLOWING) !== 0
+  const step = (node: Element) => placement === "beforebegin" ? node.nextElementSibling : node.previousElementSibling
+  for (let next = step(element); next !== null; next = step(next)) {
+    if (next === anchor) return true
+    if (!next.hasAttribute("data-host-anchored")) return false
+  }
+  return false
 }
 
 /**

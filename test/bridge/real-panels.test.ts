@@ -126,6 +126,18 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
         if (place.optional !== undefined && !["server.files.dropdown", "server.backups.dropdown", "dashboard.serverrow.description.before", "dashboard.serverrow.description.after"].includes(place.slot)) continue
         await probe(page, place.slot).first().waitFor({ state: "attached" })
       }
+      // Each container sits at its anchor: inside it, or next to it with only Host containers between.
+      const misplaced = await page.evaluate((places) => places.flatMap((place) => {
+        const containers = [...document.querySelectorAll(`[data-host-slot="${place.slot}"][data-host-anchored]`)]
+        return containers.filter((container) => {
+          const matches = (element: Element | null) => element !== null && place.anchors.some((anchor) => anchor.placement === place.placement && element.matches(anchor.selector))
+          if (place.placement === "afterbegin" || place.placement === "beforeend") return !matches(container.parentElement)
+          let next = place.placement === "beforebegin" ? container.nextElementSibling : container.previousElementSibling
+          while (next !== null && next.hasAttribute("data-host-anchored")) next = place.placement === "beforebegin" ? next.nextElementSibling : next.previousElementSibling
+          return !matches(next)
+        }).map(() => place.slot)
+      }), expected.map((place) => ({ slot: place.slot, placement: place.anchors[0]!.placement, anchors: place.anchors })))
+      expect(misplaced, path).toEqual([])
       for (const slot of await rendered(page)) seen.add(slot)
       if (shot !== undefined) {
         await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
