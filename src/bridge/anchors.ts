@@ -231,7 +231,10 @@ export const startAnchors = (slotMap: SlotMap, options: { readonly settleMs?: nu
   map = slotMap
   if (options.settleMs !== undefined) settleMs = options.settleMs
   applyPalette()
-  const observer = new MutationObserver(sync)
+  // Changes inside Host's own containers (extension components re-rendering) cannot move an anchor.
+  const observer = new MutationObserver((records) => {
+    if (records.some((record) => !(record.target instanceof Element && record.target.closest("[data-host-slot]") !== null))) sync()
+  })
   observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ["class"] })
   for (const name of slotMap.navigationEvents) addEventListener(name, sync)
   addEventListener("popstate", sync)

@@ -174,6 +174,8 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     await page.locator(`a[href="/server/srv-alice"] [class*="ServerRow___StyledDiv-sc-"]`).first().click()
     await probe(page, "server.console.header").waitFor()
     await page.waitForFunction(() => document.querySelector('[data-host-slot="dashboard.widgets"]') === null)
+    // The page was loaded on the dashboard: the server's context is asked for on the way in.
+    await page.locator('[data-testid="slot-server.header"][data-server="srv-alice"]').waitFor()
     await page.locator(`[class*="SubNavigation-sc-"] a[href="/server/srv-alice/files"]`).click()
     await probe(page, "server.files.header").waitFor()
     await page.waitForFunction(() => document.querySelector('[data-host-slot="server.console.header"]') === null)
