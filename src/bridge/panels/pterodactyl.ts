@@ -12,8 +12,12 @@ const F = `section:not(.fade-exit) > ${sc("PageContentBlock___StyledContentConta
 /** The navbar's root: the Tailwind row holding #logo. */
 const N = "div:has(> div > #logo)"
 const SN = sc("SubNavigation")
+/** The panel's 404 block: inside C on an unknown server route; possibly bare on other unknown routes. */
+const NF = sc("ScreenBlock___StyledDiv")
 
 const at = (selector: string, placement: Placement): Anchor => ({ selector, placement })
+/** Page outlets fall back to the spot after the 404 block when a not-found route has no page body. */
+const outlet = [at(C, "beforeend"), at(`section:not(.fade-exit) ${NF}`, "afterend")]
 
 const signedIn = ["/", "/account", "/account/*", "/server/:id", "/server/:id/*", "/ext/*"]
 const serverPages = ["/server/:id", "/server/:id/*"]
@@ -38,7 +42,7 @@ export const pterodactyl: SlotMap = {
   kind: "pterodactyl",
   versions: ["1.11", "1.12"],
   ready: C,
-  notFound: `${C} > ${sc("ScreenBlock___StyledDiv")}, ${C} ${sc("ScreenBlock___StyledDiv")}`,
+  notFound: `section:not(.fade-exit) ${NF}`,
   navigationEvents: [],
   places: [
     place("navbar", "every signed-in page", signedIn, "DN", [at(sc("NavigationBar__RightNavigation"), "afterbegin")]),
@@ -49,7 +53,7 @@ export const pterodactyl: SlotMap = {
     place("server.subnav.before", "server pages", serverPages, "DN", [at(SN, "beforebegin")]),
     place("server.subnav.after", "server pages", serverPages, "DN", [at(SN, "afterend")]),
     place("server.header", "server pages", serverPages, "DN", [at(C, "afterbegin")]),
-    place("server.page", "server pages (the extension-page outlet)", serverPages, "DN", [at(C, "beforeend")]),
+    place("server.page", "server pages (the extension-page outlet)", serverPages, "DN", outlet),
     place("server.footer", "server pages", serverPages, "DN", [at(F, "afterbegin")]),
     place("server.console.header", "console", ["/server/:id"], "TW", [at(`${C} > div:has(>div>h1) > div:has(>h1)`, "beforeend")]),
     place("server.terminal.buttons", "console", ["/server/:id"], "TW", [at(`${C} > div:has(>div>h1) > div.self-end > div.flex`, "beforeend")], {
@@ -90,7 +94,7 @@ export const pterodactyl: SlotMap = {
       at(`${sc("DropdownMenu___StyledDiv")} > ${sc("BackupContextMenu___StyledDiv")}`, "beforeend")
     ], { optional: "the menu exists only while open" }),
     place("dashboard.header", "dashboard", dashboardPages, "DN", [at(C, "afterbegin")]),
-    place("dashboard.page", "dashboard (the extension-page outlet)", dashboardPages, "DN", [at(C, "beforeend")]),
+    place("dashboard.page", "dashboard (the extension-page outlet)", dashboardPages, "DN", outlet),
     place("dashboard.widgets", "dashboard", ["/"], "DN", [at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin")], {
       optional: "the dashboard has no list wrapper: without servers (or while loading) there is no first row"
     }),
@@ -113,7 +117,7 @@ export const pterodactyl: SlotMap = {
     place("dashboard.serverrow.limits", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledDiv4"), "beforeend")], { row, optional: "without servers there are no rows" }),
     place("dashboard.footer", "dashboard", dashboardPages, "DN", [at(F, "afterbegin")]),
     place("account.header", "account pages", accountPages, "DN", [at(C, "afterbegin")]),
-    place("account.page", "account pages (the extension-page outlet)", accountPages, "DN", [at(C, "beforeend")]),
+    place("account.page", "account pages (the extension-page outlet)", accountPages, "DN", outlet),
     place("account.footer", "account pages", accountPages, "DN", [at(F, "afterbegin")]),
     place("account.subnav", "account pages", accountPages, "DN", [at(`${SN} > div`, "beforeend")]),
     place("account.subnav.before", "account pages", accountPages, "DN", [at(SN, "beforebegin")]),
