@@ -40,7 +40,7 @@ afterAll(async () => {
   await harness?.stop()
 })
 
-const open = async (panel: StandinPanel, user: "alice" | "bob" | undefined, path: string, init?: string) => {
+const open = async (panel: StandinPanel, user: "alice" | "bob" | "dave" | undefined, path: string, init?: string) => {
   const context = await harness.browser.newContext({ viewport: { width: 1280, height: 800 } })
   if (user !== undefined) await context.addCookies([{ ...(await sessionCookie(harness.url, user)), url: panel.url }])
   const page = await context.newPage()
@@ -211,6 +211,18 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     expect(await navbarElement!.evaluate((element) => element.isConnected && element.parentElement?.className.includes("NavigationBar__RightNavigation-sc-"))).toBe(true)
     expect(await mounts()).toEqual(before)
     expect(before["navbar|srv-alice"] ?? before["navbar|"]).toBe(1)
+    await context.close()
+  })
+
+  it("a user without servers still gets the dashboard's list slots, around the empty-list paragraph", async () => {
+    const { context, page } = await open(ptero, "dave", "/")
+    await settled(page)
+    for (const slot of ["dashboard.widgets", "dashboard.serverlist.before", "dashboard.serverlist.after"]) await probe(page, slot).waitFor()
+    const order = await page.$$eval(`[class*="PageContentBlock___StyledContentContainer-sc-"] > *`, (children) =>
+      children.map((child) => child.getAttribute("data-host-slot") ?? child.tagName.toLowerCase()))
+    expect(order.indexOf("dashboard.serverlist.before")).toBeLessThan(order.indexOf("p"))
+    expect(order.indexOf("dashboard.serverlist.after")).toBeGreaterThan(order.indexOf("p"))
+    expect(await page.locator('[data-host-slot^="dashboard.serverrow."]').count()).toBe(0)
     await context.close()
   })
 

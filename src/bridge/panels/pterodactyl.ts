@@ -95,15 +95,20 @@ export const pterodactyl: SlotMap = {
     ], { optional: "the menu exists only while open" }),
     place("dashboard.header", "dashboard", dashboardPages, "DN", [at(C, "afterbegin")]),
     place("dashboard.page", "dashboard (the extension-page outlet)", dashboardPages, "DN", outlet),
-    place("dashboard.widgets", "dashboard", ["/"], "DN", [at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin")], {
-      optional: "the dashboard has no list wrapper: without servers (or while loading) there is no first row"
-    }),
-    place("dashboard.serverlist.before", "dashboard", ["/"], "DN", [at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin")], {
-      optional: "without servers there is no list"
-    }),
-    place("dashboard.serverlist.after", "dashboard", ["/"], "DN", [at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:last-of-type`, "afterend")], {
-      optional: "without servers there is no list"
-    }),
+    // The dashboard has no list wrapper: the rows sit in the page body; without servers a "There are no
+    // servers…" paragraph takes their place (while loading, a spinner: no anchor yet).
+    place("dashboard.widgets", "dashboard", ["/"], "DN", [
+      at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin"),
+      at(`${C} > p.text-center`, "beforebegin")
+    ], { optional: "while the server list loads there is neither a row nor the empty-list paragraph" }),
+    place("dashboard.serverlist.before", "dashboard", ["/"], "DN", [
+      at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin"),
+      at(`${C} > p.text-center`, "beforebegin")
+    ], { optional: "while the server list loads there is no list" }),
+    place("dashboard.serverlist.after", "dashboard", ["/"], "DN", [
+      at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:last-of-type`, "afterend"),
+      at(`${C} > p.text-center`, "afterend")
+    ], { optional: "while the server list loads there is no list" }),
     place("dashboard.serverrow.name.before", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledP"), "beforebegin")], { row, optional: "without servers there are no rows" }),
     place("dashboard.serverrow.name.after", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledP"), "afterend")], { row, optional: "without servers there are no rows" }),
     place("dashboard.serverrow.description.before", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledP2"), "beforebegin")], {
