@@ -149,6 +149,20 @@ const sync = () => {
 
 let pending: Array<{ place: SlotPlace; pattern: string }> = []
 
+let queued = false
+/** One pass at the next frame (or within 100 ms where frames do not run, as in a background tab). */
+const later = () => {
+  if (queued) return
+  queued = true
+  const run = () => {
+    if (!queued) return
+    queued = false
+    sync()
+  }
+  requestAnimationFrame(run)
+  setTimeout(run, 100)
+}
+
 /** On an extension page the panel's own "not found" block gives way to the page outlet. */
 const takeOver = (path: string) => {
   if (map === undefined || map.notFound === "") return
@@ -231,9 +245,13 @@ export const startAnchors = (slotMap: SlotMap, options: { readonly settleMs?: nu
   map = slotMap
   if (options.settleMs !== undefined) settleMs = options.settleMs
   applyPalette()
-  // Changes inside Host's own containers (extension components re-rendering) cannot move an anchor.
+  // Changes inside Host's own containers (extension components re-rendering) cannot move an anchor. A
+  // container the panel just removed is put back at once (before the container watcher looks); anything
+  // else — a busy console adding lines, a new section — is handled once per frame.
   const observer = new MutationObserver((records) => {
-    if (records.some((record) => !(record.target instanceof Element && record.target.closest("[data-host-slot]") !== null))) sync()
+    if (!records.some((record) => !(record.target instanceof Element && record.target.closest("[data-host-slot]") !== null))) return
+    if ([...placed.values()].some((element) => !element.isConnected)) sync()
+    else later()
   })
   observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ["class"] })
   for (const name of slotMap.navigationEvents) addEventListener(name, sync)
