@@ -27,6 +27,17 @@ export const buildBridge = async () => {
     sourcemap: "linked",
     define: { ...common.define, __HOST_SDK_VERSION__: JSON.stringify(sdkVersion) }
   })
+  // /host/boot.js: the real panels' include (src/bridge/boot.ts); no React, no imports, ≤ 3 KB gzip.
+  await build({
+    entryPoints: ["src/bridge/boot.ts"],
+    outfile: `${out}/boot.js`,
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    minify: true,
+    logLevel: "warning"
+  })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildBridge()

@@ -47,3 +47,19 @@ export const report = (input: Omit<FrontendError, "at">) => {
     keepalive: true
   }).catch(() => undefined)
 }
+
+const post = (body: Record<string, string>) => {
+  fetch(endpoint, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", "x-csrf-token": csrfToken },
+    body: JSON.stringify({ ...body, url: location.pathname }),
+    keepalive: true
+  }).catch(() => undefined)
+}
+
+/** A slot's anchor missing on a real panel's page (docs/panels.md "Slot maps"): kept under host/bridge. */
+export const reportAnchor = (message: string, slot: string) => post({ kind: "anchor", extensionId: "host/bridge", message, slot })
+
+/** An extension registered into a slot this panel version has no place for. */
+export const reportSlot = (extensionId: string, message: string, slot: string) => post({ kind: "slot", extensionId, message, slot })

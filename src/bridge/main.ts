@@ -1,10 +1,15 @@
 import type { HostApi, Sdk } from "@host/sdk"
+import { accessCss, enableAccessPage } from "./access.js"
+import { anchoredCount, startAnchors } from "./anchors.js"
 import { mountedCount, watchContainers } from "./containers.js"
 import { errors, initDiagnostics } from "./diagnostics.js"
 import { emit, on } from "./events.js"
 import * as hooks from "./hooks.js"
 import { adoptShellAssets, currentGeneration, followEvents } from "./live.js"
-import { initPage, page, setContext } from "./page.js"
+import { initPage, page, serverUuidOf, setContext } from "./page.js"
+import type { SlotMap } from "./panels/map.js"
+import { pelican } from "./panels/pelican.js"
+import { pterodactyl } from "./panels/pterodactyl.js"
 import { bridgeSdkVersion, createExtension, initRegistry, type ManifestEntry, normaliseEntry, registry, unregister } from "./registry.js"
 import { injectStyles } from "./styles.js"
 import { initTheme, theme } from "./theme.js"
@@ -22,7 +27,37 @@ type Shell = Partial<{
   server: unknown
   extensions: ReadonlyArray<unknown>
   slots: ReadonlyArray<string>
+  panel: { readonly kind?: string }
 }> & Record<string, unknown>
+
+/** The slot map of each real panel kind (docs/panels.md "Slot maps"); the embedded panel renders its own containers. */
+const slotMaps: Readonly<Record<string, SlotMap>> = { pterodactyl, pelican }
+
+/**
+ * Under a real panel nobody calls setContext: when the user moves to another server's pages, the bridge
+ * asks Host for that server (and the user's permissions on it) with the bootstrap endpoint.
+ */
+const followServerContext = (baseUrl: string) => {
+  let asked = ""
+  on("navigate", () => {
+    const uuid = serverUuidOf(location.pathname)
+    const current = page.get().server
+    if (uuid === undefined || asked === uuid || (current !== null && (current.uuid === uuid || (current as { readonly identifier?: unknown }).identifier === uuid))) return
+    asked = uuid
+    fetch(`${baseUrl}/api/client/host/bootstrap?path=${encodeURIComponent(location.pathname)}`, {
+      credentials: "same-origin",
+      headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
+    })
+      .then((response) => response.ok ? response.json() as Promise<{ data?: { server?: unknown } }> : undefined)
+      .then((body) => {
+        asked = ""
+        if (body?.data?.server !== undefined && serverUuidOf(location.pathname) === uuid) setContext({ server: body.data.server })
+      })
+      .catch(() => {
+        asked = ""
+      })
+  })
+}
 
 const boot = () => {
   const global = window as unknown as { __HOST__?: Shell; React?: unknown; ReactDOM?: unknown }
@@ -79,7 +114,7 @@ const boot = () => {
       ids: () => [...registry.get().keys()]
     },
     events: { on, emit },
-    diagnostics: { errors, containers: mountedCount },
+    diagnostics: { errors, containers: mountedCount, anchored: anchoredCount },
     theme: { get: () => theme.get() },
     setContext,
     context: () => page.get(),
@@ -92,6 +127,19 @@ const boot = () => {
   initDiagnostics(baseUrl, csrfToken)
   hooks.initHooks(baseUrl, csrfToken)
   global.__HOST__ = host as Shell
+  // A real panel's slot map first (and its palette before the theme reads it): its observer must run before the container watcher's (anchors.ts).
+  const slotMap = slotMaps[shell.panel?.kind ?? ""]
+  if (slotMap !== undefined) {
+    startAnchors(slotMap)
+    // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
+    if (slotMap.kind === "pterodactyl") {
+      enableAccessPage()
+      const style = document.createElement("style")
+      style.textContent = accessCss
+      document.head.appendChild(style)
+    }
+    followServerContext(baseUrl)
+  }
   injectStyles()
   initTheme()
   adoptShellAssets()

@@ -1,5 +1,6 @@
 import * as React from "react"
 import type { PageArea, ServerContext, SlotContext } from "@host/sdk"
+import { AccessPage, accessPageEnabled, accessPageId, mayManageAccess } from "./access.js"
 import { report } from "./diagnostics.js"
 import { extensionPageOf, holdsPermission, matchPath, pageBase, pageHref, whenHolds } from "./match.js"
 import { navigateTo, normaliseServer, page, type PageState } from "./page.js"
@@ -122,6 +123,14 @@ const NavLinks = ({ area, context, snapshot }: { readonly area: PageArea; readon
     const base = pageBase(area, registered.id, context.server?.uuid)
     return base === undefined ? [] : [{ registered, route, href: pageHref(base, route.path) }]
   })
+  // Host's own "Extension access" page (access.tsx), for the server's owner and admins.
+  if (area === "server" && accessPageEnabled() && mayManageAccess(context) && context.server !== null) {
+    links.push({
+      registered: { id: accessPageId } as Registered,
+      route: { key: accessPageId, name: "Extension access", path: "/", area: "server" } as RouteEntry,
+      href: `/server/${context.server.uuid}/ext/${accessPageId}`
+    })
+  }
   if (links.length === 0) return null
   return (
     <>
@@ -149,6 +158,10 @@ const NavLinks = ({ area, context, snapshot }: { readonly area: PageArea; readon
 const PageOutlet = ({ area, context, snapshot }: { readonly area: PageArea; readonly context: SlotContext; readonly snapshot: ReadonlyMap<string, Registered> }) => {
   const target = extensionPageOf(context.path)
   if (target === undefined || target.area !== area) return null
+  if (area === "server" && target.extensionId === accessPageId && accessPageEnabled()) {
+    if (!mayManageAccess(context)) return <Notice code="403" title="Forbidden" text="Only the server's owner and admins manage extension access." />
+    return <div className="host-ext-page" data-host-page={accessPageId}><AccessPage context={context} /></div>
+  }
   const registered = snapshot.get(target.extensionId)
   if (registered === undefined) {
     // Still loading (a bundle of a just-enabled extension) renders nothing yet; an unknown one is a 404.

@@ -13,7 +13,13 @@ export const FrontendErrorReport = Schema.Struct({
   stack: Schema.optional(Schema.String),
   componentStack: Schema.optional(Schema.String),
   slot: Schema.optional(Schema.String),
-  url: Schema.optional(Schema.String)
+  url: Schema.optional(Schema.String),
+  /**
+   * `render` (the default): a component threw. `anchor`: a slot's anchor is missing on a page of a real
+   * panel where its slot map says it exists; such reports are kept under `anchorReportId`. `slot`: an
+   * extension registered into a slot that has no place in this panel version (docs/panels.md "Slot maps").
+   */
+  kind: Schema.optional(Schema.Literal("render", "anchor", "slot"))
 })
 export type FrontendErrorReport = typeof FrontendErrorReport.Type
 
@@ -34,6 +40,9 @@ export const FrontendErrorEntry = Schema.Struct({
 export type FrontendErrorEntry = typeof FrontendErrorEntry.Type
 
 export const FrontendErrorList = Schema.Array(FrontendErrorEntry)
+
+/** The row anchor reports are kept under: the bridge's own, no extension's. */
+export const anchorReportId = "host/bridge"
 
 /** How many entries are kept per extension. */
 export const keptErrors = 10

@@ -77,6 +77,10 @@ const clientRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/api/client/host/slots", precomputed("slots")),
   HttpRouter.get("/api/client/host/extensions", precomputed("extensions")),
   HttpRouter.get("/api/client/host/config", precomputed("config")),
+  // The bootstrap /host/boot.js fetches under a real panel (docs/frontend.md "/host/boot.js").
+  HttpRouter.get("/api/client/host/bootstrap", PanelPages.bootstrapEndpoint),
+  HttpRouter.get("/host/boot.js", frameworkAsset("boot.js")),
+  HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
   HttpRouter.get("/api/client/host/extensions/:vendor/:name/settings", publicSettings),
   // The bridge's live updates and error reports (docs/frontend.md).
   HttpRouter.get("/api/client/host/events", ClientEvents.events),

@@ -1,6 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
-import { FrontendErrorReport } from "../domain/FrontendErrors.js"
+import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { csrfOk } from "./Auth.js"
@@ -47,8 +47,12 @@ export const diagnostics = Effect.gen(function*() {
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))
   )
-  const extension = live.generation.extensions.get(report.extensionId)
-  if (extension === undefined) return yield* notFound(`no enabled extension ${report.extensionId}`)
+  // A missing anchor is the panel's markup, not an extension's fault: kept under the bridge's own row.
+  if (report.kind === "anchor" && report.extensionId !== anchorReportId) {
+    return yield* badRequest(`an anchor report's extensionId must be ${anchorReportId}`)
+  }
+  const extension = report.kind === "anchor" ? undefined : live.generation.extensions.get(report.extensionId)
+  if (report.kind !== "anchor" && extension === undefined) return yield* notFound(`no enabled extension ${report.extensionId}`)
   const runtime = yield* LiveRuntime
   if (!allowed(runtime, `${user.id}|${report.extensionId}`, yield* Clock.currentTimeMillis)) {
     return yield* new HttpFailure({
@@ -57,7 +61,7 @@ export const diagnostics = Effect.gen(function*() {
       detail: `too many error reports for ${report.extensionId}: at most ${reportsPerWindow} a minute per user`
     })
   }
-  yield* writes.withPermits(1)(recordFrontendError(report, { version: extension.record.version, user: user.username }))
+  yield* writes.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
   return HttpServerResponse.unsafeJson({ data: { accepted: true } }, { status: 202 })
 })
 

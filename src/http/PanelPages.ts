@@ -45,6 +45,53 @@ const shellTemplate = `<!doctype html>
 const scriptJson = (value: unknown) =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
 
+type Live = Effect.Effect.Success<typeof authenticate>["live"]
+type Access = ReturnType<Live["panel"]["serverAccess"]>
+
+/**
+ * The caller's `window.__HOST__` bootstrap (docs/frontend.md "Bootstrap"): the one builder behind the
+ * embedded shell and GET /api/client/host/bootstrap, so the two can never disagree. `panel.kind` picks
+ * the bridge's slot map under a real panel (docs/panels.md "Slot maps").
+ */
+export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success<typeof authenticate>["auth"]["user"]>, csrfToken: string | null, access: Access) =>
+  Effect.gen(function*() {
+    const { config } = yield* HostConfig
+    const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
+    const bootstrap = {
+      version: config.version,
+      baseUrl: (yield* LiveRuntime).baseUrl(),
+      csrfToken,
+      user: accountView(user),
+      server: access === undefined ? null : serverContextView(access, user),
+      panel: { kind: live.panelInfo.kind, name: live.panelInfo.name, version: live.panelInfo.version ?? null },
+      extensions: extensions.map((extension) => ({
+        id: extension.id,
+        name: extension.name,
+        version: extension.version,
+        bundle: extension.bundle,
+        styles: extension.styles,
+        cssIsolation: extension.cssIsolation
+      })),
+      slots: slotIds
+    }
+    return { bootstrap, extensions }
+  })
+
+/**
+ * GET /api/client/host/bootstrap[?path=<panel path>] (docs/frontend.md "/host/boot.js"): the bootstrap for
+ * a page of a panel Host does not render. With the page's path, a server page's server (and the user's
+ * permissions on it) is included as the embedded shell includes it; 401 signed out.
+ */
+export const bootstrapEndpoint = Effect.gen(function*() {
+  const { auth, live, request } = yield* authenticate
+  const user = yield* requireUser(auth)
+  const path = new URL(request.url, "http://panel.invalid").searchParams.get("path") ?? ""
+  const server = /^\/server\/([^/]+)/.exec(path)?.[1]
+  const access = server === undefined ? undefined : live.panel.serverAccess(user, decodeURIComponent(server))
+  const { bootstrap } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
+  return yield* HttpServerResponse.json({ data: bootstrap }, { headers: { "cache-control": "no-store" } })
+})
+
 /** Paths that belong to the framework's other surfaces, never to the panel's pages. */
 const reservedPrefixes = ["/api/", "/admin/", "/host/", "/auth/"] as const
 
@@ -73,25 +120,7 @@ export const shell = Effect.gen(function*() {
   // the same answer: the panel's 404 page (the bridge says which in the page outlet).
   const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
     (page.extension !== undefined && !live.generation.extensions.has(page.extension))
-  const { config } = yield* HostConfig
-  const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
-  const bootstrap = {
-    version: config.version,
-    baseUrl: (yield* LiveRuntime).baseUrl(),
-    csrfToken: auth.session?.csrfToken ?? null,
-    user: accountView(user),
-    server: access === undefined ? null : serverContextView(access, user),
-    panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
-    extensions: extensions.map((extension) => ({
-      id: extension.id,
-      name: extension.name,
-      version: extension.version,
-      bundle: extension.bundle,
-      styles: extension.styles,
-      cssIsolation: extension.cssIsolation
-    })),
-    slots: slotIds
-  }
+  const { bootstrap, extensions } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
   const html = eta.renderString(shellTemplate, {
     title: access === undefined ? live.panelInfo.name : `${access.server.name} · ${live.panelInfo.name}`,
     bootstrap: scriptJson(bootstrap),
@@ -135,7 +164,6 @@ export const routes = HttpRouter.empty.pipe(
   HttpRouter.get("/api/client/account", account),
   HttpRouter.get("/api/client/servers", servers),
   HttpRouter.get("/api/client/servers/:uuid", server),
-  HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
   HttpRouter.get("/host/panel.js", frameworkAsset("panel.js")),
   HttpRouter.get("/host/panel.css", frameworkAsset("panel.css")),
   HttpRouter.get("/host/favicon.svg", frameworkAsset("favicon.svg")),

@@ -55,6 +55,8 @@ export const PanelFile = Schema.Struct({
 export type PanelFile = typeof PanelFile.Type
 
 export interface PanelInfo {
+  /** Which panel this is: the bridge picks its slot map by it (docs/panels.md "Slot maps"). */
+  readonly kind: "embedded" | "pterodactyl" | "pelican"
   readonly name: string
   /** Unknown when the panel does not report it (then `requires.panel` is a warning, not a check). */
   readonly version: string | undefined
@@ -177,7 +179,7 @@ export interface PanelService {
 export class Panel extends Context.Tag("host/Panel")<Panel, PanelService>() {}
 
 const source = "config/panel.yaml"
-const fallbackInfo: PanelInfo = { name: "Host reference panel", version: undefined, php: undefined }
+const fallbackInfo: PanelInfo = { kind: "embedded", name: "Host reference panel", version: undefined, php: undefined }
 
 /** Reads and decodes `<root>/config/panel.yaml` (absent: an empty panel). */
 export const readPanelFile = Effect.gen(function*() {
@@ -230,6 +232,7 @@ export const editPanelFile = <A, E, R>(
   }))
 
 const infoOf = (file: PanelFile): PanelInfo => ({
+  kind: "embedded",
   name: file.panel?.name ?? fallbackInfo.name,
   version: file.panel?.version,
   php: file.panel?.php

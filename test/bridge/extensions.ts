@@ -53,3 +53,45 @@ export const writeMismatch = (parent: string) =>
 `)
     }
   })
+
+/**
+ * test/everywhere: one component in every slot id of `slots` (testid `slot-<id>`, with the server its
+ * context names), counting its mounts in `window.__mounts[<slot>|<server>]`, plus a server page and an
+ * account page (links in the sub-navigations).
+ */
+export const writeEverywhere = (parent: string, slots: ReadonlyArray<string>) =>
+  writeExtension(parent, {
+    id: "test/everywhere",
+    version: "1.0.0",
+    files: {
+      "resources/frontend/dist/extension.js": bundle(`
+  var mounts = window.__mounts = window.__mounts || {};
+  function Probe(props) {
+    var server = props.context.server;
+    var key = props.slot + "|" + (server ? server.uuid : "");
+    React.useEffect(function () { mounts[key] = (mounts[key] || 0) + 1; }, []);
+    return h("span", {
+      "data-testid": "slot-" + props.slot,
+      "data-server": server ? server.uuid : "",
+      className: "everywhere-probe",
+      style: { display: "inline-block", fontSize: "11px", padding: "1px 6px", margin: "2px", borderRadius: "4px", background: "var(--host-primary)", color: "#fff" }
+    }, props.slot + (server && props.slot.indexOf("serverrow") >= 0 ? " · " + server.name : ""));
+  }
+  function ServerPage(props) {
+    var server = sdk.useServerContext();
+    return h("div", { "data-testid": "everywhere-page", style: { padding: "1rem", background: "var(--host-bg-tertiary)", borderRadius: "var(--host-radius-md)" } },
+      h("h2", { style: { color: "var(--host-text-primary)", margin: "0 0 .5rem" } }, "Everywhere overview"),
+      h("p", null, "An extension page inside the panel, for " + (server ? server.name : "no server") + "."));
+  }
+  function AccountPage() { return h("div", { "data-testid": "everywhere-account-page" }, "Everywhere account settings"); }
+  sdk.createExtension({
+    id: "test/everywhere",
+    slots: ${JSON.stringify(slots)}.map(function (slot) { return { slot: slot, component: Probe, props: { slot: slot } }; }),
+    routes: [
+      { area: "server", path: "/", name: "Everywhere", icon: "★", component: ServerPage },
+      { area: "account", path: "/", name: "Everywhere", component: AccountPage }
+    ]
+  });
+`)
+    }
+  })

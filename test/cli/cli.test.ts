@@ -83,7 +83,8 @@ describe("host status", () => {
       corrupt: 0,
       frontendErrors: {},
       // The embedded panel: no real panel to report on (docs/panels.md).
-      panel: { driver: "embedded", panel: null, include: null, answers: null, snippets: [], selfHeal: null, identityCache: null, problem: null }
+      panel: { driver: "embedded", panel: null, include: null, answers: null, snippets: [], selfHeal: null, identityCache: null, problem: null },
+      anchors: []
     })
     const text = await runHost(["status", "--root", root])
     expect(text.stdout).toContain("Host:       1.2.3")

@@ -15,6 +15,7 @@ import { redactUrl } from "../../store/Dialect.js"
 import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionStatus, extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
+import { anchorReportId } from "../../domain/FrontendErrors.js"
 import { readReplicaReport } from "../../runtime/ReplicaFiles.js"
 import { StateGeneration } from "../../store/StateGeneration.js"
 import { isDeadHolder, processAlive } from "../../store/OperationLock.js"
@@ -93,6 +94,8 @@ export const statusCommand = Command.make(
             return list === undefined ? [] : [[e.extensionId, list] as const]
           })
         )
+        // Slot anchors the bridge did not find on a real panel's pages (docs/panels.md "Slot maps").
+        const anchors = recorded.get(anchorReportId) ?? []
         const lock = yield* readLock
         // What the server on this root last reported (docs/operations.md "Running replicas"), when one ran here.
         const replicaReport = yield* readReplicaReport
@@ -125,6 +128,7 @@ export const statusCommand = Command.make(
           quarantined: installed.filter((e) => extensionStatus(e, quarantineReason(quarantine, e)).status === "quarantined").length,
           corrupt: installed.filter((e) => extensionStatus(e, undefined).status === "corrupt").length,
           frontendErrors,
+          anchors,
           ...replica,
           // The real panel Host is installed into, when there is one (docs/panels.md).
           panel: yield* panelReport().pipe(Effect.provide(PanelInstall.Default)),
@@ -197,6 +201,10 @@ export const statusCommand = Command.make(
           ...(list.length > 3 ? [`  … ${list.length - 3} more (host status --json)`] : [])
         ])
         yield* Console.log(`\nRecent frontend errors:\n${lines.join("\n")}`)
+      }
+      if (report.anchors.length > 0) {
+        const lines = report.anchors.slice(0, 5).map((entry) => `  ${entry.lastAt}  ${entry.message}${entry.count > 1 ? ` (×${entry.count})` : ""}`)
+        yield* Console.log(`\nSlot anchors missing on the panel's pages:\n${lines.join("\n")}${report.anchors.length > 5 ? `\n  … ${report.anchors.length - 5} more (host status --json)` : ""}`)
       }
       if (report.installed !== undefined && report.installed.length > 0) {
         const table = extensionTable(report.installed)

@@ -1,0 +1,172 @@
+import * as React from "react"
+import type { SlotContext } from "@host/sdk"
+
+// Host's own "Extension access" page under Pterodactyl (docs/panels.md "Extension pages under a real
+// panel"): Pterodactyl's subuser permissions are a fixed list, so Host keeps the grants of extension
+// permissions itself, and a server's owner or an admin gives them here, at
+// `/server/{id}/ext/host/access`. It reads and writes `/api/client/host/servers/{server}/access`
+// (GET → subusers with their grants and the permissions extensions declare; PUT/DELETE `{user, permission}`).
+
+export const accessPageId = "host/access"
+
+let enabled = false
+/** Turned on for panels whose subusers cannot hold extension permissions themselves (Pterodactyl). */
+export const enableAccessPage = () => {
+  enabled = true
+}
+export const accessPageEnabled = () => enabled
+
+/** Owners and admins only: the same rule the endpoint applies. */
+export const mayManageAccess = (context: SlotContext) => context.user?.admin === true || context.server?.isOwner === true
+
+interface Subuser {
+  readonly id: number | string
+  readonly username: string
+  readonly email: string
+  readonly grants: ReadonlyArray<string>
+}
+interface Permission {
+  readonly extension: string
+  readonly permission: string
+  readonly description: string
+}
+interface Access {
+  readonly subusers: ReadonlyArray<Subuser>
+  readonly permissions: ReadonlyArray<Permission>
+}
+
+const host = () => (window as unknown as { __HOST__?: { baseUrl?: string; csrfToken?: string } }).__HOST__ ?? {}
+
+/** The panel's CSRF pair (axios sends X-XSRF-TOKEN from the XSRF-TOKEN cookie) and Host's session token. */
+const writeHeaders = (): Record<string, string> => {
+  const cookie = /(?:^|;\s*)XSRF-TOKEN=([^;]*)/.exec(document.cookie)?.[1]
+  return {
+    "content-type": "application/json",
+    ...(host().csrfToken ? { "x-csrf-token": host().csrfToken! } : {}),
+    ...(cookie === undefined ? {} : { "x-xsrf-token": decodeURIComponent(cookie) })
+  }
+}
+
+const errorText = async (response: Response) => {
+  try {
+    const body = (await response.json()) as { errors?: Array<{ detail?: string }> }
+    return body.errors?.[0]?.detail ?? `${response.status} ${response.statusText}`
+  } catch {
+    return `${response.status} ${response.statusText}`
+  }
+}
+
+export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
+  const server = (context.server as { readonly identifier?: string } | null)?.identifier ?? context.server?.uuid ?? ""
+  const url = `${(host().baseUrl ?? "").replace(/\/$/, "")}/api/client/host/servers/${encodeURIComponent(server)}/access`
+  const [access, setAccess] = React.useState<Access | null>(null)
+  const [error, setError] = React.useState<string | null>(null)
+  const [busy, setBusy] = React.useState<string | null>(null)
+  React.useEffect(() => {
+    const controller = new AbortController()
+    fetch(url, { credentials: "same-origin", signal: controller.signal, headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" } })
+      .then(async (response) => {
+        if (!response.ok) throw new Error(await errorText(response))
+        setAccess(((await response.json()) as { data: Access }).data)
+      })
+      .catch((failure: unknown) => {
+        if (!controller.signal.aborted) setError(failure instanceof Error ? failure.message : String(failure))
+      })
+    return () => controller.abort()
+  }, [url])
+  const setGrant = (subuser: Subuser, permission: string, grant: boolean) =>
+    setAccess((current) => current === null ? current : {
+      ...current,
+      subusers: current.subusers.map((entry) => entry.id !== subuser.id ? entry : {
+        ...entry,
+        grants: grant ? [...entry.grants.filter((held) => held !== permission), permission] : entry.grants.filter((held) => held !== permission)
+      })
+    })
+  /** Shown at once, written in the background, put back (with the server's reason) when the write fails. */
+  const toggle = async (subuser: Subuser, permission: string, grant: boolean) => {
+    const key = `${subuser.id}|${permission}`
+    setBusy(key)
+    setError(null)
+    setGrant(subuser, permission, grant)
+    try {
+      const response = await fetch(url, {
+        method: grant ? "PUT" : "DELETE",
+        credentials: "same-origin",
+        headers: writeHeaders(),
+        body: JSON.stringify({ user: subuser.id, permission })
+      })
+      if (!response.ok) throw new Error(await errorText(response))
+    } catch (failure) {
+      setGrant(subuser, permission, !grant)
+      setError(`${grant ? "Granting" : "Revoking"} ${permission} for ${subuser.username} failed: ${failure instanceof Error ? failure.message : String(failure)}`)
+    } finally {
+      setBusy(null)
+    }
+  }
+  const byExtension = new Map<string, Array<Permission>>()
+  for (const permission of access?.permissions ?? []) byExtension.set(permission.extension, [...byExtension.get(permission.extension) ?? [], permission])
+  return (
+    <div className="host-access" data-host-page="host/access">
+      <h2 className="host-access__title">Extension access</h2>
+      <p className="host-access__lead">
+        Which subusers of {context.server?.name ?? "this server"} may use what extensions offer. The panel's own subuser
+        permissions stay on its Users page; these grants are kept by Host.
+      </p>
+      {error !== null && <div className="host-access__error" role="alert">{error}</div>}
+      {access === null && error === null && <p className="host-access__muted">Loading…</p>}
+      {access !== null && access.permissions.length === 0 && <p className="host-access__muted">No enabled extension declares a permission.</p>}
+      {access !== null && access.permissions.length > 0 && access.subusers.length === 0 && (
+        <p className="host-access__muted">This server has no subusers. Add them on the panel's Users page first.</p>
+      )}
+      {access !== null && access.permissions.length > 0 && access.subusers.map((subuser) => (
+        <section key={subuser.id} className="host-access__user" aria-label={subuser.username}>
+          <header>
+            <strong>{subuser.username}</strong>
+            <span className="host-access__muted">{subuser.email}</span>
+          </header>
+          {[...byExtension].map(([extension, permissions]) => (
+            <fieldset key={extension} className="host-access__group">
+              <legend>{extension}</legend>
+              {permissions.map((permission) => {
+                const held = subuser.grants.includes(permission.permission)
+                const key = `${subuser.id}|${permission.permission}`
+                return (
+                  <label key={permission.permission} className="host-access__toggle">
+                    <input
+                      type="checkbox"
+                      checked={held}
+                      disabled={busy === key}
+                      onChange={(event) => void toggle(subuser, permission.permission, event.currentTarget.checked)}
+                      data-permission={permission.permission}
+                      data-user={subuser.username}
+                    />
+                    <span>
+                      <code>{permission.permission}</code>
+                      <span className="host-access__muted">{permission.description}</span>
+                    </span>
+                  </label>
+                )
+              })}
+            </fieldset>
+          ))}
+        </section>
+      ))}
+    </div>
+  )
+}
+
+export const accessCss = `
+.host-access{font-family:var(--host-font-sans);color:var(--host-text-secondary)}
+.host-access__title{margin:0 0 .25rem;font-size:1.25rem;color:var(--host-text-primary)}
+.host-access__lead{margin:0 0 1rem;max-width:48rem;line-height:1.5}
+.host-access__muted{color:var(--host-text-muted);font-size:.875rem}
+.host-access__error{margin:0 0 1rem;padding:.75rem 1rem;border-radius:var(--host-radius-md);background:color-mix(in srgb,var(--host-danger) 20%,transparent);color:var(--host-text-primary)}
+.host-access__user{margin:0 0 1rem;padding:1rem 1.25rem;border-radius:var(--host-radius-md);background:var(--host-bg-tertiary)}
+.host-access__user header{display:flex;gap:.75rem;align-items:baseline;margin-bottom:.5rem;color:var(--host-text-primary)}
+.host-access__group{margin:.5rem 0 0;padding:.5rem 0 0;border:0;border-top:1px solid var(--host-border)}
+.host-access__group legend{padding:0;font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;color:var(--host-text-muted)}
+.host-access__toggle{display:flex;gap:.75rem;align-items:flex-start;padding:.4rem 0;cursor:pointer}
+.host-access__toggle input{margin-top:.2rem;width:1rem;height:1rem;accent-color:var(--host-primary)}
+.host-access__toggle span{display:flex;flex-direction:column;gap:.125rem}
+.host-access__toggle code{font-family:var(--host-font-mono);color:var(--host-text-primary);font-size:.875rem}
+`

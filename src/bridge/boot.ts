@@ -1,0 +1,75 @@
+// /host/boot.js (docs/frontend.md "/host/boot.js"): the one script a real panel's include loads. It must
+// stay tiny (a size test holds it under 3 KB gzip) and import nothing. It asks Host for the caller's
+// bootstrap, and only when there is a signed-in user loads the rest: Host's React when the page has none
+// (Pterodactyl bundles React privately), the utility sheet and extension styles, the bridge, then the
+// extension bundles. Scripts are inserted together with `async = false`, so the browser fetches them in
+// parallel and runs them in the order inserted (no serial waterfall). On the panel's admin pages it loads
+// nothing: those are server-rendered pages without slots.
+
+interface Bootstrap {
+  readonly extensions?: ReadonlyArray<{ readonly bundle?: string | null; readonly styles?: string | null }>
+}
+
+type HostWindow = Window & {
+  __HOST__?: { sdk?: unknown }
+  __HOST_BOOT__?: boolean
+  React?: unknown
+  ReactDOM?: unknown
+  PterodactylUser?: unknown
+}
+
+const run = async () => {
+  const global = window as HostWindow
+  const path = location.pathname
+  if (path === "/admin" || path.startsWith("/admin/")) return
+  if (global.__HOST_BOOT__ === true || global.__HOST__?.sdk !== undefined) return
+  global.__HOST_BOOT__ = true
+  // Where Host is mounted: the folder this script came from, minus `host/boot.js`.
+  const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
+  const base = own.replace(/host\/boot\.js(\?.*)?$/, "")
+  const vendor = global.React === undefined || global.ReactDOM === undefined ? ["host/vendor.js"] : []
+  // Pterodactyl writes window.PterodactylUser only for a signed-in user: then the files every signed-in
+  // page needs are fetched while the bootstrap is asked, instead of after it (one serial round trip less).
+  if (global.PterodactylUser !== undefined) {
+    for (const file of [...vendor, "host/bridge.js"]) {
+      const link = document.createElement("link")
+      link.rel = "preload"
+      link.as = "script"
+      link.href = `${base}${file}`
+      document.head.appendChild(link)
+    }
+  }
+  const response = await fetch(`${base}api/client/host/bootstrap?path=${encodeURIComponent(path)}`, {
+    credentials: "same-origin",
+    headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
+  })
+  // Signed out (401), or a 2FA checkpoint the panel has not passed yet: the page stays the panel's own.
+  if (!response.ok) {
+    if (response.status !== 401) console.warn(`[host] /api/client/host/bootstrap answered ${response.status}; extensions are off on this page`)
+    return
+  }
+  const bootstrap = ((await response.json()) as { data: Bootstrap }).data
+  global.__HOST__ = bootstrap as { sdk?: unknown }
+  const head = document.head
+  const url = (file: string) => /^(https?:)?\//.test(file) ? file : `${base}${file}`
+  const extensions = bootstrap.extensions ?? []
+  for (const href of ["host/utility.css", ...extensions.flatMap((extension) => extension.styles ?? [])]) {
+    const link = document.createElement("link")
+    link.rel = "stylesheet"
+    link.href = url(href)
+    head.appendChild(link)
+  }
+  const scripts = [
+    ...vendor,
+    "host/bridge.js",
+    ...extensions.flatMap((extension) => extension.bundle ?? [])
+  ]
+  for (const src of scripts) {
+    const script = document.createElement("script")
+    script.async = false
+    script.src = url(src)
+    head.appendChild(script)
+  }
+}
+
+run().catch((error: unknown) => console.warn("[host] boot.js could not load Host:", error))

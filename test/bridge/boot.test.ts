@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { gzipSync } from "node:zlib"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { fixture, repoRoot, tempDir } from "../support/cli.js"
+import { install, request, type RunningServer, startServer, tokens, writePanelConfig } from "../http/helpers.js"
+import { sessionCookie } from "../support/browser.js"
+
+// GET /api/client/host/bootstrap and /host/boot.js over real HTTP (docs/frontend.md "/host/boot.js"):
+// the bootstrap is the embedded shell's `window.__HOST__` (one builder), 401 signed out, with the
+// panel's kind; boot.js is served and stays under 3 KB gzip.
+
+const root = tempDir("host-boot-http-")
+let server: RunningServer
+
+beforeAll(async () => {
+  writePanelConfig(root.path)
+  await install(root.path, fixture("extensions", "hello-world"))
+  await install(root.path, fixture("extensions", "full"))
+  server = await startServer(root.path)
+})
+
+afterAll(async () => {
+  await server?.stop()
+  root.cleanup()
+})
+
+interface Bootstrap {
+  readonly version: string
+  readonly csrfToken: string | null
+  readonly user: { readonly username: string }
+  readonly server: { readonly uuid: string; readonly permissions: ReadonlyArray<string>; readonly isOwner: boolean } | null
+  readonly panel: { readonly kind: string; readonly name: string; readonly version: string | null }
+  readonly extensions: ReadonlyArray<{ readonly id: string; readonly bundle: string | null; readonly styles: string | null; readonly cssIsolation: unknown }>
+  readonly slots: ReadonlyArray<string>
+}
+
+it("answers 401 with an error body signed out", async () => {
+  const response = await request(`${server.url}/api/client/host/bootstrap`)
+  expect(response.status).toBe(401)
+  expect((response.json as { errors: Array<{ status: string }> }).errors[0]?.status).toBe("401")
+})
+
+it("is the embedded shell's window.__HOST__, built by the same function", async () => {
+  const cookie = await sessionCookie(server.url, "alice")
+  const headers = { cookie: `${cookie.name}=${cookie.value}` }
+  const api = await fetch(`${server.url}/api/client/host/bootstrap?path=${encodeURIComponent("/server/srv-alice/files")}`, { headers })
+  expect(api.status).toBe(200)
+  expect(api.headers.get("cache-control")).toBe("no-store")
+  const bootstrap = ((await api.json()) as { data: Bootstrap }).data
+  const html = await (await fetch(`${server.url}/server/srv-alice/files`, { headers: { ...headers, accept: "text/html" } })).text()
+  const shell = JSON.parse(/window\.__HOST__ = (.*?);<\/script>/.exec(html)![1]!) as Bootstrap
+  expect(bootstrap).toEqual(shell)
+  expect(bootstrap.panel).toEqual({ kind: "embedded", name: "Test Panel", version: "1.11.0" })
+  expect(bootstrap.user.username).toBe("alice")
+  expect(bootstrap.server).toMatchObject({ uuid: "srv-alice", isOwner: true })
+  expect(bootstrap.csrfToken).toEqual(expect.any(String))
+  expect(bootstrap.slots).toHaveLength(65)
+  expect(bootstrap.extensions.map((extension) => extension.id).sort()).toEqual(["acme/full", "acme/hello-world"])
+  // Without a path (or off the server area) there is no server; a server the user may not see is none either.
+  const plain = ((await (await fetch(`${server.url}/api/client/host/bootstrap`, { headers: { authorization: `Bearer ${tokens.alice}` } })).json()) as { data: Bootstrap }).data
+  expect(plain.server).toBeNull()
+  expect(plain.csrfToken).toBeNull()
+  const other = ((await (await fetch(`${server.url}/api/client/host/bootstrap?path=/server/srv-other`, { headers: { authorization: `Bearer ${tokens.alice}` } })).json()) as { data: Bootstrap }).data
+  expect(other.server).toBeNull()
+})
+
+it("serves /host/boot.js and /host/vendor.js, boot.js at most 3 KB gzip", async () => {
+  const boot = await fetch(`${server.url}/host/boot.js`)
+  expect(boot.status).toBe(200)
+  expect(boot.headers.get("content-type")).toContain("javascript")
+  const body = Buffer.from(await boot.arrayBuffer())
+  expect(body.equals(readFileSync(join(repoRoot, "dist/public/host/boot.js")))).toBe(true)
+  expect(gzipSync(body, { level: 9 }).length).toBeLessThanOrEqual(3 * 1024)
+  expect((await fetch(`${server.url}/host/vendor.js`)).status).toBe(200)
+})
+
+it("takes a diagnostics report of kind anchor only under the bridge's own id", async () => {
+  const cookie = await sessionCookie(server.url, "alice")
+  const bootstrap = ((await (await fetch(`${server.url}/api/client/host/bootstrap`, { headers: { cookie: `${cookie.name}=${cookie.value}` } })).json()) as { data: Bootstrap }).data
+  const post = (body: unknown) =>
+    fetch(`${server.url}/api/client/host/diagnostics`, {
+      method: "POST",
+      headers: { cookie: `${cookie.name}=${cookie.value}`, "content-type": "application/json", "x-csrf-token": bootstrap.csrfToken! },
+      body: JSON.stringify(body)
+    })
+  expect((await post({ kind: "anchor", extensionId: "host/bridge", message: "pterodactyl: the anchor of navbar is missing on /", slot: "navbar" })).status).toBe(202)
+  const wrong = await post({ kind: "anchor", extensionId: "acme/full", message: "x" })
+  expect(wrong.status).toBe(400)
+  expect(await wrong.text()).toContain("host/bridge")
+  // Without the kind, host/bridge is no enabled extension.
+  expect((await post({ extensionId: "host/bridge", message: "x" })).status).toBe(404)
+})
