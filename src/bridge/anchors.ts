@@ -44,7 +44,16 @@ const candidates = (selector: string): Array<Element> => {
  */
 const inPlace = (element: HTMLElement, anchor: Element, placement: string) => {
   if (!element.isConnected) return false
-  if (placement === "afterbegin" || placement === "beforeend") return element.parentElement === anchor
+  if (placement === "afterbegin" || placement === "beforeend") {
+    // First (last) child of the anchor, Host's own containers aside: content the panel renders later is
+    // inserted after (before) ours, and would otherwise leave a "…after" slot above the list it follows.
+    if (element.parentElement !== anchor) return false
+    const step = (node: Element) => placement === "beforeend" ? node.nextElementSibling : node.previousElementSibling
+    for (let next = step(element); next !== null; next = step(next)) {
+      if (!next.hasAttribute("data-host-anchored")) return false
+    }
+    return true
+  }
   if (element.parentElement !== anchor.parentElement) return false
   const step = (node: Element) => placement === "beforebegin" ? node.nextElementSibling : node.previousElementSibling
   for (let next = step(element); next !== null; next = step(next)) {
@@ -201,6 +210,17 @@ const scheduleCheck = () => {
   }, settleMs)
 }
 
+/** Whether `key` is new in this tab's session storage (marks it); true when storage is unavailable. */
+const firstInSession = (key: string): boolean => {
+  try {
+    if (sessionStorage.getItem(key) !== null) return false
+    sessionStorage.setItem(key, "1")
+  } catch {
+    // Storage disabled (private mode, sandboxed frames): report every time rather than never.
+  }
+  return true
+}
+
 /** Slots an extension registers into that this panel version has no place for: reported once each. */
 const watchRegistrations = () => {
   const absent = new Map((map?.absent ?? []).map((entry) => [entry.slot, entry.reason]))
@@ -212,6 +232,9 @@ const watchRegistrations = () => {
         if (reason === undefined || reported.has(key)) continue
         reported.add(key)
         console.warn(`[host] ${registered.id} registers into ${entry.slot}, which has no place on ${map!.kind}: ${reason}`)
+        // Once per browser session, not once per page load: the fact does not change between loads, and
+        // reporting it on every full load runs into the diagnostics rate limit (429s in the console).
+        if (!firstInSession(`host:absent:${key}`)) continue
         reportSlot(registered.id, `${entry.slot} has no place on ${map!.kind} ${map!.versions.join("/")}: ${reason}`, entry.slot)
       }
     }

@@ -16,6 +16,7 @@ type HostWindow = Window & {
   React?: unknown
   ReactDOM?: unknown
   PterodactylUser?: unknown
+  SiteConfiguration?: unknown
 }
 
 const run = async () => {
@@ -24,6 +25,9 @@ const run = async () => {
   if (path === "/admin" || path.startsWith("/admin/")) return
   if (global.__HOST_BOOT__ === true || global.__HOST__?.sdk !== undefined) return
   global.__HOST_BOOT__ = true
+  // Pterodactyl writes SiteConfiguration on every page and PterodactylUser only for a signed-in user: a
+  // sign-in page needs no bootstrap request (it would only answer 401).
+  if (global.SiteConfiguration !== undefined && global.PterodactylUser === undefined) return
   // Where Host is mounted: the folder this script came from, minus `host/boot.js`.
   const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
   const base = own.replace(/host\/boot\.js(\?.*)?$/, "")

@@ -96,18 +96,19 @@ export const pterodactyl: SlotMap = {
     place("dashboard.header", "dashboard", dashboardPages, "DN", [at(C, "afterbegin")]),
     place("dashboard.page", "dashboard (the extension-page outlet)", dashboardPages, "DN", outlet),
     // The dashboard has no list wrapper: the rows sit in the page body; without servers a "There are no
-    // servers…" paragraph takes their place (while loading, a spinner: no anchor yet).
+    // servers…" paragraph takes their place (while loading, a spinner: no anchor yet). That paragraph is
+    // styled through twin.macro, so its display name is the anchor (the real build has no text-center class).
     place("dashboard.widgets", "dashboard", ["/"], "DN", [
       at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin"),
-      at(`${C} > p.text-center`, "beforebegin")
+      at(`${C} > ${sc("DashboardContainer___StyledP2")}`, "beforebegin")
     ], { optional: "while the server list loads there is neither a row nor the empty-list paragraph" }),
     place("dashboard.serverlist.before", "dashboard", ["/"], "DN", [
       at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:first-of-type`, "beforebegin"),
-      at(`${C} > p.text-center`, "beforebegin")
+      at(`${C} > ${sc("DashboardContainer___StyledP2")}`, "beforebegin")
     ], { optional: "while the server list loads there is no list" }),
     place("dashboard.serverlist.after", "dashboard", ["/"], "DN", [
       at(`${C} > ${sc("ServerRow__StatusIndicatorBox")}:last-of-type`, "afterend"),
-      at(`${C} > p.text-center`, "afterend")
+      at(`${C} > ${sc("DashboardContainer___StyledP2")}`, "afterend")
     ], { optional: "while the server list loads there is no list" }),
     place("dashboard.serverrow.name.before", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledP"), "beforebegin")], { row, optional: "without servers there are no rows" }),
     place("dashboard.serverrow.name.after", "dashboard, each server row", ["/"], "DN#", [at(sc("ServerRow___StyledP"), "afterend")], { row, optional: "without servers there are no rows" }),

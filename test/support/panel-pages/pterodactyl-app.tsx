@@ -41,7 +41,7 @@ const ScreenBlock = ({ title }: { readonly title: string }) => (
 
 const Dashboard = ({ servers }: { readonly servers: ReadonlyArray<Server> }) => (
   <Page>
-    {servers.length === 0 && <p className="text-center text-sm text-neutral-400">There are no servers associated with your account.</p>}
+    {servers.length === 0 && <p className={`${sc("DashboardContainer___StyledP2", "1topkxf", 3)} jVPRyV`}>There are no servers associated with your account.</p>}
     {servers.map((server) => (
       <Link key={server.uuid} to={`/server/${server.uuid}`} className={cls("GreyRowBox-sc-1xo9c6v-0", sc("ServerRow__StatusIndicatorBox", "1ibsw91", 2), "dyLna")}>
         <div className={sc("ServerRow___StyledDiv", "1ibsw91", 3)}><span className="icon">■</span></div>
@@ -119,14 +119,33 @@ const Files = ({ id }: { readonly id: string }) => (
   </Page>
 )
 
-const titled = (title: string, inner?: string) => () => (
-  <Page>
-    <h2 className="text-neutral-100">{title}</h2>
-    {inner === "editor" && <div className={sc("CodemirrorEditor__EditorContainer", "11vdumf", 0)}>editor</div>}
-    {inner === "schedule" && <div className={sc("ScheduleEditContainer___StyledDiv2", "1mldiua", 3)}>Every 5 minutes</div>}
-    {inner === "backups" && <div className="backup-row">backup-1 <Dropdown inner="backup" /></div>}
-  </Page>
-)
+// Like the panel's pages, the list arrives with a client-API answer after the page body rendered, so
+// React appends it behind whatever the bridge already put at the end of the body.
+const useLoaded = () => {
+  const [loaded, setLoaded] = React.useState(false)
+  React.useEffect(() => {
+    let live = true
+    fetch("/api/client/servers", { credentials: "same-origin", headers: { accept: "application/json" } })
+      .finally(() => live && setLoaded(true))
+    return () => {
+      live = false
+    }
+  }, [])
+  return loaded
+}
+
+const titled = (title: string, inner?: string) => () => {
+  const loaded = useLoaded()
+  return (
+    <Page>
+      <h2 className="text-neutral-100">{title}</h2>
+      {inner === "editor" && <div className={sc("CodemirrorEditor__EditorContainer", "11vdumf", 0)}>editor</div>}
+      {inner === "schedule" && <div className={sc("ScheduleEditContainer___StyledDiv2", "1mldiua", 3)}>Every 5 minutes</div>}
+      {inner === "backups" && <div className="backup-row">backup-1 <Dropdown inner="backup" /></div>}
+      {loaded && <div className="list-loaded text-sm text-neutral-400">{title}: loaded from the API</div>}
+    </Page>
+  )
+}
 
 const pages: ReadonlyArray<readonly [string, string, React.ComponentType]> = [
   ["databases", "Databases", titled("Databases")],
