@@ -7,7 +7,7 @@ import { slotIds } from "../domain/Slots.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { authenticate, header, requireUser } from "./Context.js"
-import { notFound } from "./Errors.js"
+import { notFound, panelUnavailable } from "./Errors.js"
 import { frameworkAsset } from "./Static.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
@@ -68,7 +68,9 @@ export const shell = Effect.gen(function*() {
     })
   }
   const user = auth.user
-  const access = page.kind === "page" && page.area === "server" ? live.panel.serverAccess(user, page.serverUuid) : undefined
+  const access = page.kind === "page" && page.area === "server"
+    ? yield* live.access.serverAccess(auth, page.serverUuid).pipe(Effect.mapError(panelUnavailable))
+    : undefined
   // An unknown path, a server the user may not see and a page of an extension that is not enabled are
   // the same answer: the panel's 404 page (the bridge says which in the page outlet).
   const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
@@ -79,6 +81,7 @@ export const shell = Effect.gen(function*() {
     version: config.version,
     baseUrl: (yield* LiveRuntime).baseUrl(),
     csrfToken: auth.session?.csrfToken ?? null,
+    csrf: live.access.csrf,
     user: accountView(user),
     server: access === undefined ? null : serverContextView(access, user),
     panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
@@ -117,7 +120,8 @@ export const account = Effect.gen(function*() {
 export const servers = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
   const user = yield* requireUser(auth)
-  return yield* HttpServerResponse.json({ data: live.panel.serversOf(user).map((access) => serverView(live.panel, user, access)) })
+  const accesses = yield* live.access.serversOf(auth).pipe(Effect.mapError(panelUnavailable))
+  return yield* HttpServerResponse.json({ data: accesses.map((access) => serverView(live.panel, user, access)) })
 })
 
 /** GET /api/client/servers/{uuid}: 404 for a server the user may not see (its existence is not told). */
@@ -125,7 +129,7 @@ export const server = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
   const user = yield* requireUser(auth)
   const { uuid } = yield* HttpRouter.params
-  const access = uuid === undefined ? undefined : live.panel.serverAccess(user, uuid)
+  const access = uuid === undefined ? undefined : yield* live.access.serverAccess(auth, uuid).pipe(Effect.mapError(panelUnavailable))
   if (access === undefined) return yield* notFound(`no server ${uuid ?? ""}`)
   return yield* HttpServerResponse.json({ data: serverView(live.panel, user, access, true) })
 })
