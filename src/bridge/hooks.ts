@@ -23,9 +23,31 @@ import { theme } from "./theme.js"
 
 let baseUrl = ""
 let csrfToken = ""
-export const initHooks = (base: string, token: string) => {
+let csrfMode: "host" | "panel" | undefined = undefined
+export const initHooks = (base: string, token: string, mode?: "host" | "panel") => {
   baseUrl = base.replace(/\/$/, "")
   csrfToken = token
+  csrfMode = mode
+}
+
+/**
+ * The CSRF header of an unsafe request (docs/http.md "CSRF"): the session's token as X-CSRF-Token on the
+ * embedded panel; under a real panel (bootstrap `csrf: "panel"`) what the panel's own client sends —
+ * X-XSRF-TOKEN from the XSRF-TOKEN cookie, URL-decoded, read at each request (the panel rotates it).
+ */
+const csrfHeaders = (): Record<string, string> => {
+  const mode = csrfMode ?? ((globalThis as { __HOST__?: { csrf?: unknown } }).__HOST__?.csrf === "panel" ? "panel" : "host")
+  if (mode === "host") return { "x-csrf-token": csrfToken }
+  const cookie = typeof document === "undefined"
+    ? undefined
+    : document.cookie.split(";").map((part) => part.trim()).find((part) => part.startsWith("XSRF-TOKEN="))
+  if (cookie === undefined) return {}
+  const value = cookie.slice("XSRF-TOKEN=".length)
+  try {
+    return { "x-xsrf-token": decodeURIComponent(value) }
+  } catch {
+    return { "x-xsrf-token": value }
+  }
 }
 
 export const useSlot = (slotId: string): ReadonlyArray<RegistrationView> => {
@@ -82,7 +104,7 @@ export const useExtensionApi = <T = unknown>(options: { readonly extensionId: st
         headers: {
           accept: "application/json",
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(method === "GET" ? {} : { "x-csrf-token": csrfToken }),
+          ...(method === "GET" ? {} : csrfHeaders()),
           ...init?.headers
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) })

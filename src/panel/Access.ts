@@ -46,7 +46,23 @@ export interface IdentityStats {
   readonly panelRequests: number
 }
 
+/** A subuser of a server as the panel reports it. */
+export interface PanelSubuser {
+  readonly username: string
+  readonly email: string
+  readonly uuid: string | undefined
+  /** The panel's own permissions for this subuser on the server. */
+  readonly permissions: ReadonlyArray<string>
+}
+
 export interface PanelAccess {
+  /**
+   * Whether Host keeps subusers' extension-permission grants (Pterodactyl) — else the panel's own subuser
+   * permissions carry them (embedded panel.yaml, Pelican) and Host's grant endpoints refuse to write.
+   */
+  readonly hostGrants: boolean
+  /** The subusers of a server (`undefined`: no such server or the caller may not list them). */
+  readonly subusers: (auth: RequestAuth, serverId: string) => Effect.Effect<ReadonlyArray<PanelSubuser> | undefined, PanelUnavailable>
   /** Which CSRF check guards unsafe requests made with the session cookie (docs/http.md "CSRF"). */
   readonly csrf: "host" | "panel"
   /** The panel's public origin for the Origin check (`panel` CSRF only); undefined: the request's own Host. */
@@ -126,6 +142,16 @@ export const resolveAuth = (
 
 /** The embedded panel's answers: its directory, synchronously (wrapped, so callers are driver-blind). */
 export const embeddedAccess = (directory: PanelDirectory): PanelAccess => ({
+  hostGrants: false,
+  subusers: (auth, serverId) =>
+    Effect.sync(() => {
+      const access = auth.user === undefined ? undefined : directory.serverAccess(auth.user, serverId)
+      if (access === undefined || access.role === "subuser") return undefined
+      return access.server.subusers.flatMap((subuser) => {
+        const user = directory.userById(subuser.userId)
+        return user === undefined ? [] : [{ username: user.username, email: user.email, uuid: undefined, permissions: subuser.permissions }]
+      })
+    }),
   csrf: "host",
   origin: undefined,
   peek: (credentials, sessions) => resolveAuth(credentials.authorization, credentials.cookie, directory, sessions),

@@ -6,7 +6,8 @@ import { parseEnv } from "node:util"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem } from "../domain/Problems.js"
-import { CoreKeys, CoreRows } from "../store/CoreRows.js"
+import { CoreRows } from "../store/CoreRows.js"
+import { grantsOn } from "./Grants.js"
 import {
   anonymous,
   bearerOf,
@@ -382,17 +383,13 @@ export const makeRealPanel = (options: RealPanelOptions) =>
     }
 
     /** Host-held grants (Pterodactyl): does `username` hold `permission` on `serverUuid`? */
-    const granted = (username: string, permission: string, serverUuid: string | undefined) =>
+    const granted = (username: string, permission: string, serverUuid: string) =>
       Option.match(rows, {
         onNone: () => Effect.succeed(false),
         onSome: (store) =>
-          store.get(CoreKeys.panelGrants).pipe(
-            Effect.map(Option.match({
-              onNone: () => false,
-              onSome: (grants) =>
-                Object.entries(grants).some(([uuid, users]) =>
-                  (serverUuid === undefined || uuid === serverUuid) && (users[username] ?? []).includes(permission))
-            })),
+          grantsOn(serverUuid).pipe(
+            Effect.map((users) => (users[username] ?? []).includes(permission)),
+            Effect.provideService(CoreRows, store),
             Effect.orElseSucceed(() => false)
           )
       })
@@ -422,7 +419,21 @@ export const makeRealPanel = (options: RealPanelOptions) =>
         return false
       })
 
+    /** The panel's subuser list of a server, asked with the caller's credential (owners and admins may read it). */
+    const subusers = (auth: RequestAuth, serverId: string) =>
+      Effect.gen(function*() {
+        if (auth.user === undefined || auth.credential === undefined) return undefined
+        const server = yield* serverAccess(auth, serverId)
+        if (server === undefined) return undefined
+        const answer = yield* ask(`/api/client/servers/${encodeURIComponent(server.server.uuid)}/users`, auth.credential.headers)
+        if (answer.status !== 200) return undefined
+        return Option.getOrUndefined(Option.map(Schema.decodeUnknownOption(SubuserList)(answer.body), (list) =>
+          list.data.map(({ attributes: a }) => ({ username: a.username, email: a.email, uuid: a.uuid, permissions: a.permissions }))))
+      })
+
     const access: PanelAccess = {
+      hostGrants: !flavor.panelGrants,
+      subusers,
       csrf: "panel",
       origin: options.origin,
       peek: () => undefined,
@@ -462,7 +473,7 @@ export const makeRealPanel = (options: RealPanelOptions) =>
         Effect.mapError((error) => new ConfigInvalid({ source: "panel.application_key", problems: [problem("panel.application_key", error.message)] }))
       )
 
-    return {
+    const service: PanelService = {
       kind: flavor.kind,
       info,
       directory,
@@ -470,7 +481,8 @@ export const makeRealPanel = (options: RealPanelOptions) =>
       reloadEvery: options.applicationKey === "" ? undefined : Duration.seconds(Math.max(1, options.cacheSeconds)),
       access: () => access,
       stats: Effect.sync(() => ({ ...counters }))
-    } satisfies PanelService
+    }
+    return service
   })
 
 /** The Panel of `panel.driver` in config (docs/panels.md "Drivers"). */
