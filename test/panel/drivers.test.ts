@@ -5,7 +5,7 @@ import { makeRealPanel, panelPermits, readPanelRoot, flavors } from "../../src/p
 import type { Sessions } from "../../src/panel/Session.js"
 import { tempDirsPerTest } from "../support/cli.js"
 import { writePanelRoot } from "../support/panel-root.js"
-import { type PanelStandIn, startPanelStandIn, type StandInServer, type StandInUser } from "../support/pterodactyl-api.js"
+import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
 import { startPelicanStandIn } from "../support/pelican-api.js"
 
 // The real-panel drivers against stand-ins of the panels' client APIs (docs/panels.md "Drivers").
@@ -17,17 +17,6 @@ afterEach(async () => {
 })
 
 const noSessions: Sessions = { issue: () => { throw new Error("a real panel issues no Host sessions") }, verify: () => undefined }
-
-export const people: ReadonlyArray<StandInUser> = [
-  { id: 1, uuid: "u-admin", username: "admin", email: "admin@panel.test", admin: true, sessions: ["sess-admin"], keys: ["ptlc_admin"] },
-  { id: 2, uuid: "u-alice", username: "alice", email: "alice@panel.test", admin: false, sessions: ["sess-alice"], keys: ["ptlc_alice"] },
-  { id: 3, uuid: "u-bob", username: "bob", email: "bob@panel.test", admin: false, sessions: ["sess-bob"], keys: ["ptlc_bob"] },
-  { id: 4, uuid: "u-erin", username: "erin", email: "erin@panel.test", admin: false, twoFactorPending: true, sessions: ["sess-erin"], keys: [] }
-]
-export const machines: ReadonlyArray<StandInServer> = [
-  { uuid: "aaaaaaaa-1111-4000-8000-000000000001", identifier: "aaaaaaaa", name: "Alice's server", owner: 2, subusers: [{ user: 3, permissions: ["control.*", "host.acme-probe.probe.view"] }] },
-  { uuid: "bbbbbbbb-2222-4000-8000-000000000002", identifier: "bbbbbbbb", name: "Admin's server", owner: 1, subusers: [] }
-]
 
 const setup = async (kind: "pterodactyl" | "pelican" = "pterodactyl", cacheSeconds = 30) => {
   const standIn = kind === "pterodactyl"

@@ -238,3 +238,20 @@ export const startPanelStandIn = async (options: {
   })
   return standIn
 }
+
+/**
+ * The users and servers most tests use: admin (root admin), alice (owns aaaaaaaa), bob (subuser of
+ * aaaaaaaa with control.* and Pelican's host.acme-probe.probe.view), erin (stopped by the 2FA policy),
+ * dave (no servers).
+ */
+export const people: ReadonlyArray<StandInUser> = [
+  { id: 1, uuid: "u-admin", username: "admin", email: "admin@panel.test", admin: true, sessions: ["sess-admin"], keys: ["ptlc_admin"] },
+  { id: 2, uuid: "u-alice", username: "alice", email: "alice@panel.test", admin: false, sessions: ["sess-alice"], keys: ["ptlc_alice"] },
+  { id: 3, uuid: "u-bob", username: "bob", email: "bob@panel.test", admin: false, sessions: ["sess-bob"], keys: ["ptlc_bob"] },
+  { id: 4, uuid: "u-erin", username: "erin", email: "erin@panel.test", admin: false, twoFactorPending: true, sessions: ["sess-erin"], keys: [] },
+  { id: 5, uuid: "u-dave", username: "dave", email: "dave@panel.test", admin: false, sessions: ["sess-dave", "sess-dave-2"], keys: ["ptlc_dave"] }
+]
+export const machines: ReadonlyArray<StandInServer> = [
+  { uuid: "aaaaaaaa-1111-4000-8000-000000000001", identifier: "aaaaaaaa", name: "Alice's server", owner: 2, subusers: [{ user: 3, permissions: ["control.*", "host.acme-probe.probe.view"] }] },
+  { uuid: "bbbbbbbb-2222-4000-8000-000000000002", identifier: "bbbbbbbb", name: "Admin's server", owner: 1, subusers: [] }
+]
