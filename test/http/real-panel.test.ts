@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
+import { until } from "../support/wait.js"
 import { writePanelRoot } from "../support/panel-root.js"
 import { startPelicanStandIn } from "../support/pelican-api.js"
 import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
@@ -205,4 +207,49 @@ describe("host serve under Pelican", () => {
     })
     expect(put.status).toBe(409)
   })
+})
+
+describe("host serve with an application key", () => {
+  it("polls the application API's server list and tells listeners of created and deleted servers", async () => {
+    const root = tempDir("host-appkey-")
+    const src = tempDir("host-src-")
+    const out = join(src.path, "events.log")
+    const panelRoot = writePanelRoot(join(root.path, "panel"))
+    mkdirSync(join(root.path, "config"), { recursive: true })
+    writeFileSync(join(root.path, "config", "host.yaml"), "panel:\n  cache_seconds: 1\n")
+    await install(root.path, writeExtension(src.path, {
+      id: "acme/watcher",
+      version: "1.0.0",
+      files: {
+        "src/WatcherExtension.ts": `import { HostExtension } from "@host/sdk/server"
+import { appendFileSync } from "node:fs"
+export class WatcherExtension extends HostExtension {
+  getEventListeners() {
+    return {
+      ServerCreated: [(event: { server: { uuid: string } }) => { appendFileSync(${JSON.stringify(out)}, \`created \${event.server.uuid}\\n\`) }],
+      ServerDeleted: [(event: { server: { uuid: string } }) => { appendFileSync(${JSON.stringify(out)}, \`deleted \${event.server.uuid}\\n\`) }]
+    }
+  }
+}
+`
+      }
+    }))
+    const standIn = await startPanelStandIn({ users: people, servers: machines })
+    const server = await startServer(root.path, {
+      env: { HOST_PANEL_DRIVER: "pterodactyl", HOST_PANEL_URL: standIn.url, HOST_PANEL_ROOT: panelRoot, HOST_PANEL_APPLICATION_KEY: standIn.applicationKey }
+    })
+    try {
+      standIn.servers.push({ uuid: "cccccccc-3333-4000-8000-000000000003", identifier: "cccccccc", name: "New", owner: 2, subusers: [] })
+      await until(() => existsSync(out) && readFileSync(out, "utf8").includes("created cccccccc-3333"), "ServerCreated")
+      standIn.servers.splice(0, 1)
+      await until(() => readFileSync(out, "utf8").includes(`deleted ${alicesServer.uuid}`), "ServerDeleted")
+      expect(readFileSync(out, "utf8")).toBe(`created cccccccc-3333-4000-8000-000000000003\ndeleted ${alicesServer.uuid}\n`)
+      expect(standIn.received.some((entry) => entry.path.startsWith("/api/application/servers") && entry.headers.authorization === `Bearer ${standIn.applicationKey}`)).toBe(true)
+    } finally {
+      await server.stop()
+      await standIn.close()
+      root.cleanup()
+      src.cleanup()
+    }
+  }, 60_000)
 })
