@@ -330,6 +330,8 @@ export const makeRealPanel = (options: RealPanelOptions) =>
       return { key: createHash("sha256").update(`cookie ${cookie}`).digest("hex"), headers: { cookie } }
     }
 
+    // A failure is not kept (timeToLive zero, and dropped at once: a zero window could still match a call
+    // in the same millisecond); the callers waiting on that one request share it.
     const counted = <A>(either: Either.Either<A, A>): A => {
       if (Either.isLeft(either)) {
         counters.hits++
@@ -342,7 +344,8 @@ export const makeRealPanel = (options: RealPanelOptions) =>
     const authenticate = (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable> => {
       const credential = credentialOf(credentials)
       if (credential === undefined) return Effect.succeed(anonymous)
-      return Effect.map(identity.getEither(new Key(credential, "account")), (either) => {
+      const key = new Key(credential, "account")
+      return Effect.map(identity.getEither(key).pipe(Effect.tapError(() => identity.invalidate(key))), (either) => {
         const user = counted(either)
         if (Option.isNone(user)) return "authorization" in credential.headers ? invalidToken : anonymous
         return {
@@ -358,7 +361,8 @@ export const makeRealPanel = (options: RealPanelOptions) =>
     const serverAccess = (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
       const user = auth.user
       if (user === undefined || auth.credential === undefined || id === "") return Effect.sync((): ServerAccess | undefined => undefined)
-      return Effect.map(servers.getEither(new Key(auth.credential, id)), (either) => {
+      const key = new Key(auth.credential, id)
+      return Effect.map(servers.getEither(key).pipe(Effect.tapError(() => servers.invalidate(key))), (either) => {
         const found = counted(either)
         if (Option.isNone(found)) return undefined
         const { owner, permissions, server } = found.value
@@ -373,7 +377,8 @@ export const makeRealPanel = (options: RealPanelOptions) =>
     const serversOf = (auth: RequestAuth): Effect.Effect<ReadonlyArray<ServerAccess>, PanelUnavailable> => {
       const user = auth.user
       if (user === undefined || auth.credential === undefined) return Effect.succeed([])
-      return Effect.map(lists.getEither(new Key(auth.credential, user.admin ? "admin" : "user")), (either) =>
+      const key = new Key(auth.credential, user.admin ? "admin" : "user")
+      return Effect.map(lists.getEither(key).pipe(Effect.tapError(() => lists.invalidate(key))), (either) =>
         counted(either).map(({ owner, server }): ServerAccess => ({
           server: { ...server, ownerId: owner ? user.id : server.ownerId },
           role: user.admin ? "admin" : owner ? "owner" : "subuser",
