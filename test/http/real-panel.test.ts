@@ -118,6 +118,15 @@ describe("host serve under Pterodactyl", () => {
     const listed = await runHost(["--root", root.path, "permissions:list", alicesServer.uuid, "--json"], { env })
     expect(JSON.parse(listed.stdout)).toEqual({ server: alicesServer.uuid, grants: [{ user: "bob", permissions: ["probe.view"] }] })
     expect((await info("aaaaaaaa", "sess-bob")).status).toBe(200)
+    // Bad arguments name what was wrong and write nothing.
+    const unknownServer = await runHost(["--root", root.path, "permissions:grant", "aaaaaaaa", "bob", "probe.manage"], { env })
+    expect(unknownServer.code).not.toBe(0)
+    expect(unknownServer.stderr).toContain("<server>")
+    const badPermission = await runHost(["--root", root.path, "permissions:grant", alicesServer.uuid, "bob", "Probe"], { env })
+    expect(badPermission.code).not.toBe(0)
+    expect(badPermission.stderr).toContain("<permission>")
+    const text = await runHost(["--root", root.path, "permissions:list", alicesServer.uuid], { env })
+    expect(text.stdout).toMatch(/USER\s+PERMISSIONS\nbob\s+probe\.view\n/)
     const revoked = await request(`${server.url}/api/client/host/servers/aaaaaaaa/access`, {
       method: "DELETE",
       headers: { authorization: "Bearer ptlc_alice" },
