@@ -262,3 +262,17 @@ export class WatcherExtension extends HostExtension {
     }
   }, 60_000)
 })
+
+it("an unreadable panel.root stops host serve with an error naming panel.root", async () => {
+  const root = tempDir("host-badroot-")
+  try {
+    const run = await runHost(["--root", root.path, "serve", "--port", "0"], {
+      env: { HOST_PANEL_DRIVER: "pterodactyl", HOST_PANEL_URL: "http://127.0.0.1:9", HOST_PANEL_ROOT: join(root.path, "missing") }
+    })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("panel.root")
+    expect(run.stderr).toContain(join(root.path, "missing", "config", "app.php"))
+  } finally {
+    root.cleanup()
+  }
+})
