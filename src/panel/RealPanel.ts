@@ -247,7 +247,9 @@ export const makeRealPanel = (options: RealPanelOptions) =>
         catch: (error) => unavailable(error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error))
       }).pipe(
         Effect.timeoutFail({ duration: requestTimeout, onTimeout: () => unavailable("no answer within 5 s") }),
-        Effect.filterOrFail((answer) => answer.status < 500, (answer) => unavailable(`it answered ${answer.status}`))
+        // 5xx, and 429 (the panel's client API rate limit): the panel cannot say who the caller is right now,
+        // which is not "signed out" (docs/panels.md "Identity").
+        Effect.filterOrFail((answer) => answer.status < 500 && answer.status !== 429, (answer) => unavailable(`it answered ${answer.status}`))
       )
 
     const twoFactorPending = (answer: Answer) =>
