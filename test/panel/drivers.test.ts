@@ -85,9 +85,9 @@ describe("identity from a Pterodactyl panel", () => {
     expect((await authenticate({ cookie: "pterodactyl_session=sess-erin" })).user).toBeUndefined()
   })
 
-  it("a panel that is down, answers 5xx or is slow fails with PanelUnavailable naming its URL", async () => {
+  it("a panel that is down, answers 5xx or 429, or is slow fails with PanelUnavailable naming its URL", async () => {
     const { authenticate, standIn } = await setup()
-    for (const mode of ["down", "error"] as const) {
+    for (const mode of ["down", "error", "limited"] as const) {
       standIn.mode = mode
       const failure = await authenticate({ cookie: "pterodactyl_session=sess-alice" }).then(() => undefined, (error: unknown) => error)
       expect(String(failure)).toContain(standIn.url)

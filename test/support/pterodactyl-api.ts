@@ -44,8 +44,8 @@ export interface PanelStandIn {
   readonly count: (path: string) => number
   readonly users: Array<StandInUser>
   readonly servers: Array<StandInServer>
-  /** "ok", "slow" (answers after `slowMs`), "error" (500), or "down" (the socket is destroyed). */
-  mode: "ok" | "slow" | "error" | "down"
+  /** "ok", "slow" (answers after `slowMs`), "error" (500), "limited" (429, the client API's rate limit), or "down" (the socket is destroyed). */
+  mode: "ok" | "slow" | "error" | "limited" | "down"
   slowMs: number
   /** The application API key (`ptla_…`) that lists all servers. */
   readonly applicationKey: string
@@ -219,6 +219,7 @@ export const startPanelStandIn = async (options: {
     received.push({ method: request.method ?? "GET", path: request.url ?? "/", headers: { ...request.headers } })
     if (standIn.mode === "down") return request.socket.destroy()
     if (standIn.mode === "error") return error(response, 500, "HttpException", "Server Error")
+    if (standIn.mode === "limited") return error(response, 429, "TooManyRequestsHttpException", "Too Many Attempts.")
     if (standIn.mode === "slow") {
       const timer = setTimeout(() => handle(request, response), standIn.slowMs)
       response.once("close", () => clearTimeout(timer))
