@@ -199,7 +199,7 @@ const lifecycleModules = Effect.promise(() =>
     import("./lifecycle/Lifecycle.js"),
     import("./lifecycle/Events.js"),
     import("./lifecycle/ModuleLoader.js"),
-    import("./panel/Panel.js"),
+    import("./panel/RealPanel.js"),
     import("./archive/ArtifactStore.js")
   ])
 )
@@ -235,13 +235,13 @@ export interface StoreOptions extends DataOptions {
  */
 export const storeLayer = (invocation: Invocation, options: StoreOptions = {}) => {
   const lifecycle = Layer.unwrapEffect(
-    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, ModuleLoader, Panel, ArtifactStore]) => {
+    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, ModuleLoader, PanelDrivers, ArtifactStore]) => {
       const loader = Layer.unwrapEffect(
         Effect.map(HostConfig, ({ paths }) =>
           ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
       )
       return Lifecycle.Default.pipe(
-        Layer.provideMerge(Layer.mergeAll(Events.layer, Panel.layerEmbedded, loader, ArtifactStore.layer, registryLayer(invocation)))
+        Layer.provideMerge(Layer.mergeAll(Events.layer, PanelDrivers.layerFromConfig, loader, ArtifactStore.layer, registryLayer(invocation)))
       )
     })
   )

@@ -28,7 +28,8 @@ export interface ServerContext {
 }
 
 export interface UserContext {
-  readonly id: number
+  /** A number on the embedded panel and Pterodactyl; the user's uuid on Pelican. */
+  readonly id: number | string
   readonly username: string
   readonly email: string
   readonly admin: boolean

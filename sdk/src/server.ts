@@ -198,7 +198,8 @@ export abstract class HostExtension implements ExtensionInterface {
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
 
 export interface RouteUser {
-  readonly id: number
+  /** A number on the embedded panel and Pterodactyl; the user's uuid on Pelican. */
+  readonly id: number | string
   readonly username: string
   readonly email: string
   readonly admin: boolean

@@ -1,4 +1,5 @@
 import type { FrontendError } from "@host/sdk"
+import { csrfHeaders } from "./csrf.js"
 
 // Render errors of extension components (docs/frontend.md "Diagnostics"): kept in
 // `window.__HOST__.diagnostics.errors` (newest 100) and sent to POST /api/client/host/diagnostics, where
@@ -11,11 +12,9 @@ const sent = new Map<string, Array<number>>()
 const perMinute = 5
 
 let endpoint = "/api/client/host/diagnostics"
-let csrfToken = ""
 
-export const initDiagnostics = (baseUrl: string, token: string) => {
+export const initDiagnostics = (baseUrl: string) => {
   endpoint = `${baseUrl.replace(/\/$/, "")}/api/client/host/diagnostics`
-  csrfToken = token
 }
 
 const clip = (text: string | undefined, length: number) => text === undefined ? undefined : text.length > length ? text.slice(0, length) : text
@@ -38,21 +37,15 @@ export const report = (input: Omit<FrontendError, "at">) => {
   if (stack !== undefined) body.stack = stack
   if (componentStack !== undefined) body.componentStack = componentStack
   if (input.slot !== undefined) body.slot = input.slot
-  body.url = location.pathname
-  fetch(endpoint, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json", "x-csrf-token": csrfToken },
-    body: JSON.stringify(body),
-    keepalive: true
-  }).catch(() => undefined)
+  post(body)
 }
 
-const post = (body: Record<string, string>) => {
+/** One report to the server, with the CSRF header of the panel's mode (bridge/csrf.ts). */
+function post(body: Record<string, string>) {
   fetch(endpoint, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "content-type": "application/json", "x-csrf-token": csrfToken },
+    headers: { "content-type": "application/json", ...csrfHeaders() },
     body: JSON.stringify({ ...body, url: location.pathname }),
     keepalive: true
   }).catch(() => undefined)

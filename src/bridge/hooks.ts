@@ -16,16 +16,16 @@ import { slotEntries } from "./registry.js"
 import { ScopeContext, usePage, useRegistry } from "./render.js"
 import { createStore, type Store } from "./store.js"
 import { theme } from "./theme.js"
+import { csrfHeaders, initCsrf } from "./csrf.js"
 
 // The hooks of docs/frontend.md "Hooks". They run inside extension components (the panel's React), so
 // they are ordinary React hooks over the bridge's stores; the ones that need to know which extension
 // calls them read the registration's scope, which every slot and page provides.
 
 let baseUrl = ""
-let csrfToken = ""
-export const initHooks = (base: string, token: string) => {
+export const initHooks = (base: string, token: string, mode?: "host" | "panel") => {
   baseUrl = base.replace(/\/$/, "")
-  csrfToken = token
+  initCsrf(token, mode)
 }
 
 export const useSlot = (slotId: string): ReadonlyArray<RegistrationView> => {
@@ -82,7 +82,7 @@ export const useExtensionApi = <T = unknown>(options: { readonly extensionId: st
         headers: {
           accept: "application/json",
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(method === "GET" ? {} : { "x-csrf-token": csrfToken }),
+          ...(method === "GET" ? {} : csrfHeaders()),
           ...init?.headers
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) })

@@ -124,7 +124,7 @@ const boot = () => {
   Object.defineProperty(host, "server", { get: () => page.get().server, enumerable: true, configurable: true })
   initPage(initial)
   initRegistry(entries, shell.slots ?? [], () => host as unknown as HostApi)
-  initDiagnostics(baseUrl, csrfToken)
+  initDiagnostics(baseUrl)
   hooks.initHooks(baseUrl, csrfToken)
   global.__HOST__ = host as Shell
   // A real panel's slot map first (and its palette before the theme reads it): its observer must run before the container watcher's (anchors.ts).

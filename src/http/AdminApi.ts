@@ -58,11 +58,11 @@ const csrfMismatch = () =>
 
 /** The signed-in admin, and the request's CSRF check given the form's `_token` when there is one. */
 const adminCaller = Effect.gen(function*() {
-  const { auth, request } = yield* authenticate
+  const { auth, live, request } = yield* authenticate
   const user = yield* requireAdmin(auth)
   const actor = { type: "admin", user: user.username } satisfies Actor
   const checkCsrf = (formToken: string | undefined) =>
-    csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken) ? Effect.void : Effect.fail(csrfMismatch())
+    csrfOk(auth, request, live.access, formToken) ? Effect.void : Effect.fail(csrfMismatch())
   return { actor, request, checkCsrf }
 })
 

@@ -15,6 +15,7 @@ import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
 import * as Diagnostics from "./Diagnostics.js"
+import * as ServerAccess from "./ServerAccess.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 
 // The server's routes (docs/http.md). The three read-only client bodies are precomputed per runtime
@@ -85,6 +86,10 @@ const clientRoutes = HttpRouter.empty.pipe(
   // The bridge's live updates and error reports (docs/frontend.md).
   HttpRouter.get("/api/client/host/events", ClientEvents.events),
   HttpRouter.post("/api/client/host/diagnostics", Diagnostics.diagnostics),
+  // Extension access on a server: Host-held grants for subusers (docs/http.md "Extension access").
+  HttpRouter.get("/api/client/host/servers/:server/access", ServerAccess.list),
+  HttpRouter.put("/api/client/host/servers/:server/access", ServerAccess.grant),
+  HttpRouter.del("/api/client/host/servers/:server/access", ServerAccess.revoke),
   HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
   HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
   HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)

@@ -3,8 +3,8 @@ import { Context, Deferred, Effect } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
-import { type RequestAuth, resolveAuth } from "./Auth.js"
-import { forbidden, HttpFailure, notReady, unauthorized } from "./Errors.js"
+import type { RequestAuth } from "./Auth.js"
+import { forbidden, HttpFailure, notReady, panelUnavailable, unauthorized } from "./Errors.js"
 
 // What every handler of the server shares: the session signer and the request's user.
 
@@ -46,7 +46,10 @@ export const authenticate = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const live = yield* currentGeneration
   const sessions = yield* ServerSessions
-  const auth = resolveAuth(headerOf(request, "authorization"), headerOf(request, "cookie"), live.panel, sessions)
+  const auth = yield* live.access.authenticate(
+    { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie") },
+    sessions
+  ).pipe(Effect.mapError(panelUnavailable))
   if (auth.invalidToken) return yield* unauthorized("the API token is not valid")
   return { live, request, auth } satisfies AuthenticatedRequest
 })

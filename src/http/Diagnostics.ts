@@ -4,7 +4,7 @@ import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { csrfOk } from "./Auth.js"
-import { authenticate, header, requireUser } from "./Context.js"
+import { authenticate, requireUser } from "./Context.js"
 import { badRequest, HttpFailure, notFound } from "./Errors.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
@@ -40,7 +40,7 @@ const writes = Effect.unsafeMakeSemaphore(1)
 export const diagnostics = Effect.gen(function*() {
   const { auth, live, request } = yield* authenticate
   const user = yield* requireUser(auth)
-  if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), undefined)) {
+  if (!csrfOk(auth, request, live.access)) {
     return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
   }
   const json = yield* Effect.mapError(request.json, () => badRequest("the body must be JSON: {extensionId, message, stack?, componentStack?}"))

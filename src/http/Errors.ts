@@ -31,6 +31,9 @@ export const unauthorized = (detail = "sign in or send an API token (Authorizati
 export const forbidden = (detail: string) => new HttpFailure({ status: 403, code: "Forbidden", detail })
 export const notFound = (detail = "not found") => new HttpFailure({ status: 404, code: "NotFound", detail })
 export const badRequest = (detail: string) => new HttpFailure({ status: 400, code: "BadRequest", detail })
+/** The panel did not answer (docs/http.md "Authentication under a real panel"): 503 naming its URL, never a 401. */
+export const panelUnavailable = (error: { readonly url: string; readonly message: string }) =>
+  new HttpFailure({ status: 503, code: "PanelUnavailable", detail: error.message })
 export const notReady = () => new HttpFailure({ status: 503, code: "NotReady", detail: "the runtime is still booting" })
 /** An extension installed and enabled, but whose files this replica could not get (docs/operations.md "Running replicas"). */
 export const unavailableHere = (id: string, reason: string) =>

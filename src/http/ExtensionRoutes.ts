@@ -11,9 +11,9 @@ import { groupPrefixes, matchRoute } from "../runtime/Routes.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
-import { csrfOk } from "./Auth.js"
+import { csrfHeaderName, csrfOk } from "./Auth.js"
 import { authenticate, header } from "./Context.js"
-import { forbidden, HttpFailure, notFound, notServed, unauthorized } from "./Errors.js"
+import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
 const namespacesByGeneration = new WeakMap<Generation, ViewNamespaces>()
@@ -144,21 +144,21 @@ export const extensionRoute = (group: RouteGroup) =>
     const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
       ? body._token
       : undefined
-    if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), formToken)) {
-      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
+    if (!csrfOk(auth, request, live.access, formToken)) {
+      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${csrfHeaderName(live.access)})` })
     }
 
     // {server} access, then the PermissionBroker.
     let server: RouteServer | undefined = undefined
     if (route.usesServer) {
       if (auth.user === undefined) return yield* unauthorized()
-      const access = live.panel.serverAccess(auth.user, params.server ?? "")
+      const access = yield* live.access.serverAccess(auth, params.server ?? "").pipe(Effect.mapError(panelUnavailable))
       if (access === undefined) return yield* notFound(`server ${params.server ?? ""} not found`)
       server = { uuid: access.server.uuid, name: access.server.name, permissions: access.permissions }
     }
     if (route.permission !== undefined) {
       if (auth.user === undefined) return yield* unauthorized()
-      if (!live.panel.can(auth.user, route.permission, server?.uuid)) {
+      if (!(yield* live.access.can(auth, route.permission, server?.uuid, id).pipe(Effect.mapError(panelUnavailable)))) {
         return yield* forbidden(`this needs the permission ${route.permission}`)
       }
     }

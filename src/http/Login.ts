@@ -130,8 +130,8 @@ export const session = Effect.gen(function*() {
 })
 
 export const logout = Effect.gen(function*() {
-  const { auth, request } = yield* authenticate
-  if (!csrfOk(auth, request.method, header(request, "x-csrf-token"), undefined)) {
+  const { auth, live, request } = yield* authenticate
+  if (!csrfOk(auth, request, live.access)) {
     return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
   }
   return HttpServerResponse.expireCookie(HttpServerResponse.empty({ status: 204 }), sessionCookieName, { path: "/" })

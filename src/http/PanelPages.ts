@@ -4,10 +4,11 @@ import { Eta } from "eta"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { slotIds } from "../domain/Slots.js"
+import type { ServerAccess } from "../panel/Panel.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { authenticate, header, requireUser } from "./Context.js"
-import { notFound } from "./Errors.js"
+import { notFound, panelUnavailable } from "./Errors.js"
 import { frameworkAsset } from "./Static.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
@@ -46,7 +47,7 @@ const scriptJson = (value: unknown) =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
 
 type Live = Effect.Effect.Success<typeof authenticate>["live"]
-type Access = ReturnType<Live["panel"]["serverAccess"]>
+type Access = ServerAccess | undefined
 
 /**
  * The caller's `window.__HOST__` bootstrap (docs/frontend.md "Bootstrap"): the one builder behind the
@@ -61,6 +62,7 @@ export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success
       version: config.version,
       baseUrl: (yield* LiveRuntime).baseUrl(),
       csrfToken,
+      csrf: live.access.csrf,
       user: accountView(user),
       server: access === undefined ? null : serverContextView(access, user),
       panel: { kind: live.panelInfo.kind, name: live.panelInfo.name, version: live.panelInfo.version ?? null },
@@ -87,7 +89,9 @@ export const bootstrapEndpoint = Effect.gen(function*() {
   const user = yield* requireUser(auth)
   const path = new URL(request.url, "http://panel.invalid").searchParams.get("path") ?? ""
   const server = /^\/server\/([^/]+)/.exec(path)?.[1]
-  const access = server === undefined ? undefined : live.panel.serverAccess(user, decodeURIComponent(server))
+  const access = server === undefined
+    ? undefined
+    : yield* live.access.serverAccess(auth, decodeURIComponent(server)).pipe(Effect.mapError(panelUnavailable))
   const { bootstrap } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
   return yield* HttpServerResponse.json({ data: bootstrap }, { headers: { "cache-control": "no-store" } })
 })
@@ -115,7 +119,9 @@ export const shell = Effect.gen(function*() {
     })
   }
   const user = auth.user
-  const access = page.kind === "page" && page.area === "server" ? live.panel.serverAccess(user, page.serverUuid) : undefined
+  const access = page.kind === "page" && page.area === "server"
+    ? yield* live.access.serverAccess(auth, page.serverUuid).pipe(Effect.mapError(panelUnavailable))
+    : undefined
   // An unknown path, a server the user may not see and a page of an extension that is not enabled are
   // the same answer: the panel's 404 page (the bridge says which in the page outlet).
   const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
@@ -146,7 +152,8 @@ export const account = Effect.gen(function*() {
 export const servers = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
   const user = yield* requireUser(auth)
-  return yield* HttpServerResponse.json({ data: live.panel.serversOf(user).map((access) => serverView(live.panel, user, access)) })
+  const accesses = yield* live.access.serversOf(auth).pipe(Effect.mapError(panelUnavailable))
+  return yield* HttpServerResponse.json({ data: accesses.map((access) => serverView(live.panel, user, access)) })
 })
 
 /** GET /api/client/servers/{uuid}: 404 for a server the user may not see (its existence is not told). */
@@ -154,7 +161,7 @@ export const server = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
   const user = yield* requireUser(auth)
   const { uuid } = yield* HttpRouter.params
-  const access = uuid === undefined ? undefined : live.panel.serverAccess(user, uuid)
+  const access = uuid === undefined ? undefined : yield* live.access.serverAccess(auth, uuid).pipe(Effect.mapError(panelUnavailable))
   if (access === undefined) return yield* notFound(`no server ${uuid ?? ""}`)
   return yield* HttpServerResponse.json({ data: serverView(live.panel, user, access, true) })
 })

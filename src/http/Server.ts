@@ -8,7 +8,6 @@ import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
-import { resolveAuth } from "./Auth.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
 
@@ -50,8 +49,8 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
   if (key === undefined) return false
   const live = runtime.current()
   if (live === undefined) return false
-  const auth = resolveAuth(headerText(request.headers.authorization), headerText(request.headers.cookie), live.panel, sessions)
-  if (auth.user === undefined) return false
+  const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
+  if (auth?.user === undefined) return false
   const body = live.bodies[key]
   if (request.headers["if-none-match"] === body.etag) {
     response.writeHead(304, { etag: body.etag, "cache-control": "private, no-cache" })

@@ -6,6 +6,7 @@ import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem, problemsFromParseError } from "../domain/Problems.js"
 import { OperationLocks } from "../store/OperationLock.js"
+import { embeddedAccess, type IdentityStats, type PanelAccess } from "./Access.js"
 
 // The panel Host is installed into (docs/http.md "Authentication (embedded panel)"): its name and versions (for `requires.panel`/`php`),
 // its users with their hashed API tokens, its servers with owners and subusers, and the permission
@@ -56,15 +57,21 @@ export type PanelFile = typeof PanelFile.Type
 
 export interface PanelInfo {
   /** Which panel this is: the bridge picks its slot map by it (docs/panels.md "Slot maps"). */
-  readonly kind: "embedded" | "pterodactyl" | "pelican"
+  readonly kind: PanelKind
   readonly name: string
   /** Unknown when the panel does not report it (then `requires.panel` is a warning, not a check). */
   readonly version: string | undefined
   readonly php: string | undefined
 }
 
+/**
+ * How the panel keys its users (docs/decisions.md "Panel user ids"): a number on the embedded panel and
+ * Pterodactyl (`attributes.id`), the uuid string on Pelican (its account has no numeric id).
+ */
+export type PanelUserId = number | string
+
 export interface PanelUser {
-  readonly id: number
+  readonly id: PanelUserId
   readonly username: string
   readonly email: string
   readonly admin: boolean
@@ -77,8 +84,10 @@ export interface PanelUser {
 export interface PanelServer {
   readonly uuid: string
   readonly name: string
-  readonly ownerId: number
-  readonly subusers: ReadonlyArray<{ readonly userId: number; readonly permissions: ReadonlyArray<string> }>
+  /** The panel's short identifier (Pterodactyl/Pelican `identifier`); the uuid's first 8 characters otherwise. */
+  readonly identifier?: string | undefined
+  readonly ownerId: PanelUserId
+  readonly subusers: ReadonlyArray<{ readonly userId: PanelUserId; readonly permissions: ReadonlyArray<string> }>
 }
 
 /** A user's access to one server: `all` for admins and owners, else the listed permissions. */
@@ -92,7 +101,7 @@ export interface ServerAccess {
 export interface PanelDirectory {
   readonly users: ReadonlyArray<PanelUser>
   readonly servers: ReadonlyArray<PanelServer>
-  readonly userById: (id: number) => PanelUser | undefined
+  readonly userById: (id: PanelUserId) => PanelUser | undefined
   /** The user owning this API token (compared by sha256). */
   readonly userByToken: (token: string) => PanelUser | undefined
   readonly userByName: (username: string) => PanelUser | undefined
@@ -120,13 +129,13 @@ export const makeDirectory = (file: PanelFile): PanelDirectory => {
     permissions: user.permissions,
     credentialStamp: createHash("sha256").update(user.token_sha256 ?? "").digest("hex").slice(0, 16)
   }))
-  const byId = new Map(users.map((user) => [user.id, user]))
+  const byId = new Map<PanelUserId, PanelUser>(users.map((user) => [user.id, user]))
   const byName = new Map(users.map((user) => [user.username, user]))
   const byHash = new Map<string, PanelUser>()
   for (const user of file.users) {
     if (user.token_sha256 !== undefined && user.token_sha256 !== null) byHash.set(user.token_sha256, byId.get(user.id)!)
   }
-  const resolveRef = (ref: number | string): number | undefined =>
+  const resolveRef = (ref: number | string): PanelUserId | undefined =>
     typeof ref === "number" ? ref : (byName.get(ref)?.id ?? (/^\d+$/.test(ref) ? Number(ref) : undefined))
   const servers: ReadonlyArray<PanelServer> = file.servers.map((server) => ({
     uuid: server.uuid,
@@ -169,12 +178,21 @@ export const makeDirectory = (file: PanelFile): PanelDirectory => {
 }
 
 export interface PanelService {
+  /** Its name, version and kind (`kind` picks the bridge's slot map and names the driver in status; code above panel/ never branches on it). */
   readonly info: PanelInfo
   /** Users and servers as read when the layer was built. */
   readonly directory: PanelDirectory
   /** Reads config/panel.yaml again (a running server picks up `host panel:token` this way). */
   readonly reload: Effect.Effect<{ readonly info: PanelInfo; readonly directory: PanelDirectory }, ConfigInvalid>
+  /** How often a server reloads without a change of config/panel.yaml (a real panel's server list); none: only on change. */
+  readonly reloadEvery: Duration.Duration | undefined
+  /** How requests are checked against the panel, for one reading of its directory (docs/panels.md "Drivers"). */
+  readonly access: (directory: PanelDirectory) => PanelAccess
+  /** Identity-cache counters (all zero on the embedded panel, which asks nobody). */
+  readonly stats: Effect.Effect<IdentityStats>
 }
+
+export type PanelKind = "embedded" | "pterodactyl" | "pelican"
 
 export class Panel extends Context.Tag("host/Panel")<Panel, PanelService>() {}
 
@@ -241,15 +259,20 @@ const infoOf = (file: PanelFile): PanelInfo => ({
 export const readPanelInfo = Effect.map(readPanelFile, infoOf)
 
 /** The embedded reference panel. */
-export const layerEmbedded = Layer.effect(
-  Panel,
-  Effect.gen(function*() {
+export const embeddedService = Effect.gen(function*() {
     const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig>()
     const reload = readPanelFile.pipe(
       Effect.map((file) => ({ info: infoOf(file), directory: makeDirectory(file) })),
       Effect.provide(context)
     )
     const current = yield* reload
-    return { ...current, reload } satisfies PanelService
+    return {
+      ...current,
+      reload,
+      reloadEvery: undefined,
+      access: embeddedAccess,
+      stats: Effect.succeed({ hits: 0, misses: 0, panelRequests: 0 })
+    } satisfies PanelService
   })
-)
+
+export const layerEmbedded = Layer.effect(Panel, embeddedService)

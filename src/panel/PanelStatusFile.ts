@@ -2,8 +2,8 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 
 // `storage/host/panel-status.json`: what `host serve` knows about the real panel, for `host panel:status`
-// and `host status` to read (docs/panels.md, "Upgrading the panel"). The server writes `selfHeal`; the
-// panel driver's identity-cache counters go in `identityCache`. A writer keeps the parts it does not own.
+// and `host status` to read (docs/panels.md, "Upgrading the panel"): the self-heal's counts. (The driver's
+// identity-cache counters are the replica's own file, storage/host/replica/panel.json.)
 
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
@@ -24,8 +24,7 @@ export type SelfHealReport = typeof SelfHealReport.Type
 export const PanelStatusFile = Schema.Struct({
   updatedAt: Schema.String,
   pid: Schema.optional(Schema.Int),
-  selfHeal: Schema.optional(SelfHealReport),
-  identityCache: Schema.optional(Schema.Struct({ hits: Count, misses: Count, panelRequests: Count }))
+  selfHeal: Schema.optional(SelfHealReport)
 })
 export type PanelStatusFile = typeof PanelStatusFile.Type
 

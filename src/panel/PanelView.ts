@@ -1,11 +1,11 @@
-import type { PanelDirectory, PanelUser, ServerAccess } from "./Panel.js"
+import type { PanelDirectory, PanelUser, PanelUserId, ServerAccess } from "./Panel.js"
 
 // What the reference panel's pages know about the panel (docs/frontend.md "Panel JSON"): the signed-in
 // account, the servers it may see with its permissions on each, and which paths are panel pages. Pure,
 // so the HTTP adapter and the page shell share one answer.
 
 export interface AccountView {
-  readonly id: number
+  readonly id: PanelUserId
   readonly username: string
   readonly email: string
   readonly admin: boolean
@@ -14,14 +14,14 @@ export interface AccountView {
 export interface ServerView {
   readonly uuid: string
   readonly name: string
-  readonly owner: { readonly id: number; readonly username: string }
+  readonly owner: { readonly id: PanelUserId; readonly username: string }
   readonly isOwner: boolean
   /** How the user sees the server: as a panel admin, its owner, or a subuser. */
   readonly role: ServerAccess["role"]
   /** `["*"]` for admins and owners. */
   readonly permissions: ReadonlyArray<string>
   /** Only for users who may manage the server's users (admins, the owner, `user.read`). */
-  readonly subusers?: ReadonlyArray<{ readonly id: number; readonly username: string; readonly email: string; readonly permissions: ReadonlyArray<string> }>
+  readonly subusers?: ReadonlyArray<{ readonly id: PanelUserId; readonly username: string; readonly email: string; readonly permissions: ReadonlyArray<string> }>
 }
 
 /** `window.__HOST__.server` and the SDK's `useServerContext()`. */

@@ -14,21 +14,21 @@ export const sessionCookieName = "host_session"
 export const sessionLifetimeSeconds = 60 * 60 * 12
 
 const SessionPayload = Schema.Struct({
-  u: Schema.Int,
+  u: Schema.Union(Schema.Int, Schema.String),
   s: Schema.String,
   c: Schema.String,
   e: Schema.Number
 })
 
 export interface Session {
-  readonly userId: number
+  readonly userId: number | string
   readonly credentialStamp: string
   readonly csrfToken: string
   readonly expiresAt: number
 }
 
 export interface Sessions {
-  readonly issue: (user: { readonly id: number; readonly credentialStamp: string }) => { readonly cookie: string; readonly session: Session }
+  readonly issue: (user: { readonly id: number | string; readonly credentialStamp: string }) => { readonly cookie: string; readonly session: Session }
   /** The session of a cookie value, or undefined when it is forged, malformed or expired. */
   readonly verify: (cookie: string) => Session | undefined
 }

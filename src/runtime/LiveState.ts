@@ -5,10 +5,11 @@ import type { LifecycleEvent } from "../domain/Events.js"
 import { CoreKeys, CoreRows } from "../store/CoreRows.js"
 import { LifecycleEvents } from "../lifecycle/Events.js"
 import { type LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
+import type { PanelAccess } from "../panel/Access.js"
 import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { StateGeneration } from "../store/StateGeneration.js"
-import { ReplicaFiles, writeReplicaReport } from "./ReplicaFiles.js"
+import { ReplicaFiles, writePanelStats, writeReplicaReport } from "./ReplicaFiles.js"
 import { type ClientBodies, clientBodies } from "./ClientView.js"
 import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
@@ -26,6 +27,8 @@ export interface LiveGeneration {
   readonly generation: Generation
   readonly bodies: ClientBodies
   readonly panel: PanelDirectory
+  /** How requests are checked against the panel (every driver, docs/panels.md "Drivers"). */
+  readonly access: PanelAccess
   readonly panelInfo: PanelInfo
 }
 
@@ -192,6 +195,7 @@ const make = (options: LiveRuntimeOptions) =>
           generation,
           bodies: clientBodies(generation, { version: hostVersion, baseUrl }),
           panel: panelState.directory,
+          access: panel.access(panelState.directory),
           panelInfo: panelState.info
         }
         current = next
@@ -258,6 +262,43 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.ignore,
       Effect.forkScoped
     )
+
+    // A real panel's server list (its application API, when a key is configured) is read again every
+    // `panel.reloadEvery`: servers that appeared or vanished become ServerCreated/ServerDeleted events.
+    const reloadEvery = panel.reloadEvery
+    if (reloadEvery !== undefined) {
+      const pollPanel = Effect.gen(function*() {
+        const next = yield* panel.reload
+        const before = panelState.directory.servers.map((server) => server.uuid).join("\n")
+        panelState = next
+        if (current === undefined || before === next.directory.servers.map((server) => server.uuid).join("\n")) return
+        current = { ...current, panel: next.directory, access: panel.access(next.directory), panelInfo: next.info }
+        const servers = next.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
+        const known = yield* readKnownServers
+        const events = serverEvents(known ?? servers, servers)
+        if (known === undefined || events.length > 0) yield* writeKnownServers(servers)
+        for (const event of events) yield* dispatchHostEvent(current.generation, event)
+      }).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
+      yield* Effect.repeat(Effect.delay(pollPanel, reloadEvery), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
+    }
+
+    // Identity-cache counters, where `host panel:status` (another process) reads them: storage/host/replica/panel.json
+    // (docs/panels.md "Identity cache counters"), written when they change.
+    let lastStats = ""
+    const writeStats = Effect.gen(function*() {
+      const stats = yield* panel.stats
+      const text = JSON.stringify({
+        pid: process.pid,
+        driver: panel.info.kind,
+        identity_cache: { hits: stats.hits, misses: stats.misses, panel_requests: stats.panelRequests },
+        updated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+      }, null, 2)
+      const key = `${stats.hits}|${stats.misses}|${stats.panelRequests}`
+      if (key === lastStats) return
+      lastStats = key
+      yield* writePanelStats(text)
+    }).pipe(Effect.provide(context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
+    if (panel.info.kind !== "embedded") yield* Effect.repeat(Effect.delay(writeStats, Duration.seconds(1)), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
 
     // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
     yield* devSignals(paths.storage).pipe(

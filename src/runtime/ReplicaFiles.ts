@@ -53,3 +53,34 @@ export const readReplicaReport = Effect.gen(function*() {
   const text = yield* Effect.option(fs.readFileString(yield* reportFile))
   return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(ReplicaReport)))
 })
+
+/**
+ * A real panel's identity-cache counters as the server on this root last wrote them
+ * (`storage/host/replica/panel.json`, docs/panels.md "Identity cache counters"), for `host panel:status`.
+ */
+export const PanelStatsReport = Schema.Struct({
+  pid: Schema.Number,
+  driver: Schema.String,
+  identity_cache: Schema.Struct({ hits: Schema.Number, misses: Schema.Number, panel_requests: Schema.Number }),
+  updated_at: Schema.String
+})
+export type PanelStatsReport = typeof PanelStatsReport.Type
+
+const panelStatsFile = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirectory, (directory) => path.join(directory, "panel.json")))
+
+export const writePanelStats = (text: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = yield* panelStatsFile
+    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+    yield* fs.writeFileString(`${file}.${process.pid}.tmp`, text)
+    yield* fs.rename(`${file}.${process.pid}.tmp`, file)
+  })
+
+/** The counters the server on this root last wrote, if it runs a real panel driver. */
+export const readPanelStats = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* Effect.option(fs.readFileString(yield* panelStatsFile))
+  return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(PanelStatsReport)))
+})

@@ -54,6 +54,16 @@ export type SensitiveKeys = typeof SensitiveKeys.Type
 export const PanelServers = Schema.Array(Schema.Struct({ uuid: Schema.String, name: Schema.String }))
 export type PanelServers = typeof PanelServers.Type
 
+/**
+ * Extension-permission grants Host keeps for a real panel's subusers (Pterodactyl, whose subuser permissions
+ * are a fixed list): server uuid → panel username → permissions (docs/panels.md "Extension permissions").
+ */
+export const PanelGrants = Schema.Record({
+  key: Schema.String,
+  value: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+})
+export type PanelGrants = typeof PanelGrants.Type
+
 /** A signed webhook delivery that was answered. */
 export const WebhookDelivery = Schema.Struct({ delivery: Schema.String, received_at: Schema.String })
 
@@ -77,6 +87,8 @@ export const CoreKeys = {
   sensitiveKeys: key("sensitive_settings", SensitiveKeys),
   /** The panel's servers as last seen, to tell created and deleted ones apart (runtime/LiveState.ts). */
   panelServers: key("panel_servers", PanelServers),
+  /** Extension permissions granted to a real panel's subusers (panel/Grants.ts). */
+  panelGrants: key("panel_grants", PanelGrants),
   /** Recent frontend render errors, one row per extension (docs/decisions.md "Frontend errors in host_settings"). */
   frontendErrors: family("frontend_errors:", FrontendErrorList),
   /** Signed webhook deliveries answered in the last 24 hours, one row per delivery id (docs/gitops.md). */

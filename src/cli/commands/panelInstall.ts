@@ -19,6 +19,7 @@ import { type PanelStatusFile, readPanelStatus } from "../../panel/PanelStatusFi
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, printJson } from "../Output.js"
 import { configLayer, storeLayer } from "../Runtime.js"
+import { readPanelStats } from "../../runtime/ReplicaFiles.js"
 
 // `host panel:install`, `host panel:uninstall`, `host panel:status` (docs/panels.md): put Host's include
 // into a real Pterodactyl or Pelican panel, take it out again, and show how it stands. These are the only
@@ -186,7 +187,7 @@ export interface PanelReport {
   readonly answers: PanelProbe | null
   readonly snippets: ReadonlyArray<string>
   readonly selfHeal: NonNullable<PanelStatusFile["selfHeal"]> | null
-  readonly identityCache: NonNullable<PanelStatusFile["identityCache"]> | null
+  readonly identityCache: { readonly hits: number; readonly misses: number; readonly panelRequests: number } | null
   readonly problem: string | null
 }
 
@@ -207,7 +208,12 @@ export const panelReport = (flag: Option.Option<string> = Option.none()) =>
       driver: config.panel.driver,
       snippets,
       selfHeal: status?.selfHeal ?? null,
-      identityCache: status?.identityCache ?? null
+      // Written by the server's panel driver (storage/host/replica/panel.json, docs/panels.md "Drivers").
+      identityCache: Option.getOrNull(Option.map(yield* readPanelStats, ({ identity_cache: cache }) => ({
+        hits: cache.hits,
+        misses: cache.misses,
+        panelRequests: cache.panel_requests
+      })))
     }
     const rootOutcome = yield* Effect.either(resolvePanelRoot(flag))
     if (rootOutcome._tag === "Left") {

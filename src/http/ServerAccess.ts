@@ -1,0 +1,83 @@
+import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { grantsOn, setGrant } from "../panel/Grants.js"
+import { csrfHeaderName, csrfOk } from "./Auth.js"
+import { authenticate, requireUser } from "./Context.js"
+import { badRequest, forbidden, HttpFailure, notFound, panelUnavailable } from "./Errors.js"
+
+// Extension access on one server (docs/http.md "Extension access"): the subusers the panel reports with the
+// extension permissions Host grants them, for the server's owner or an administrator.
+//   GET    /api/client/host/servers/{server}/access
+//   PUT    /api/client/host/servers/{server}/access   {user, permission}   give a grant
+//   DELETE /api/client/host/servers/{server}/access   {user, permission}   take it back
+// Where the panel carries extension permissions itself (embedded panel.yaml, Pelican's subuser
+// permissions) the list shows them and writing answers 409.
+
+const GrantBody = Schema.Struct({ user: Schema.NonEmptyString, permission: Schema.NonEmptyString })
+
+/** The caller, the server (owner or admin only: others 404 when they cannot open it, 403 when a subuser). */
+const ownerOrAdmin = Effect.gen(function*() {
+  const { auth, live, request } = yield* authenticate
+  yield* requireUser(auth)
+  const { server: id = "" } = yield* HttpRouter.params
+  const access = yield* live.access.serverAccess(auth, id).pipe(Effect.mapError(panelUnavailable))
+  if (access === undefined) return yield* notFound(`server ${id} not found`)
+  if (access.role === "subuser") return yield* forbidden("only the server's owner or an administrator manages extension access")
+  const subusers = yield* live.access.subusers(auth, id).pipe(Effect.mapError(panelUnavailable))
+  if (subusers === undefined) return yield* notFound(`server ${id} not found`)
+  const permissions = [...live.generation.extensions.values()].flatMap((extension) =>
+    extension.manifest.permissions.map((permission) => ({ extension: extension.id, permission })))
+  return { auth, live, request, access, subusers, permissions }
+})
+
+const listing = Effect.gen(function*() {
+  const { access, live, permissions, subusers } = yield* ownerOrAdmin
+  const grants = live.access.hostGrants ? yield* grantsOn(access.server.uuid) : {}
+  const names = new Set(permissions.map((entry) => entry.permission))
+  return {
+    server: { uuid: access.server.uuid, identifier: access.server.identifier ?? null, name: access.server.name },
+    grants_kept_by: live.access.hostGrants ? "host" : "panel",
+    permissions,
+    subusers: subusers.map((subuser) => ({
+      username: subuser.username,
+      email: subuser.email,
+      uuid: subuser.uuid ?? null,
+      panel_permissions: subuser.permissions,
+      // Host-held grants (only of permissions an enabled extension declares), else the panel's own.
+      grants: live.access.hostGrants
+        ? (grants[subuser.username] ?? []).filter((permission) => names.has(permission))
+        : subuser.permissions.filter((permission) => names.has(permission))
+    }))
+  }
+})
+
+export const list = Effect.flatMap(listing, (data) => HttpServerResponse.json({ data }))
+
+const write = (granted: boolean) =>
+  Effect.gen(function*() {
+    const { access, auth, live, permissions, request, subusers } = yield* ownerOrAdmin
+    if (!csrfOk(auth, request, live.access)) {
+      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${csrfHeaderName(live.access)})` })
+    }
+    if (!live.access.hostGrants) {
+      return yield* new HttpFailure({
+        status: 409,
+        code: "GrantsKeptByPanel",
+        detail: "this panel carries extension permissions in its own subuser permissions: change them in the panel"
+      })
+    }
+    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(Schema.parseJson(GrantBody))).pipe(
+      Effect.mapError(() => badRequest("the body must be JSON: {\"user\": \"<panel username>\", \"permission\": \"<area>.<action>\"}"))
+    )
+    if (!subusers.some((subuser) => subuser.username === body.user)) {
+      return yield* notFound(`${body.user} is not a subuser of ${access.server.name} in the panel`)
+    }
+    if (granted && !permissions.some((entry) => entry.permission === body.permission)) {
+      return yield* badRequest(`permission: no enabled extension declares "${body.permission}" (backend.permissions)`)
+    }
+    const changed = yield* setGrant(access.server.uuid, body.user, body.permission, granted)
+    return yield* HttpServerResponse.json({ data: { server: access.server.uuid, user: body.user, permission: body.permission, granted, changed } })
+  })
+
+export const grant = write(true)
+export const revoke = write(false)
