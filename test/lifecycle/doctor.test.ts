@@ -9,6 +9,8 @@ import { recordFrontendError } from "../../src/runtime/FrontendErrors.js"
 import { repoRoot, runHost, tempDir, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
 import { writePanelConfig } from "../http/helpers.js"
+import { pterodactylInclude, withBlock } from "../../src/panel/PanelFiles.js"
+import { stockScriptsBlade, writePanelFolder } from "../support/panel-folders.js"
 
 // `host doctor` (docs/operations.md "host doctor"): every check is shown passing on a healthy extension
 // and failing (or warning) on one broken the way the check is about.
@@ -328,13 +330,10 @@ describe("host doctor with a real panel", () => {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   }
 
-  const panelRoot = (withBlock: boolean) => {
-    const folder = temp("pterodactyl-")
-    mkdirSync(join(folder, "resources", "views", "layouts"), { recursive: true })
-    writeFileSync(
-      join(folder, "resources", "views", "layouts", "scripts.blade.php"),
-      `<script src="/js/app.js"></script>\n${withBlock ? "{{-- host:begin v1 --}}\n<script src=\"/host/bridge.js\" defer></script>\n{{-- host:end --}}\n" : ""}`
-    )
+  /** A Pterodactyl folder (test/support/panel-folders.ts), with Host's block in its scripts view as panel:install writes it. */
+  const panelRoot = (withHostBlock: boolean) => {
+    const folder = writePanelFolder(temp("pterodactyl-"), "pterodactyl-1.11")
+    if (withHostBlock) writeFileSync(join(folder, pterodactylInclude), withBlock(stockScriptsBlade))
     return folder
   }
 
@@ -363,18 +362,21 @@ describe("host doctor with a real panel", () => {
 
   it("checks Pelican's plugin folder", async () => {
     const root = temp("host-root-")
-    const pelican = temp("pelican-")
+    const pelican = writePanelFolder(temp("pelican-"), "pelican")
     const url = await webServer(true)
     mkdirSync(join(root, "config"), { recursive: true })
     writeFileSync(join(root, "config", "host.yaml"), `panel:\n  driver: pelican\n  url: ${url}\n  root: ${pelican}\n`)
     expect(checkOf((await doctor(root)).report, "host", "panel-include")).toMatchObject({
       verdict: "fail",
-      evidence: expect.stringContaining("plugins/host/plugin.json is missing"),
-      fix: "host panel:install"
+      evidence: expect.stringContaining(`${join(pelican, "plugins", "host")}: absent`),
+      fix: expect.stringContaining("host panel:install")
     })
-    mkdirSync(join(pelican, "plugins", "host"), { recursive: true })
-    writeFileSync(join(pelican, "plugins", "host", "plugin.json"), JSON.stringify({ id: "host", name: "Host" }))
+    const installed = await runHost(["--root", root, "panel:install"])
+    expect(installed.code, installed.stderr).toBe(0)
     expect(checkOf((await doctor(root)).report, "host", "panel-include").verdict).toBe("ok")
+    // A plugin file changed by hand is what panel:status calls modified: the doctor fails it too.
+    writeFileSync(join(pelican, "plugins", "host", "src", "HostPlugin.php"), "<?php // edited\n")
+    expect(checkOf((await doctor(root)).report, "host", "panel-include")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining("modified") })
   })
 
   it("fails the routing check when nothing answers at panel.url", async () => {
