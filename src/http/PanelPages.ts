@@ -8,6 +8,7 @@ import { accountView, classifyPanelPath, serverContextView, serverView } from ".
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { authenticate, header, requireUser } from "./Context.js"
 import { notFound } from "./Errors.js"
+import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
@@ -28,7 +29,7 @@ const shellTemplate = `<!doctype html>
 <link rel="stylesheet" href="/host/utility.css">
 <link rel="stylesheet" href="/host/panel.css">
 <% for (const href of it.styles) { %><link rel="stylesheet" href="<%= href %>">
-<% } %><script>window.__HOST__ = <%~ it.bootstrap %>;</script>
+<% } %><script nonce="<%= it.nonce %>">window.__HOST__ = <%~ it.bootstrap %>;</script>
 <script defer src="/host/vendor.js"></script>
 <script defer src="/host/bridge.js"></script>
 <% for (const src of it.bundles) { %><script defer src="<%= src %>"></script>
@@ -92,7 +93,9 @@ export const shell = Effect.gen(function*() {
     })),
     slots: slotIds
   }
+  const nonce = makeNonce()
   const html = eta.renderString(shellTemplate, {
+    nonce,
     title: access === undefined ? live.panelInfo.name : `${access.server.name} · ${live.panelInfo.name}`,
     bootstrap: scriptJson(bootstrap),
     styles: extensions.flatMap((extension) => extension.styles ?? []),
@@ -102,7 +105,7 @@ export const shell = Effect.gen(function*() {
     status: missing ? 404 : 200,
     contentType: "text/html; charset=utf-8",
     // The page carries the user and the session's CSRF token.
-    headers: { "cache-control": "no-store" }
+    headers: { "cache-control": "no-store", ...pageHeaders(nonce) }
   })
 })
 
