@@ -9,8 +9,10 @@ import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
 import { resolveAuth } from "./Auth.js"
+import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
+import { makeLimiter, RateLimiter } from "./RateLimits.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -81,9 +83,14 @@ export const listen = (options: ListenOptions) =>
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
+    // One rate limiter and one trusted-proxy matcher for the process (docs/http.md "Rate limits").
+    const limiter = yield* makeLimiter
+    const proxies = makeTrustedProxies(config.trusted_proxies)
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
+      Effect.provideService(RateLimiter.RateLimiter, limiter),
+      Effect.provideService(TrustedProxies, proxies),
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot, env: options.env }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
