@@ -8,6 +8,8 @@ import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
+import { generationFrame } from "./ClientEvents.js"
+import { EventStreams, makeEventStreams } from "./EventStreams.js"
 import { resolveAuth } from "./Auth.js"
 import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
@@ -86,11 +88,14 @@ export const listen = (options: ListenOptions) =>
     // One rate limiter and one trusted-proxy matcher for the process (docs/http.md "Rate limits").
     const limiter = yield* makeLimiter
     const proxies = makeTrustedProxies(config.trusted_proxies)
+    // The live-update streams, capped (docs/http.md "Live updates: caps").
+    const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
       Effect.provideService(RateLimiter.RateLimiter, limiter),
       Effect.provideService(TrustedProxies, proxies),
+      Effect.provideService(EventStreams, streams),
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot, env: options.env }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
@@ -116,7 +121,7 @@ export const listen = (options: ListenOptions) =>
         return created
       }),
       (server) =>
-        Effect.zipRight(Deferred.succeed(closing, undefined), Effect.async<void>((resume) => {
+        Effect.zipRight(Deferred.succeed(closing, undefined).pipe(Effect.zipLeft(Effect.sync(streams.endAll))), Effect.async<void>((resume) => {
           const timer = setTimeout(() => server.closeAllConnections(), 5_000)
           server.close(() => {
             clearTimeout(timer)

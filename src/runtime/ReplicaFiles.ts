@@ -53,3 +53,35 @@ export const readReplicaReport = Effect.gen(function*() {
   const text = yield* Effect.option(fs.readFileString(yield* reportFile))
   return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(ReplicaReport)))
 })
+
+/**
+ * The open `/api/client/host/events` streams of the server on this root (docs/http.md "Live updates:
+ * caps"), written by the server when the count changes (at most about once a second) for `host status`.
+ * A file of its own beside `state.json`, so the count changing often never rewrites the replica report.
+ */
+export const EventStreamsReport = Schema.Struct({
+  pid: Schema.Number,
+  open: Schema.Number,
+  cap: Schema.Number,
+  per_user: Schema.Number,
+  updated_at: Schema.String
+})
+export type EventStreamsReport = typeof EventStreamsReport.Type
+
+const streamsFile = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirectory, (directory) => path.join(directory, "streams.json")))
+
+export const writeEventStreamsReport = (report: EventStreamsReport) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = yield* streamsFile
+    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+    yield* fs.writeFileString(`${file}.${process.pid}.tmp`, JSON.stringify(report))
+    yield* fs.rename(`${file}.${process.pid}.tmp`, file)
+  })
+
+export const readEventStreamsReport = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* Effect.option(fs.readFileString(yield* streamsFile))
+  return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(EventStreamsReport)))
+})
