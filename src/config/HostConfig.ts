@@ -171,9 +171,11 @@ export const ConfigDocument = Schema.Struct({
     Schema.Struct({
       archive_bytes: Count(50 * 1024 * 1024),
       unpacked_bytes: Count(200 * 1024 * 1024),
-      files: Count(10_000)
+      files: Count(10_000),
+      // Open `/api/client/host/events` streams of the whole server (docs/http.md "Live updates: caps").
+      event_streams: Count(1000)
     }),
-    { default: () => ({ archive_bytes: 50 * 1024 * 1024, unpacked_bytes: 200 * 1024 * 1024, files: 10_000 }) }
+    { default: () => ({ archive_bytes: 50 * 1024 * 1024, unpacked_bytes: 200 * 1024 * 1024, files: 10_000, event_streams: 1000 }) }
   )
 })
 export type ConfigDocument = typeof ConfigDocument.Type
@@ -244,7 +246,7 @@ export const decodeConfig = (
   const warnings = [
     ...unknownKeys(document, known, ""),
     ...unknownKeys(document.server, new Set(["host", "port"]), "server."),
-    ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files"]), "limits."),
+    ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files", "event_streams"]), "limits."),
     ...unknownKeys(document.panel, new Set(Object.keys(panelDefaults)), "panel.")
   ].map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
   const fromEnv = new Map<string, string>()

@@ -1,5 +1,5 @@
 import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path, UrlParams } from "@effect/platform"
-import { DateTime, Effect, Either, Option, Schema, Stream } from "effect"
+import { Clock, DateTime, Effect, Either, Option, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type Actor, dependenciesOf, type InstalledExtension, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
@@ -480,10 +480,7 @@ const reconcileCaller = (body: Uint8Array) =>
         detail: "signed webhooks are refused: no webhook_secret is configured (config/host.yaml or HOST_WEBHOOK_SECRET)"
       })
     }
-    yield* Either.match(Webhook.verifySignature(config.webhook_secret, body, signature), {
-      onLeft: (detail) => Effect.fail(new HttpFailure({ status: 401, code: "SignatureInvalid", detail })),
-      onRight: () => Effect.void
-    })
+    // The delivery id is part of what is signed (docs/gitops.md), so it is read first.
     const delivery = header(request, Webhook.deliveryHeader)
     if (delivery === undefined || !Webhook.validDelivery(delivery)) {
       return yield* new HttpFailure({
@@ -492,6 +489,21 @@ const reconcileCaller = (body: Uint8Array) =>
         detail: `a signed request needs ${Webhook.deliveryHeader}: a unique id of up to 100 visible characters (a UUID, the CI job id)`
       })
     }
+    const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    yield* Either.match(
+      Webhook.verifySignature({
+        secret: config.webhook_secret,
+        body,
+        header: signature,
+        delivery,
+        nowSeconds,
+        legacyAllowed: config.webhook_legacy_signatures
+      }),
+      {
+        onLeft: (refusal) => Effect.fail(new HttpFailure({ status: 401, code: refusal.code, detail: refusal.detail })),
+        onRight: () => Effect.void
+      }
+    )
     return { _tag: "Webhook", delivery } satisfies ReconcileCaller
   })
 

@@ -6,6 +6,7 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { authenticate } from "./Context.js"
 import { forbidden } from "./Errors.js"
 import { uploadPolicyOf } from "./UploadPolicy.js"
+import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 
 // The admin screens' page shell (docs/admin.md): one HTML page for every admin screen path, which loads
 // the panel's React (vendor.js), the panel's theme and the admin app. The app does everything through
@@ -24,7 +25,7 @@ const template = `<!doctype html>
 <link rel="stylesheet" href="/host/utility.css">
 <link rel="stylesheet" href="/host/panel.css">
 <link rel="stylesheet" href="/host/admin.css">
-<script>window.__HOST__ = <%~ it.bootstrap %>;</script>
+<script nonce="<%= it.nonce %>">window.__HOST__ = <%~ it.bootstrap %>;</script>
 <script defer src="/host/vendor.js"></script>
 <script defer src="/host/admin.js"></script>
 </head>
@@ -50,7 +51,9 @@ export const adminPage = Effect.gen(function*() {
   }
   if (!auth.user.admin) return yield* forbidden("this needs a panel administrator")
   const { config, paths } = yield* HostConfig
+  const nonce = makeNonce()
   const html = eta.renderString(template, {
+    nonce,
     panelName: live.panelInfo.name,
     bootstrap: scriptJson({
       version: config.version,
@@ -63,6 +66,6 @@ export const adminPage = Effect.gen(function*() {
   })
   return HttpServerResponse.text(html, {
     contentType: "text/html; charset=utf-8",
-    headers: { "cache-control": "no-store" }
+    headers: { "cache-control": "no-store", ...pageHeaders(nonce) }
   })
 })

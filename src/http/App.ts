@@ -10,6 +10,7 @@ import { authenticate, header, requireUser } from "./Context.js"
 import { errorBody, errorResponse, notFound, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
+import { withSecurityHeaders } from "./SecurityHeaders.js"
 import * as Login from "./Login.js"
 import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
@@ -132,5 +133,5 @@ const extensionRoutes = HttpRouter.empty.pipe(
 // what no other route does.
 export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, adminMethods, extensionRoutes, PanelPages.routes)
 
-/** The router as one app whose every failure is a JSON error body. */
-export const app = Effect.map(HttpRouter.toHttpApp(router), withErrorBodies)
+/** The router as one app whose every failure is a JSON error body, and every HTML answer hardened (docs/http.md "Security headers"). */
+export const app = Effect.map(HttpRouter.toHttpApp(router), (httpApp) => Effect.map(withErrorBodies(httpApp), withSecurityHeaders))

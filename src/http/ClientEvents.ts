@@ -1,14 +1,17 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Deferred, Duration, Effect, Option, Stream } from "effect"
+import { Effect } from "effect"
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
-import { authenticate, requireUser, ServerClosing } from "./Context.js"
+import { authenticate, requireUser } from "./Context.js"
+import { HttpFailure } from "./Errors.js"
+import { EventStreams } from "./EventStreams.js"
 
 // GET /api/client/host/events (docs/frontend.md "Live updates"): Server-Sent Events for the bridge. A
 // `generation` event `{generation, extensions}` goes out on connect and after every runtime swap (the
 // runtime notices changes by any process within about a second), with a keep-alive comment every 15 s
 // so proxies keep the connection open. The stream ends when the server closes; the browser reconnects
-// by itself (`retry: 2000`) and the event it gets first catches it up.
+// by itself (`retry: 2000`) and the event it gets first catches it up. The streams themselves, their caps
+// and their shared timer live in http/EventStreams.ts.
 
 const encoder = new TextEncoder()
 const frames = new WeakMap<LiveGeneration, Uint8Array>()
@@ -27,24 +30,25 @@ export const generationFrame = (live: LiveGeneration): Uint8Array => {
   return frame
 }
 
-export const keepAliveInterval = Duration.seconds(15)
-
+/**
+ * Opens a stream in the server's registry (http/EventStreams.ts): a user's ninth ends their oldest, and
+ * past `limits.event_streams` in all the answer is 503 `TooManyStreams` (docs/http.md "Live updates: caps").
+ */
 export const events = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
-  yield* requireUser(auth)
+  const user = yield* requireUser(auth)
   const runtime = yield* LiveRuntime
-  const closing = yield* Effect.serviceOption(ServerClosing)
-  const swaps = Stream.async<Uint8Array>((emit) => {
-    // Subscribed before the first frame is taken, so no swap can fall between them.
-    const off = runtime.onSwap((next) => void emit.single(generationFrame(next)))
-    void emit.single(generationFrame(runtime.current() ?? live))
-    return Effect.sync(off)
-  })
-  const keepAlive = Stream.tick(keepAliveInterval).pipe(Stream.drop(1), Stream.map(() => encoder.encode(": keep-alive\n\n")))
-  const body = Stream.concat(Stream.make(encoder.encode("retry: 2000\n\n")), Stream.merge(swaps, keepAlive))
-  const ended = Option.match(closing, { onNone: () => body, onSome: (deferred) => Stream.interruptWhen(body, Deferred.await(deferred)) })
-  return HttpServerResponse.stream(ended, {
-    contentType: "text/event-stream",
-    headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no", connection: "close" }
+  const streams = yield* EventStreams
+  const readable = streams.open(String(user.id), generationFrame(runtime.current() ?? live))
+  if (readable === undefined) {
+    return yield* new HttpFailure({
+      status: 503,
+      code: "TooManyStreams",
+      detail: `the server has ${streams.count()} live-update streams open, its limit (limits.event_streams: ${streams.cap}); try again later`,
+      headers: { "retry-after": "30" }
+    })
+  }
+  return HttpServerResponse.raw(readable, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no", connection: "close" }
   })
 })

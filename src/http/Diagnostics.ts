@@ -1,39 +1,17 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
-import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { csrfOk } from "./Auth.js"
+import { clientOrigin } from "./ClientAddress.js"
+import { consume, diagnosticsReports } from "./RateLimits.js"
 import { authenticate, requireUser } from "./Context.js"
 import { badRequest, HttpFailure, notFound } from "./Errors.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
-// component, sent by the bridge's error boundary. Decoded once here, rate-limited per user and
-// extension (a component failing in every row must not flood the store), kept as the newest few per
+// component, sent by the bridge's error boundary. Decoded once here, rate-limited per client address,
+// user and extension (http/RateLimits.ts: a component failing in every row must not flood the store), kept as the newest few per
 // extension (runtime/FrontendErrors.ts), answered 202.
-
-/** At most this many reports per user and extension per window; more are 429. */
-export const reportsPerWindow = 10
-export const windowMs = 60_000
-
-const limiters = new WeakMap<LiveRuntimeService, Map<string, Array<number>>>()
-
-const allowed = (runtime: LiveRuntimeService, key: string, now: number) => {
-  let limiter = limiters.get(runtime)
-  if (limiter === undefined) {
-    limiter = new Map()
-    limiters.set(runtime, limiter)
-  }
-  const recent = (limiter.get(key) ?? []).filter((time) => now - time < windowMs)
-  if (recent.length >= reportsPerWindow) {
-    limiter.set(key, recent)
-    return false
-  }
-  recent.push(now)
-  limiter.set(key, recent)
-  if (limiter.size > 10_000) limiter.clear()
-  return true
-}
 
 const writes = Effect.unsafeMakeSemaphore(1)
 
@@ -53,14 +31,12 @@ export const diagnostics = Effect.gen(function*() {
   }
   const extension = report.kind === "anchor" ? undefined : live.generation.extensions.get(report.extensionId)
   if (report.kind !== "anchor" && extension === undefined) return yield* notFound(`no enabled extension ${report.extensionId}`)
-  const runtime = yield* LiveRuntime
-  if (!allowed(runtime, `${user.id}|${report.extensionId}`, yield* Clock.currentTimeMillis)) {
-    return yield* new HttpFailure({
-      status: 429,
-      code: "RateLimited",
-      detail: `too many error reports for ${report.extensionId}: at most ${reportsPerWindow} a minute per user`
-    })
-  }
+  const client = yield* clientOrigin
+  yield* consume(
+    `diagnostics|${client.address}|${user.id}|${report.extensionId}`,
+    diagnosticsReports,
+    `too many error reports for ${report.extensionId}: at most ${diagnosticsReports} a minute per client and user`
+  )
   yield* writes.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
   return HttpServerResponse.unsafeJson({ data: { accepted: true } }, { status: 202 })
 })

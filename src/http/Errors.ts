@@ -20,6 +20,8 @@ export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   readonly detail: string
   /** Extra fields per problem (validation errors name the setting). */
   readonly problems?: ReadonlyArray<{ readonly path: string; readonly message: string }>
+  /** Headers of the answer (Retry-After of a 429). */
+  readonly headers?: Readonly<Record<string, string>>
 }> {
   override get message() {
     return this.detail
@@ -137,7 +139,10 @@ const isKnown = (error: unknown): error is KnownFailure => {
 
 /** Renders a failure (or 500 for anything not known, logged with its cause). */
 export const renderFailure = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-  if (error instanceof HttpFailure) return Effect.succeed(errorResponse(error.status, error.code, error.detail, error.problems))
+  if (error instanceof HttpFailure) {
+    const response = errorResponse(error.status, error.code, error.detail, error.problems)
+    return Effect.succeed(error.headers === undefined ? response : HttpServerResponse.setHeaders(response, error.headers))
+  }
   if (isKnown(error)) {
     const answer = answerOf(error)
     const response = errorResponse(answer.status, answer.code, answer.detail)

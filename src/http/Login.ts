@@ -4,7 +4,9 @@ import { Eta } from "eta"
 import { sessionCookieName, sessionLifetimeSeconds } from "../panel/Session.js"
 import { csrfOk } from "./Auth.js"
 import { authenticate, header, ServerSessions } from "./Context.js"
+import { clientOrigin } from "./ClientAddress.js"
 import { badRequest, HttpFailure, unauthorized } from "./Errors.js"
+import { consume, signInTries, signInTriesPerAddress } from "./RateLimits.js"
 
 // The embedded panel's login (docs/http.md "Authentication (embedded panel)"): a form at /auth/login (username + API token, as issued
 // by `host panel:token`), answering with a signed, HttpOnly, SameSite=Lax session cookie. JSON clients
@@ -92,6 +94,24 @@ export const login = Effect.gen(function*() {
   const form = json
     ? yield* HttpServerRequest.schemaBodyJson(LoginForm).pipe(Effect.mapError(() => badRequest("expected {username, token}")))
     : yield* HttpServerRequest.schemaBodyUrlParams(LoginForm).pipe(Effect.mapError(() => badRequest("expected the fields username and password")))
+  // Counted before the token is checked, so guessing costs a try whether it is right or wrong.
+  const client = yield* clientOrigin
+  const limited = yield* Effect.flip(Effect.zipRight(
+    consume(`sign-in|${client.address}`, signInTriesPerAddress, `too many sign-in tries from ${client.address}: at most ${signInTriesPerAddress} a minute`),
+    consume(
+      `sign-in|${client.address}|${form.username.toLowerCase()}`,
+      signInTries,
+      `too many sign-in tries for ${form.username} from ${client.address}: at most ${signInTries} sign-in tries a minute per client and user`
+    )
+  )).pipe(Effect.option)
+  if (limited._tag === "Some") {
+    if (json) return yield* limited.value
+    // The form says it on the page, with the same status and Retry-After.
+    return HttpServerResponse.setHeaders(
+      renderLogin({ panelName: live.panelInfo.name, error: `${limited.value.detail}.`, username: form.username, redirect: safeRedirect(form.redirect) }, 429),
+      limited.value.headers ?? {}
+    )
+  }
   const secret = form.token ?? form.password ?? ""
   const user = live.panel.userByName(form.username)
   const valid = user !== undefined && secret !== "" && live.panel.userByToken(secret)?.id === user.id
@@ -103,7 +123,8 @@ export const login = Effect.gen(function*() {
     )
   }
   const { cookie, session } = sessions.issue(user)
-  const secure = (header(request, "x-forwarded-proto") ?? "") === "https"
+  // Secure only when the client reached a trusted proxy over HTTPS (docs/operations.md "Behind a proxy").
+  const secure = client.secure
   const response = json
     ? yield* HttpServerResponse.json({
       data: { user: { id: user.id, username: user.username, email: user.email, admin: user.admin }, csrfToken: session.csrfToken }

@@ -9,6 +9,7 @@ import { accountView, classifyPanelPath, serverContextView, serverView } from ".
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { authenticate, header, requireUser } from "./Context.js"
 import { notFound, panelUnavailable } from "./Errors.js"
+import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
@@ -29,7 +30,7 @@ const shellTemplate = `<!doctype html>
 <link rel="stylesheet" href="/host/utility.css">
 <link rel="stylesheet" href="/host/panel.css">
 <% for (const href of it.styles) { %><link rel="stylesheet" href="<%= href %>">
-<% } %><script>window.__HOST__ = <%~ it.bootstrap %>;</script>
+<% } %><script nonce="<%= it.nonce %>">window.__HOST__ = <%~ it.bootstrap %>;</script>
 <script defer src="/host/vendor.js"></script>
 <script defer src="/host/bridge.js"></script>
 <% for (const src of it.bundles) { %><script defer src="<%= src %>"></script>
@@ -127,7 +128,9 @@ export const shell = Effect.gen(function*() {
   const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
     (page.extension !== undefined && !live.generation.extensions.has(page.extension))
   const { bootstrap, extensions } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
+  const nonce = makeNonce()
   const html = eta.renderString(shellTemplate, {
+    nonce,
     title: access === undefined ? live.panelInfo.name : `${access.server.name} · ${live.panelInfo.name}`,
     bootstrap: scriptJson(bootstrap),
     styles: extensions.flatMap((extension) => extension.styles ?? []),
@@ -137,7 +140,7 @@ export const shell = Effect.gen(function*() {
     status: missing ? 404 : 200,
     contentType: "text/html; charset=utf-8",
     // The page carries the user and the session's CSRF token.
-    headers: { "cache-control": "no-store" }
+    headers: { "cache-control": "no-store", ...pageHeaders(nonce) }
   })
 })
 

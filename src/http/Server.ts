@@ -8,8 +8,12 @@ import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
 import { app } from "./App.js"
+import { generationFrame } from "./ClientEvents.js"
+import { EventStreams, makeEventStreams } from "./EventStreams.js"
+import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
+import { makeLimiter, RateLimiter } from "./RateLimits.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -80,9 +84,17 @@ export const listen = (options: ListenOptions) =>
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
+    // One rate limiter and one trusted-proxy matcher for the process (docs/http.md "Rate limits").
+    const limiter = yield* makeLimiter
+    const proxies = makeTrustedProxies(config.trusted_proxies)
+    // The live-update streams, capped (docs/http.md "Live updates: caps").
+    const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
+      Effect.provideService(RateLimiter.RateLimiter, limiter),
+      Effect.provideService(TrustedProxies, proxies),
+      Effect.provideService(EventStreams, streams),
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot, env: options.env }),
       Effect.provideService(
         HttpIncomingMessage.MaxBodySize,
@@ -108,7 +120,7 @@ export const listen = (options: ListenOptions) =>
         return created
       }),
       (server) =>
-        Effect.zipRight(Deferred.succeed(closing, undefined), Effect.async<void>((resume) => {
+        Effect.zipRight(Deferred.succeed(closing, undefined).pipe(Effect.zipLeft(Effect.sync(streams.endAll))), Effect.async<void>((resume) => {
           const timer = setTimeout(() => server.closeAllConnections(), 5_000)
           server.close(() => {
             clearTimeout(timer)

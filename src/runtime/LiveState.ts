@@ -287,16 +287,16 @@ const make = (options: LiveRuntimeOptions) =>
     let lastStats = ""
     const writeStats = Effect.gen(function*() {
       const stats = yield* panel.stats
-      const text = JSON.stringify({
+      const report = {
         pid: process.pid,
         driver: panel.info.kind,
         identity_cache: { hits: stats.hits, misses: stats.misses, panel_requests: stats.panelRequests },
         updated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
-      }, null, 2)
+      }
       const key = `${stats.hits}|${stats.misses}|${stats.panelRequests}`
       if (key === lastStats) return
       lastStats = key
-      yield* writePanelStats(text)
+      yield* writePanelStats(report)
     }).pipe(Effect.provide(context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
     if (panel.info.kind !== "embedded") yield* Effect.repeat(Effect.delay(writeStats, Duration.seconds(1)), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
 

@@ -66,21 +66,53 @@ export const PanelStatsReport = Schema.Struct({
 })
 export type PanelStatsReport = typeof PanelStatsReport.Type
 
-const panelStatsFile = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirectory, (directory) => path.join(directory, "panel.json")))
-
-export const writePanelStats = (text: string) =>
-  Effect.gen(function*() {
+/**
+ * One JSON file of this root's replica folder that the server writes and the CLI reads: written whole
+ * (temporary file, then rename), read as `Option` (missing or not in its shape: none).
+ */
+const replicaJsonFile = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
+  const file = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirectory, (directory) => path.join(directory, name)))
+  const encode = Schema.encodeSync(Schema.parseJson(schema))
+  const write = (value: A) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const target = yield* file
+      yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+      yield* fs.writeFileString(`${target}.${process.pid}.tmp`, encode(value))
+      yield* fs.rename(`${target}.${process.pid}.tmp`, target)
+    })
+  const read = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const file = yield* panelStatsFile
-    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-    yield* fs.writeFileString(`${file}.${process.pid}.tmp`, text)
-    yield* fs.rename(`${file}.${process.pid}.tmp`, file)
+    const text = yield* Effect.option(fs.readFileString(yield* file))
+    return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(schema)))
   })
+  return { write, read } as const
+}
+
+const panelStats = replicaJsonFile("panel.json", PanelStatsReport)
+
+export const writePanelStats = panelStats.write
 
 /** The counters the server on this root last wrote, if it runs a real panel driver. */
-export const readPanelStats = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const text = yield* Effect.option(fs.readFileString(yield* panelStatsFile))
-  return Option.flatMap(text, Schema.decodeUnknownOption(Schema.parseJson(PanelStatsReport)))
+export const readPanelStats = panelStats.read
+
+/**
+ * The open `/api/client/host/events` streams of the server on this root (docs/http.md "Live updates:
+ * caps"), written by the server when the count changes (at most about once a second) for `host status`.
+ * A file of its own beside `state.json`, so the count changing often never rewrites the replica report.
+ */
+export const EventStreamsReport = Schema.Struct({
+  pid: Schema.Number,
+  open: Schema.Number,
+  cap: Schema.Number,
+  per_user: Schema.Number,
+  updated_at: Schema.String
 })
+export type EventStreamsReport = typeof EventStreamsReport.Type
+
+const eventStreams = replicaJsonFile("streams.json", EventStreamsReport)
+
+export const writeEventStreamsReport = eventStreams.write
+
+export const readEventStreamsReport = eventStreams.read

@@ -23,7 +23,7 @@ afterAll(async () => {
 })
 
 const bootstrapOf = (html: string): Record<string, unknown> => {
-  const match = /<script>window\.__HOST__ = (.*);<\/script>/.exec(html)
+  const match = /<script nonce="[^"]+">window\.__HOST__ = (.*);<\/script>/.exec(html)
   if (match === null) throw new Error(`no bootstrap in ${html}`)
   return JSON.parse(match[1]!) as Record<string, unknown>
 }

@@ -93,11 +93,19 @@ export const startPanel = async (
   }
 }
 
-/** The session cookie of `user`, from the JSON sign-in (the form's own flow is tested in test/panel-app). */
+let signIns = 0
+
+/**
+ * The session cookie of `user`, from the JSON sign-in (the form's own flow is tested in test/panel-app).
+ * Each call signs in as its own client (a fresh X-Forwarded-For through the loopback, a trusted proxy):
+ * a suite opens more pages per user than the sign-in rate limit allows one client a minute (docs/http.md
+ * "Rate limits"; the limit itself is tested in test/http/client-address.test.ts).
+ */
 export const sessionCookie = async (url: string, user: PanelUserName): Promise<{ name: string; value: string }> => {
+  signIns++
   const response = await fetch(`${url}/auth/login`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", "x-forwarded-for": `198.18.${Math.floor(signIns / 250) % 250}.${(signIns % 250) + 1}` },
     body: JSON.stringify({ username: user, token: tokens[user] })
   })
   const header = response.headers.get("set-cookie") ?? ""

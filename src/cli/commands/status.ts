@@ -16,7 +16,8 @@ import { quarantineReason, readQuarantine } from "../../runtime/Quarantine.js"
 import { extensionStatus, extensionTable, extensionView } from "../../runtime/ExtensionView.js"
 import { readFrontendErrors } from "../../runtime/FrontendErrors.js"
 import { anchorReportId } from "../../domain/FrontendErrors.js"
-import { readReplicaReport } from "../../runtime/ReplicaFiles.js"
+
+import { readEventStreamsReport, readReplicaReport } from "../../runtime/ReplicaFiles.js"
 import { StateGeneration } from "../../store/StateGeneration.js"
 import { isDeadHolder, processAlive } from "../../store/OperationLock.js"
 import { leftoverStaging, leftoverUploads } from "../../lifecycle/Uploads.js"
@@ -99,6 +100,12 @@ export const statusCommand = Command.make(
         const lock = yield* readLock
         // What the server on this root last reported (docs/operations.md "Running replicas"), when one ran here.
         const replicaReport = yield* readReplicaReport
+        // The server's open live-update streams (docs/http.md "Live updates: caps"): 0 when it is not running.
+        const streamsReport = yield* readEventStreamsReport
+        const streamsOpen = Option.match(streamsReport, {
+          onNone: () => undefined,
+          onSome: (streams) => ({ open: processAlive(streams.pid) ? streams.open : 0, cap: streams.cap, per_user: streams.per_user })
+        })
         const replica = Option.isNone(replicaReport) ? {} : {
           replica: {
             server_pid: replicaReport.value.pid,
@@ -106,7 +113,8 @@ export const statusCommand = Command.make(
             reported_at: replicaReport.value.updated_at,
             state_generation: yield* Effect.flatMap(StateGeneration, (generation) => generation.current),
             converged_generation: replicaReport.value.state_generation,
-            unavailable: replicaReport.value.unavailable
+            unavailable: replicaReport.value.unavailable,
+            ...(streamsOpen === undefined ? {} : { event_streams: streamsOpen })
           }
         }
         return {
@@ -186,6 +194,10 @@ export const statusCommand = Command.make(
               ? "every enabled extension available"
               : `unavailable on this replica: ${report.replica.unavailable.map((entry) => `${entry.id} (${entry.reason})`).join("; ")}`
           }`
+        ] as const]),
+        ...(report.replica?.event_streams === undefined ? [] : [[
+          "Event streams",
+          `${report.replica.event_streams.open} open (at most ${report.replica.event_streams.cap}, ${report.replica.event_streams.per_user} per user)`
         ] as const])
       ]))
       if (report.panel.driver !== "embedded") {

@@ -1,0 +1,43 @@
+import * as RateLimiter from "@effect/experimental/RateLimiter"
+import { Duration, Effect } from "effect"
+import { HttpFailure } from "./Errors.js"
+
+// The server's rate limits (docs/http.md "Rate limits"): @effect/experimental's keyed RateLimiter over
+// its in-memory store, one per `host serve` process (built in Server.ts; replicas limit separately).
+// Keys name the client address of http/ClientAddress.ts, so clients behind a trusted proxy are limited
+// one by one and a client cannot pick a fresh address by sending X-Forwarded-For itself.
+
+/** Sign-in: tries per client address and username per minute (successful ones count too). */
+export const signInTries = 10
+/** Sign-in: tries per client address per minute over every username, so one address cannot fill memory with keys. */
+export const signInTriesPerAddress = 100
+/** Diagnostics: error reports per client address, user and extension per minute. */
+export const diagnosticsReports = 10
+export const window = Duration.minutes(1)
+
+export { RateLimiter }
+
+/** Makes the process's limiter (Server.ts provides it to every request). */
+export const makeLimiter = RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreMemory))
+
+/**
+ * Takes one try of `key`; past `limit` in the window it fails with 429 `RateLimited` and `Retry-After`
+ * (whole seconds until the window lets the key through again). The detail says `what` was limited.
+ */
+export const consume = (key: string, limit: number, what: string) =>
+  Effect.gen(function*() {
+    const limiter = yield* RateLimiter.RateLimiter
+    yield* limiter.consume({ key, limit, window, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+      Effect.catchTag("RateLimiterError", (error) => {
+        const seconds = error.reason === "Exceeded" ? Math.max(1, Math.ceil(Duration.toSeconds(error.retryAfter))) : 60
+        return Effect.fail(
+          new HttpFailure({
+            status: 429,
+            code: "RateLimited",
+            detail: `${what}; try again in ${seconds} s`,
+            headers: { "retry-after": String(seconds) }
+          })
+        )
+      })
+    )
+  })

@@ -1,0 +1,56 @@
+import { Headers, HttpServerResponse } from "@effect/platform"
+import { randomBytes } from "node:crypto"
+
+// Security headers of every HTML answer (docs/http.md "Security headers"): the sign-in page, the panel
+// shell and its 404 page, the admin screens, and any HTML an extension route or file answers.
+//
+// - The framework's pages get a strict Content-Security-Policy with a per-response nonce for their one
+//   inline script (`window.__HOST__ = …`); everything else they load is same-origin under /host/….
+// - Any other HTML answer without its own policy gets the same policy without a nonce (no inline script).
+// - A response that sets its own Content-Security-Policy keeps it: that is how an extension's `web` route
+//   widens the policy for itself only (docs/http.md).
+// - Always: X-Content-Type-Options nosniff, Referrer-Policy same-origin and, for browsers that predate
+//   `frame-ancestors`, X-Frame-Options SAMEORIGIN (browsers that know `frame-ancestors` ignore it, so a
+//   route's own policy decides there).
+
+/** A fresh nonce: 128 random bits, base64 (what CSP3 asks for). */
+export const makeNonce = (): string => randomBytes(16).toString("base64")
+
+/**
+ * The policy. Styles allow inline because the bridge and extension libraries (CSS-in-JS, React style
+ * attributes) inject <style> elements at run time; scripts — the XSS boundary — allow only same-origin
+ * files and the page's own nonce (docs/decisions.md).
+ */
+export const contentSecurityPolicy = (nonce?: string): string =>
+  [
+    "default-src 'self'",
+    `script-src 'self'${nonce === undefined ? "" : ` 'nonce-${nonce}'`}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'self'"
+  ].join("; ")
+
+const isHtml = (response: HttpServerResponse.HttpServerResponse): boolean => {
+  const type = response.headers["content-type"] ?? ("contentType" in response.body ? response.body.contentType : undefined)
+  return typeof type === "string" && type.toLowerCase().startsWith("text/html")
+}
+
+/** The headers of a framework page rendered with `nonce`. */
+export const pageHeaders = (nonce: string): Record<string, string> => ({ "content-security-policy": contentSecurityPolicy(nonce) })
+
+/** Adds the security headers to an HTML answer (keeping any the route set itself); others pass unchanged. */
+export const withSecurityHeaders = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (!isHtml(response)) return response
+  const has = (name: string) => Headers.has(response.headers, name)
+  const add: Record<string, string> = {}
+  if (!has("content-security-policy")) add["content-security-policy"] = contentSecurityPolicy()
+  if (!has("x-content-type-options")) add["x-content-type-options"] = "nosniff"
+  if (!has("referrer-policy")) add["referrer-policy"] = "same-origin"
+  if (!has("x-frame-options")) add["x-frame-options"] = "SAMEORIGIN"
+  return HttpServerResponse.setHeaders(response, add)
+}
