@@ -2,6 +2,7 @@ import { Clock, DateTime, Duration, Effect, Option, Schedule } from "effect"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { PanelInstall } from "./PanelInstall.js"
+import { pelicanPermissionName } from "./PelicanNames.js"
 import { type SelfHealReport, updatePanelStatus } from "./PanelStatusFile.js"
 
 // `host serve`'s self-heal (docs/panels.md, "Upgrading the panel"): a panel upgrade unpacks the stock
@@ -9,11 +10,20 @@ import { type SelfHealReport, updatePanelStatus } from "./PanelStatusFile.js"
 // `panel.self_heal` the server checks at start and every interval and writes back exactly what
 // `host panel:install` writes; markers someone broke by hand are reported, never rewritten.
 
-/** Every installed extension's `backend.permissions` (what the Pelican plugin registers as subuser permissions). */
+/**
+ * Every installed extension's `backend.permissions` under the names the Pelican plugin registers them as
+ * subuser permissions (panel/PelicanNames.ts: `host.<vendor>-<name>.<permission>`).
+ */
 export const installedPermissions = Effect.map(
   Effect.flatMap(ExtensionsRepo, (repo) => repo.list),
   (installed) =>
-    [...new Set(installed.flatMap((extension) => extension.manifest._tag === "Decoded" ? extension.manifest.manifest.permissions : []))].sort()
+    [
+      ...new Set(installed.flatMap((extension) =>
+        extension.manifest._tag === "Decoded"
+          ? extension.manifest.manifest.permissions.map((permission) => pelicanPermissionName(extension.extensionId, permission))
+          : []
+      ))
+    ].sort()
 )
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))

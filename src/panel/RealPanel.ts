@@ -20,6 +20,7 @@ import {
   type RequestCredentials
 } from "./Access.js"
 import { embeddedService, makeDirectory, Panel, type PanelInfo, type PanelKind, type PanelServer, type PanelService, type PanelUser, type ServerAccess } from "./Panel.js"
+import { pelicanPermissionName } from "./PelicanNames.js"
 
 // Real panels (docs/panels.md "Drivers"): Pterodactyl and Pelican, asked over their own client API with the
 // caller's credentials — the panel stays the authority on who a user is and what they may do. Host never
@@ -133,8 +134,6 @@ export type SubuserList = typeof SubuserList.Type
 export const panelPermits = (held: ReadonlyArray<string>, permission: string): boolean =>
   held.some((entry) => entry === "*" || entry === permission || (entry.endsWith(".*") && permission.startsWith(entry.slice(0, -1))))
 
-/** The Pelican subuser permission carrying an extension permission (docs/panels.md "Extension permissions"). */
-export const pelicanPermissionName = (extensionId: string, permission: string) => `host.${extensionId.replace("/", "-")}.${permission}`
 
 // ---- the panel's folder ------------------------------------------------------------------------------
 

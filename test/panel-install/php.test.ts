@@ -53,8 +53,11 @@ describe("the Pelican plugin's PHP", () => {
       { hook: "panels::page.end", html: container("server.footer", "server") }
     ])
     expect(output.panels.admin).toEqual([])
-    // fixtures/extensions/full declares backend.permissions full.view and full.manage.
-    expect(output.permissions).toEqual({ full: { name: "full", permissions: ["manage", "view"], icon: "tabler-puzzle" } })
+    // fixtures/extensions/full (acme/full) declares backend.permissions full.view and full.manage: Pelican
+    // names them "<group>.<key>", so they reach the panel as host.acme-full.full.view and …manage.
+    expect(output.permissions).toEqual({
+      "host.acme-full.full": { name: "host.acme-full.full", permissions: ["manage", "view"], icon: "tabler-puzzle" }
+    })
   })
 
   it("registers no permissions when no extension declares any", async () => {

@@ -150,8 +150,8 @@ class HostPluginProvider extends ServiceProvider
 {
     public function register(): void
     {
-        // Host's extension permissions (backend.permissions, "<area>.<action>"), one subuser permission group
-        // per area, so the panel reports them under the same names Host checks.
+        // Host's extension permissions as "host.<vendor>-<name>.<permission>": Pelican names a custom
+        // permission "<group>.<key>", so the group is everything before the last dot (docs/panels.md "Drivers").
         foreach (self::permissionGroups() as $group => $actions) {
             Subuser::registerCustomPermissions($group, $actions, 'tabler-puzzle');
         }
@@ -172,7 +172,7 @@ class HostPluginProvider extends ServiceProvider
         $data = json_decode((string) file_get_contents($file), true);
         $groups = [];
         foreach ((is_array($data) && is_array($data['permissions'] ?? null)) ? $data['permissions'] : [] as $permission) {
-            if (!is_string($permission) || !preg_match('/^([a-z][a-z0-9_-]*)\\.([a-z][a-z0-9_-]*)$/', $permission, $match)) {
+            if (!is_string($permission) || !preg_match('/^(host\\.[a-z0-9_.-]+)\\.([a-z0-9_-]+)$/', $permission, $match)) {
                 continue;
             }
             $groups[$match[1]][] = $match[2];
