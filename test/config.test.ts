@@ -29,7 +29,7 @@ describe("decodeConfig", () => {
         artifacts_path: "storage/host/artifacts",
         lock_lease_seconds: 30,
         webhook_secret: "",
-        limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000 },
+        limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000, event_streams: 1000 },
         panel: { driver: "embedded", url: "", root: "", cache_seconds: 30, application_key: "", self_heal: true, php: "" },
         trusted_proxies: ["127.0.0.0/8", "::1"],
         webhook_legacy_signatures: false

@@ -163,8 +163,15 @@ const classify = (
     extensionId,
     step,
     reason: error._tag,
-    detail: error.message === "" ? error._tag : error.message
+    detail: error._tag === "SqlError" ? sqlDetail(error) : error.message === "" ? error._tag : error.message
   })
+
+/** A raw SqlError (one a transaction's end raised, docs/decisions.md "Database cuts") names the database and its cause. */
+const sqlDetail = (error: { readonly message: string }) => {
+  const cause = (error as { readonly cause?: { readonly message?: unknown } }).cause
+  const why = typeof cause?.message === "string" && cause.message !== "" ? `: ${cause.message}` : ""
+  return `database: ${error.message === "" ? "a statement failed" : error.message}${why}`
+}
 
 export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
   effect: Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient, type Statement } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Layer, Redacted } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import type pgTypes from "pg-types"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
@@ -208,7 +208,7 @@ export const withSchemaLock = <A, E, R>(
     case "sqlite":
       return writeTransaction(sql, effect)
     case "pg":
-      return sql.withTransaction(Effect.zipRight(sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`, effect))
+      return transactionFailuresTyped(sql.withTransaction(Effect.zipRight(sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`, effect)))
     case "mysql":
       return onOneConnection(
         sql,
@@ -241,7 +241,7 @@ export const writeTransaction = <A, E, R>(
   sql: SqlClient.SqlClient,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SqlError, R> =>
-  sql.withTransaction(
+  transactionFailuresTyped(sql.withTransaction(
     Effect.zipRight(
       sql.onDialectOrElse({
         sqlite: () => Effect.asVoid(sql`UPDATE host_migrations SET batch = batch WHERE 1 = 0`),
@@ -249,7 +249,23 @@ export const writeTransaction = <A, E, R>(
       }),
       effect
     )
-  )
+  ))
+
+/**
+ * @effect/sql ends a transaction with `orDie` on COMMIT and ROLLBACK (and savepoints): when the connection
+ * is cut mid-operation, the ROLLBACK fails too and the SqlError became a defect — the CLI's "unexpected
+ * failure: Failed to execute statement" (docs/decisions.md "Database cuts"). The first failure is kept when
+ * there is one; otherwise an SqlError defect becomes the typed failure, so the operation names the
+ * database, its step and what was changed like every other database failure.
+ */
+export const transactionFailuresTyped = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchAllCause(effect, (cause): Effect.Effect<never, E | SqlError> => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) return Effect.fail(failure.value)
+    const sqlDefect = Cause.find(cause, (reason) =>
+      Cause.isDieType(reason) && reason.defect instanceof SqlError ? Option.some(reason.defect) : Option.none())
+    return Option.isSome(sqlDefect) ? Effect.fail(sqlDefect.value) : Effect.failCause(cause)
+  })
 
 /** Whether the dialect undoes DDL on rollback (MySQL and MariaDB commit each DDL statement at once). */
 export const transactionalDdl = (sql: SqlClient.SqlClient): boolean => dialectOf(sql) !== "mysql"
