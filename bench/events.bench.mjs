@@ -10,6 +10,7 @@ import http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { startServe } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const streams = Number(process.env.BENCH_STREAMS ?? 500)
@@ -33,27 +34,7 @@ if (process.env.BENCH_EVENTS_BEFORE !== "1") writeFileSync(join(root, "config", 
 
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024
 
-const start = () =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "--root", root, "serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.once("exit", (code) => reject(new Error(`host serve exited (${code}): ${stderr}`)))
-    child.stdout.on("data", async (chunk) => {
-      stdout += chunk
-      const match = /Listening on (http:\/\/\S+)/.exec(stdout)
-      if (match === null || child.url !== undefined) return
-      child.url = match[1]
-      for (;;) {
-        const response = await fetch(`${child.url}/host/ready`).catch(() => undefined)
-        if (response?.status === 200) break
-        await new Promise((r) => setTimeout(r, 10))
-      }
-      child.removeAllListeners("exit")
-      resolve(child)
-    })
-  })
+const start = () => startServe({ bin, root, env }).then(({ child, url }) => Object.assign(child, { url }))
 
 /** Opens one stream and resolves once its first `generation` event arrived. */
 const open = (url, user) =>

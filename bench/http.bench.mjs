@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { startServe } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const total = Number(process.env.BENCH_EXTENSIONS ?? 100)
@@ -54,31 +55,7 @@ const writeExtension = (index) => {
   return dir
 }
 
-const startServer = (extraEnv = {}) =>
-  new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint()
-    const child = spawn(process.execPath, [bin, "--root", root, "serve", "--port", "0"], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.once("exit", (code) => reject(new Error(`host serve exited (${code}): ${stderr}`)))
-    child.stdout.on("data", async (chunk) => {
-      stdout += chunk
-      const match = /Listening on (http:\/\/\S+)/.exec(stdout)
-      if (match === null || child.url !== undefined) return
-      child.url = match[1]
-      const deadline = Date.now() + 30_000
-      for (;;) {
-        const response = await fetch(`${child.url}/host/ready`).catch(() => undefined)
-        if (response?.status === 200) break
-        if (Date.now() > deadline) return reject(new Error(`not ready in 30 s: ${stderr}`))
-        await new Promise((r) => setTimeout(r, 5))
-      }
-      const readyMs = Number(process.hrtime.bigint() - started) / 1e6
-      child.removeAllListeners("exit")
-      resolve({ child, url: child.url, readyMs, stderr: () => stderr })
-    })
-  })
+const startServer = (extraEnv = {}) => startServe({ bin, root, env: { ...env, ...extraEnv }, readyWithinMs: 30_000 })
 
 const stop = (child) =>
   new Promise((resolve) => {

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { startServe } from "./serve.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin", "host.js")
@@ -39,29 +40,7 @@ const writeToggled = (id) => {
 
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024
 
-const startServer = () =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "--root", root, "serve", "--port", "0", "--poll-ms", "250"], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.once("exit", (code) => reject(new Error(`host serve exited (${code}): ${stderr}`)))
-    child.stdout.on("data", async (chunk) => {
-      stdout += chunk
-      const match = /Listening on (http:\/\/\S+)/.exec(stdout)
-      if (match === null || child.url !== undefined) return
-      child.url = match[1]
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-        const response = await fetch(`${child.url}/host/ready`).catch(() => undefined)
-        if (response?.status === 200) {
-          child.removeAllListeners("exit")
-          return resolve({ child, url: child.url, stderr: () => stderr })
-        }
-        await new Promise((r) => setTimeout(r, 20))
-      }
-      reject(new Error(`not ready in 60 s: ${stderr}`))
-    })
-  })
+const startServer = () => startServe({ bin, root, env, args: ["--poll-ms", "250"] })
 
 const stop = (child) =>
   new Promise((resolve) => {
