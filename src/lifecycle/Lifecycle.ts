@@ -47,6 +47,7 @@ import { Registry } from "../registry/Registry.js"
 import { Faults } from "../config/Debug.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 import { removeMark, writeMark } from "./TreeMarks.js"
+import { redactUrl } from "../store/Dialect.js"
 
 // The five operations (docs/architecture.md "One install"), each all-or-nothing under the operation lock:
 // stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
@@ -156,21 +157,28 @@ const classify = (
   operation: OperationName,
   extensionId: string,
   step: string,
-  error: { readonly _tag: keyof typeof kindByTag; readonly message: string }
+  error: { readonly _tag: keyof typeof kindByTag; readonly message: string },
+  database: string
 ): OperationFailed =>
   new failureKinds[kindByTag[error._tag]]({
     operation,
     extensionId,
     step,
     reason: error._tag,
-    detail: error._tag === "SqlError" ? sqlDetail(error) : error.message === "" ? error._tag : error.message
+    detail: error._tag === "SqlError" || error._tag === "StoreError"
+      ? databaseDetail(error, database)
+      : error.message === "" ? error._tag : error.message
   })
 
-/** A raw SqlError (one a transaction's end raised, docs/decisions.md "Database cuts") names the database and its cause. */
-const sqlDetail = (error: { readonly message: string }) => {
+/**
+ * A database failure names the database (its URL without the password) and the cause: a StoreError's own
+ * message, or a raw SqlError (one a transaction's end raised, docs/decisions.md "Database cuts").
+ */
+const databaseDetail = (error: { readonly _tag: string; readonly message: string }, database: string) => {
+  if (error._tag === "StoreError") return `database ${database}: ${error.message.replace(/^database: /, "")}`
   const cause = (error as { readonly cause?: { readonly message?: unknown } }).cause
   const why = typeof cause?.message === "string" && cause.message !== "" ? `: ${cause.message}` : ""
-  return `database: ${error.message === "" ? "a statement failed" : error.message}${why}`
+  return `database ${database}: ${error.message === "" ? "a statement failed" : error.message}${why}`
 }
 
 export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
@@ -204,6 +212,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
     const platform = yield* Effect.context<Internal>()
     const closed = <A, E>(effect: Effect.Effect<A, E, Internal>) => Effect.provide(effect, platform)
     const hostVersion = config.version
+    const databaseLabel = redactUrl(config.database)
 
     const targetOf = (id: string) => path.join(paths.extensions, ...id.split("/"))
     const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
@@ -249,7 +258,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
           Effect.catchAll((error: StepError): Effect.Effect<never, OperationFailed | OperationRefused | LockHeld> =>
             error._tag === "OperationRefused" || error._tag === "LockHeld"
               ? Effect.fail(error)
-              : Effect.flatMap(Ref.get(current), (stepName) => Effect.fail(classify(operation, extensionId, stepName, error))))
+              : Effect.flatMap(Ref.get(current), (stepName) => Effect.fail(classify(operation, extensionId, stepName, error, databaseLabel))))
         )
       }).pipe(Effect.withSpan(`Lifecycle.${operation}`, { attributes: { extensionId } }))
 

@@ -118,7 +118,7 @@ describe("operation failures on the CLI, by kind", () => {
       db.exec("BEGIN IMMEDIATE")
       const run = await host(root, "disable", "acme/hello-world")
       expect(run.code).toBe(1)
-      expect(run.stderr).toMatch(/^error: disable acme\/hello-world failed while .*database.*; nothing was changed$/m)
+      expect(run.stderr).toMatch(/^error: disable acme\/hello-world failed while .*: database sqlite:storage\/host\/host\.db: .*; nothing was changed$/m)
       expect(run.stderr).toContain("hint: the database did not answer; check the database setting, then run the command again")
     } finally {
       db.exec("ROLLBACK")

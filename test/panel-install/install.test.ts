@@ -359,7 +359,7 @@ describe("self-heal in host serve", () => {
       const added = await runHost(["--root", host, "add", extension, "--disabled"], { env })
       expect(added.code, added.stderr).toBe(0)
       const permissions = join(panel, "plugins/host/permissions.json")
-      await eventually(() => JSON.parse(readFileSync(permissions, "utf8")).permissions, (list) => list.includes("full.view"), { what: "permissions.json refreshed" })
+      await eventually(() => JSON.parse(readFileSync(permissions, "utf8")).permissions, (list) => list.includes("host.acme-full.full.view"), { what: "permissions.json refreshed" })
       // The check that wrote it has recorded itself once a later check has.
       const seen = JSON.parse(readFileSync(statusFile, "utf8")).selfHeal.checks
       const refreshed = await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.checks > seen, { what: "a later check" })
