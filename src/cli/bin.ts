@@ -13,12 +13,19 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 // This entry is bundled as CommonJS into dist/host.cjs: the framework's folder is the one above it.
+// Once the command has finished, whatever is still open must not keep the process: a database server that
+// accepted the connection and then went silent leaves the driver's socket behind after the connect timeout
+// failed the command (docs/decisions.md "A finished command exits"). The timer is unref'd, so a process with
+// nothing left open exits at once as before; one with a stray handle exits a second later.
+const finish = (code: number) => {
+  process.exitCode = code
+  setTimeout(() => process.exit(code), 1000).unref()
+}
+
 main(process.argv.slice(2), join(__dirname, "..")).then(
-  (code) => {
-    process.exitCode = code
-  },
+  finish,
   (error: unknown) => {
     process.stderr.write(`error: host: unexpected failure: ${String(error)}\n`)
-    process.exitCode = 1
+    finish(1)
   }
 )
