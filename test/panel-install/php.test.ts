@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { writePanelFolder } from "../support/panel-folders.js"
+import { pelicanHooks } from "../../src/domain/PelicanHooks.js"
 
 // The PHP that `host panel:install` writes into a Pelican panel, checked by the real PHP (CI installs
 // php8.2-cli): every file passes `php -l`, and the plugin, loaded against stand-ins of the Filament,
@@ -32,26 +33,39 @@ describe("the Pelican plugin's PHP", () => {
     expect(files.map((file) => file.slice(folder.length)).sort()).toEqual(["/src/HostPlugin.php", "/src/Providers/HostPluginProvider.php"])
     for (const file of files) expect(execFileSync("php", ["-l", file], { encoding: "utf8" })).toContain("No syntax errors detected")
 
-    const output = JSON.parse(execFileSync("php", [join(import.meta.dirname, "php", "run-plugin.php"), folder], { encoding: "utf8" }))
+    // Pages of both of Pelican's folder layouts, and one page no container belongs to.
+    const pages = [
+      "App\\Filament\\Server\\Pages\\Console",
+      "App\\Filament\\Server\\Resources\\FileResource\\Pages\\ListFiles",
+      "App\\Filament\\Server\\Resources\\Files\\Pages\\ListFiles",
+      "App\\Filament\\Server\\Resources\\Subusers\\Pages\\ListSubusers",
+      "App\\Filament\\App\\Resources\\Servers\\Pages\\ListServers",
+      "App\\Filament\\Server\\Pages\\Mounts"
+    ]
+    const output = JSON.parse(execFileSync("php", [join(import.meta.dirname, "php", "run-plugin.php"), folder, JSON.stringify(pages)], { encoding: "utf8" }))
     expect(output.pluginId).toBe("host")
     expect(output.global).toEqual([{ hook: "panels::head.end", html: '<script src="/host/boot.js" defer></script>' }])
     const container = (slot: string, panelId: string) => `<div data-host-slot="${slot}" data-host-panel="${panelId}"></div>`
-    expect(output.panels.app).toEqual([
-      { hook: "panels::topbar.start", html: container("navbar.before", "app") },
-      { hook: "panels::topbar.end", html: container("navbar", "app") },
-      { hook: "panels::page.start", html: container("dashboard.header", "app") },
-      { hook: "panels::page.end", html: container("dashboard.footer", "app") },
-      { hook: "panels::auth.login.form.before", html: container("auth.container.before", "app") },
-      { hook: "panels::auth.login.form.after", html: container("auth.container.after", "app") }
-    ])
-    expect(output.panels.server).toEqual([
-      { hook: "panels::topbar.start", html: container("navbar.before", "server") },
-      { hook: "panels::topbar.end", html: container("navbar", "server") },
-      { hook: "panels::sidebar.nav.start", html: container("server.subnav.before", "server") },
-      { hook: "panels::sidebar.nav.end", html: container("server.subnav.after", "server") },
-      { hook: "panels::page.start", html: container("server.header", "server") },
-      { hook: "panels::page.end", html: container("server.footer", "server") }
-    ])
+    // One registered hook per entry of the table the bridge reads (domain/PelicanHooks.ts), each rendering its
+    // container exactly on its pages (compared by class basename) and everywhere when it names none.
+    for (const panelId of ["app", "server"] as const) {
+      const entries = pelicanHooks.filter((entry) => entry.panel === panelId)
+      expect(output.panels[panelId].map((registered: { hook: string }) => registered.hook)).toEqual(entries.map((entry) => entry.hook))
+      entries.forEach((entry, index) => {
+        for (const page of pages) {
+          const onPage = entry.scopes.length === 0 || entry.scopes.includes(page.slice(page.lastIndexOf("\\") + 1))
+          expect(output.panels[panelId][index].html[page], `${entry.slot} on ${page}`).toBe(onPage ? container(entry.slot, panelId) : "")
+        }
+      })
+    }
+    // Spot checks of the same, spelled out.
+    const serverOn = (page: string) => output.panels.server.flatMap((registered: { html: Record<string, string> }) => registered.html[page] === "" ? [] : [registered.html[page]])
+    expect(serverOn(pages[1]!)).toEqual(serverOn(pages[2]!))
+    expect(serverOn(pages[1]!)).toContain(container("server.files.header", "server"))
+    expect(serverOn(pages[0]!)).toContain(container("server.console.footer", "server"))
+    expect(serverOn(pages[0]!)).not.toContain(container("server.files.header", "server"))
+    expect(serverOn(pages[3]!)).toContain(container("server.users.before", "server"))
+    expect(serverOn(pages[5]!)).toEqual(["navbar", "navbar.left", "navbar.before", "navbar.after", "server.subnav", "server.subnav.before", "server.subnav.after", "server.header", "server.footer"].map((slot) => container(slot, "server")))
     expect(output.panels.admin).toEqual([])
     // fixtures/extensions/full (acme/full) declares backend.permissions full.view and full.manage: Pelican
     // names them "<group>.<key>", so they reach the panel as host.acme-full.full.view and …manage.

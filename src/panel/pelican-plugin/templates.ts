@@ -2,28 +2,10 @@
 // writes and what `host panel:status` compares against. The plugin's layout, the render-hook table and
 // the permissions file are described in docs/panels.md ("Installing into Pelican").
 
+import { type PelicanHook, pelicanHooks } from "../../domain/PelicanHooks.js"
+
 /** The plugin's id: its folder under `plugins/` and `plugin.json`'s `id`. */
 export const pluginId = "host"
-
-/** Where Filament renders a Host slot container, per Filament panel of Pelican (docs/panels.md, "Pelican render hooks"). */
-export const pelicanSlotHooks: { readonly [panel in "app" | "server"]: ReadonlyArray<readonly [hook: string, slot: string]> } = {
-  app: [
-    ["TOPBAR_START", "navbar.before"],
-    ["TOPBAR_END", "navbar"],
-    ["PAGE_START", "dashboard.header"],
-    ["PAGE_END", "dashboard.footer"],
-    ["AUTH_LOGIN_FORM_BEFORE", "auth.container.before"],
-    ["AUTH_LOGIN_FORM_AFTER", "auth.container.after"]
-  ],
-  server: [
-    ["TOPBAR_START", "navbar.before"],
-    ["TOPBAR_END", "navbar"],
-    ["SIDEBAR_NAV_START", "server.subnav.before"],
-    ["SIDEBAR_NAV_END", "server.subnav.after"],
-    ["PAGE_START", "server.header"],
-    ["PAGE_END", "server.footer"]
-  ]
-}
 
 /** The one tag every panel page gets (both panels' includes load the same script). */
 export const bootScriptTag = '<script src="/host/boot.js" defer></script>'
@@ -76,10 +58,13 @@ export const samePluginJson = (a: string, b: string): boolean => {
 
 const phpString = (text: string) => `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`
 
-const slotTable = (entries: ReadonlyArray<readonly [string, string]>) =>
-  entries.map(([hook, slot]) => `            PanelsRenderHook::${hook} => ${phpString(slot)},`).join("\n")
+/** The plugin's table of one Filament panel: `[render hook, slot id, [page class basenames]]` (domain/PelicanHooks.ts). */
+const slotTable = (panel: PelicanHook["panel"]) =>
+  pelicanHooks
+    .filter((entry) => entry.panel === panel)
+    .map((entry) => `            [${phpString(entry.hook)}, ${phpString(entry.slot)}, [${entry.scopes.map(phpString).join(", ")}]],`)
+    .join("\n")
 
-/** `src/HostPlugin.php`: the Filament plugin; per panel it registers one slot container per mapped render hook. */
 export const hostPluginPhp = (): string => `<?php
 
 // Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it.
@@ -88,17 +73,19 @@ namespace Host\\PelicanPlugin;
 
 use Filament\\Contracts\\Plugin;
 use Filament\\Panel;
-use Filament\\View\\PanelsRenderHook;
 
 class HostPlugin implements Plugin
 {
-    /** Filament render hook => Host slot id, per panel (docs/panels.md of Host, "Pelican render hooks"). */
+    /**
+     * Per Filament panel: [render hook, Host slot id, the page classes (basenames) it belongs to; none: every
+     * page]. Generated from Host's domain/PelicanHooks.ts, the table Host's bridge reads too.
+     */
     public const SLOTS = [
         'app' => [
-${slotTable(pelicanSlotHooks.app)}
+${slotTable("app")}
         ],
         'server' => [
-${slotTable(pelicanSlotHooks.server)}
+${slotTable("server")}
         ],
     ];
 
@@ -109,9 +96,26 @@ ${slotTable(pelicanSlotHooks.server)}
 
     public function register(Panel $panel): void
     {
-        foreach (self::SLOTS[$panel->getId()] ?? [] as $hook => $slot) {
-            $panel->renderHook($hook, fn (): string => self::container($slot, $panel->getId()));
+        $panelId = $panel->getId();
+        foreach (self::SLOTS[$panelId] ?? [] as [$hook, $slot, $pages]) {
+            // Filament calls a hook with the rendering page's scopes (its class names).
+            $panel->renderHook($hook, fn (array $scopes = []): string => self::onPage($scopes, $pages) ? self::container($slot, $panelId) : '');
         }
+    }
+
+    /** Whether one of the page's scopes is one of the pages (compared by class basename), or the pages are none. */
+    public static function onPage(array $scopes, array $pages): bool
+    {
+        if ($pages === []) {
+            return true;
+        }
+        foreach ($scopes as $scope) {
+            $position = strrpos((string) $scope, '\\\\');
+            if (in_array($position === false ? (string) $scope : substr((string) $scope, $position + 1), $pages, true)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public function boot(Panel $panel): void

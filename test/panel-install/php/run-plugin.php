@@ -118,6 +118,8 @@ namespace {
     $provider->boot();
 
     $pluginClass = $plugin['namespace'] . '\\' . $plugin['class'];
+    /** @var string[] $pageClasses */
+    $pageClasses = json_decode($argv[2] ?? '[]', true) ?: [];
     $panels = [];
     foreach (['app', 'server', 'admin'] as $id) {
         $panel = new Filament\Panel($id);
@@ -128,7 +130,12 @@ namespace {
         }
         $instance->register($panel);
         $instance->boot($panel);
-        $panels[$id] = array_map(fn (array $hook): array => ['hook' => $hook[0], 'html' => (string) ($hook[1])()], $panel->hooks);
+        // As Filament's renderHook does: the closure is called with the rendering page's scopes (its class
+        // names); rendered here once per page class given on the command line.
+        $panels[$id] = array_map(fn (array $hook): array => [
+            'hook' => $hook[0],
+            'html' => array_combine($pageClasses, array_map(fn (string $page): string => (string) ($hook[1])(scopes: [$page]), $pageClasses)),
+        ], $panel->hooks);
         $pluginId = $instance->getId();
     }
 

@@ -1,0 +1,82 @@
+// Where Host's Pelican plugin renders slot containers (docs/panels.md "Slot maps", "Installing into Pelican"):
+// one table for both sides — `host panel:install` generates the plugin's PHP from it (panel/pelican-plugin/
+// templates.ts) and the bridge's Pelican map reads which page holds each slot from it
+// (bridge/panels/pelican.ts). Pure data, safe for the browser bundle.
+//
+// `hook` is the Filament render hook's name (the value of its `PanelsRenderHook` constant). `scopes` are the
+// Filament page classes the container belongs to, by class basename: the plugin compares them with the page's
+// render-hook scopes at render time, so both of Pelican's folder layouts (`Resources/FileResource/Pages/
+// ListFiles` and `Resources/Files/Pages/ListFiles`) match. No scope: every page of that Filament panel.
+
+/** Where the plugin renders a slot: a Filament render hook of one Filament panel, on some of its pages. */
+export interface PelicanHook {
+  readonly slot: string
+  readonly hook: string
+  /** Filament page classes (basenames) the container is rendered on; every page of the panel when empty. */
+  readonly scopes: ReadonlyArray<string>
+  /** `app` (servers list, profile, sign-in) or `server` (a server's pages). */
+  readonly panel: "app" | "server"
+}
+
+const hook = (slot: string, panel: PelicanHook["panel"], hookName: string, ...scopes: ReadonlyArray<string>): PelicanHook => ({
+  slot,
+  hook: hookName,
+  scopes,
+  panel
+})
+
+const serverPages: ReadonlyArray<readonly [string, ReadonlyArray<string>, string]> = [
+  ["databases", ["ListDatabases"], "resource.pages.list-records.table"],
+  ["schedules", ["ListSchedules"], "resource.pages.list-records.table"],
+  // Pelican renamed the subusers page (ListUsers → ListSubusers): both are its page.
+  ["users", ["ListUsers", "ListSubusers"], "resource.pages.list-records.table"],
+  ["backups", ["ListBackups"], "resource.pages.list-records.table"],
+  ["network", ["ListAllocations"], "resource.pages.list-records.table"],
+  ["startup", ["Startup"], "page"],
+  ["settings", ["Settings"], "page"]
+]
+
+/** Every container the plugin renders. */
+export const pelicanHooks: ReadonlyArray<PelicanHook> = [
+  hook("navbar", "app", "panels::user-menu.before"),
+  hook("navbar.left", "app", "panels::topbar.start"),
+  hook("navbar.before", "app", "panels::topbar.before"),
+  hook("navbar.after", "app", "panels::topbar.after"),
+  hook("navbar", "server", "panels::user-menu.before"),
+  hook("navbar.left", "server", "panels::topbar.start"),
+  hook("navbar.before", "server", "panels::topbar.before"),
+  hook("navbar.after", "server", "panels::topbar.after"),
+  hook("server.subnav", "server", "panels::sidebar.nav.end"),
+  hook("server.subnav.before", "server", "panels::sidebar.nav.start"),
+  hook("server.subnav.after", "server", "panels::sidebar.footer"),
+  hook("server.header", "server", "panels::page.start"),
+  hook("server.footer", "server", "panels::page.end"),
+  hook("server.terminal.buttons", "server", "panels::page.header.actions.after", "Console"),
+  hook("server.console.header", "server", "panels::page.header.actions.before", "Console"),
+  hook("server.console.info.before", "server", "panels::page.header-widgets.before", "Console"),
+  hook("server.console.info.after", "server", "panels::page.header-widgets.after", "Console"),
+  hook("server.console.footer", "server", "panels::page.footer-widgets.after", "Console"),
+  hook("server.files.actions", "server", "panels::page.header.actions.before", "ListFiles"),
+  hook("server.files.header", "server", "panels::resource.pages.list-records.table.before", "ListFiles"),
+  hook("server.files.footer", "server", "panels::resource.pages.list-records.table.after", "ListFiles"),
+  hook("server.files.edit.before", "server", "panels::page.start", "EditFiles"),
+  hook("server.files.edit.after", "server", "panels::page.end", "EditFiles"),
+  ...serverPages.flatMap(([name, scopes, base]) => [
+    hook(`server.${name}.before`, "server", base === "page" ? "panels::page.start" : `panels::${base}.before`, ...scopes),
+    hook(`server.${name}.after`, "server", base === "page" ? "panels::page.end" : `panels::${base}.after`, ...scopes)
+  ]),
+  hook("server.schedules.edit.before", "server", "panels::page.start", "EditSchedule", "ViewSchedule"),
+  hook("server.schedules.edit.after", "server", "panels::page.end", "EditSchedule", "ViewSchedule"),
+  hook("dashboard.header", "app", "panels::page.start", "ListServers"),
+  hook("dashboard.widgets", "app", "panels::resource.pages.list-records.table.before", "ListServers"),
+  hook("dashboard.serverlist.before", "app", "panels::resource.pages.list-records.table.before", "ListServers"),
+  hook("dashboard.serverlist.after", "app", "panels::resource.pages.list-records.table.after", "ListServers"),
+  hook("dashboard.footer", "app", "panels::page.end", "ListServers"),
+  hook("account.header", "app", "panels::page.start", "EditProfile"),
+  hook("account.footer", "app", "panels::page.end", "EditProfile"),
+  hook("account.overview.before", "app", "panels::page.header.actions.after", "EditProfile"),
+  hook("account.overview.after", "app", "panels::content.end", "EditProfile"),
+  hook("account.subnav", "app", "panels::user-menu.profile.after"),
+  hook("auth.container.before", "app", "panels::auth.login.form.before"),
+  hook("auth.container.after", "app", "panels::auth.login.form.after")
+]
