@@ -9,13 +9,14 @@ import { describeBrowser, type PanelHarness, screenshot, sessionCookie, startPan
 import { startStandin, type StandinPanel } from "../support/panel-pages/server.js"
 import { install } from "../http/helpers.js"
 import { writeEverywhere } from "./extensions.js"
+import { slotIds } from "../../src/domain/Slots.js"
 
 // The bridge under a panel Host does not render (docs/panels.md "Slot maps", docs/frontend.md
 // "/host/boot.js"), in real Chromium: pages shaped like Pterodactyl's and Pelican's with only the include,
 // `/host/boot.js` loading Host, the slot map putting containers at the anchors, and a test extension
 // registered into all 65 slots.
 
-const slots = (JSON.parse(readFileSync(join(__dirname, "../../../shared/slots.json"), "utf8")) as { slots: Array<{ id: string }> }).slots.map((slot) => slot.id)
+const slots = slotIds
 
 let harness: PanelHarness
 let ptero: StandinPanel
