@@ -3,14 +3,13 @@
 // context each: no cache) in headless Chromium, against the same dashboard with no extension enabled
 // (until its widgets container is there), measured in the same run. Goal: ≤ 100 ms added.
 // Also the size of /host/bridge.js gzipped (goal ≤ 25 KB; React is the panel's vendor script, not in it).
-import { execFileSync, spawn } from "node:child_process"
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { chromium } from "playwright-core"
+import { benchPanelRoot } from "./trees.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const publicDir = fileURLToPath(new URL("../dist/public/host/", import.meta.url))
@@ -28,17 +27,7 @@ console.log(`bridge.js: ${(readFileSync(bridgeFile).length / 1024).toFixed(1)} K
 if (!existsSync(chromiumPath)) {
   console.log(`P6 skipped: no Chromium at ${chromiumPath}`)
 } else {
-  const root = mkdtempSync(join(tmpdir(), "host-bench-frontend-"))
-  const sources = mkdtempSync(join(tmpdir(), "host-bench-frontend-src-"))
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("HOST_"))), NO_COLOR: "1" }
-  const host = (...args) => execFileSync(process.execPath, [bin, "--root", root, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
-
-  mkdirSync(join(root, "config"), { recursive: true })
-  writeFileSync(
-    join(root, "config", "panel.yaml"),
-    `panel: { name: Bench, version: 1.11.0, php: 8.2.0 }\nusers:\n  - { id: 1, username: admin, admin: true, token_sha256: ${createHash("sha256").update(token).digest("hex")} }\n` +
-      `servers:\n  - { uuid: bench-1, name: Bench server, owner: admin }\n`
-  )
+  const { root, sources, env, host } = benchPanelRoot("host-bench-frontend", bin, token)
 
   const writeExtension = (index) => {
     const name = `widget-${String(index).padStart(2, "0")}`

@@ -8,15 +8,14 @@
 // Deterministic figures: the requests the page made before the first widget rendered, and the serial
 // round trips on the way (a request counts one more than the latest one that had finished before it
 // started; only the document and Host's requests count). And the size of /host/boot.js gzipped (goal ≤ 3 KB).
-import { execFileSync, spawn } from "node:child_process"
-import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { spawn } from "node:child_process"
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { build } from "esbuild"
 import { chromium } from "playwright-core"
+import { benchPanelRoot } from "./trees.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin/host.js")
@@ -44,16 +43,7 @@ if (!existsSync(chromiumPath)) {
     logLevel: "warning"
   })
 
-  const root = mkdtempSync(join(tmpdir(), "host-bench-panel-load-"))
-  const sources = mkdtempSync(join(tmpdir(), "host-bench-panel-load-src-"))
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("HOST_"))), NO_COLOR: "1" }
-  const host = (...args) => execFileSync(process.execPath, [bin, "--root", root, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
-  mkdirSync(join(root, "config"), { recursive: true })
-  writeFileSync(
-    join(root, "config", "panel.yaml"),
-    `panel: { name: Bench, version: 1.11.0, php: 8.2.0 }\nusers:\n  - { id: 1, username: admin, admin: true, token_sha256: ${createHash("sha256").update(token).digest("hex")} }\n` +
-      `servers:\n  - { uuid: bench-1, name: Bench server, owner: admin }\n`
-  )
+  const { root, sources, env, host } = benchPanelRoot("host-bench-panel-load", bin, token)
   for (let index = 0; index < count; index++) {
     const name = `widget-${String(index).padStart(2, "0")}`
     const dir = join(sources, name)

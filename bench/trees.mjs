@@ -1,7 +1,9 @@
-// Extension trees the reconcile and database benches seed: one small extension per id, written as a
+// Extension trees the reconcile and database benches seed (and the page-load benches' panel root): one small extension per id, written as a
 // source folder (without checksums) or as an installed tree (with them, as `host add` leaves it).
+import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 const sha = (data) => createHash("sha256").update(data).digest("hex")
@@ -22,4 +24,23 @@ export const writeTree = (root, content, withChecksums) => {
   }
   const sorted = Object.fromEntries(Object.keys(checksums).sort().map((key) => [key, checksums[key]]))
   if (withChecksums) writeFileSync(join(root, "checksums.json"), `${JSON.stringify(sorted, null, 2)}\n`)
+}
+
+/**
+ * A fresh panel root for the page-load benches: the embedded panel with one admin whose API token is `token`
+ * and one server, a folder for extension sources, the environment without HOST_ variables, and `host(...)`
+ * running the CLI on that root.
+ */
+export const benchPanelRoot = (prefix, bin, token) => {
+  const root = mkdtempSync(join(tmpdir(), `${prefix}-`))
+  const sources = mkdtempSync(join(tmpdir(), `${prefix}-src-`))
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("HOST_"))), NO_COLOR: "1" }
+  const host = (...args) => execFileSync(process.execPath, [bin, "--root", root, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+  mkdirSync(join(root, "config"), { recursive: true })
+  writeFileSync(
+    join(root, "config", "panel.yaml"),
+    `panel: { name: Bench, version: 1.11.0, php: 8.2.0 }\nusers:\n  - { id: 1, username: admin, admin: true, token_sha256: ${createHash("sha256").update(token).digest("hex")} }\n` +
+      `servers:\n  - { uuid: bench-1, name: Bench server, owner: admin }\n`
+  )
+  return { root, sources, env, host }
 }

@@ -188,8 +188,8 @@ export interface PanelService {
   readonly reloadEvery: Duration.Duration | undefined
   /** How requests are checked against the panel, for one reading of its directory (docs/panels.md "Drivers"). */
   readonly access: (directory: PanelDirectory) => PanelAccess
-  /** Identity-cache counters (all zero on the embedded panel, which asks nobody). */
-  readonly stats: Effect.Effect<IdentityStats>
+  /** Identity-cache counters; none on the embedded panel, which asks nobody (so nothing is reported). */
+  readonly stats: Effect.Effect<IdentityStats> | undefined
 }
 
 export type PanelKind = "embedded" | "pterodactyl" | "pelican"
@@ -271,7 +271,7 @@ export const embeddedService = Effect.gen(function*() {
       reload,
       reloadEvery: undefined,
       access: embeddedAccess,
-      stats: Effect.succeed({ hits: 0, misses: 0, panelRequests: 0 })
+      stats: undefined
     } satisfies PanelService
   })
 

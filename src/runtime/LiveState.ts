@@ -6,6 +6,7 @@ import { CoreKeys, CoreRows } from "../store/CoreRows.js"
 import { LifecycleEvents } from "../lifecycle/Events.js"
 import { type LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
 import type { PanelAccess } from "../panel/Access.js"
+import type { IdentityStats } from "../panel/Access.js"
 import { Panel, type PanelDirectory, type PanelInfo } from "../panel/Panel.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { StateGeneration } from "../store/StateGeneration.js"
@@ -285,8 +286,8 @@ const make = (options: LiveRuntimeOptions) =>
     // Identity-cache counters, where `host panel:status` (another process) reads them: storage/host/replica/panel.json
     // (docs/panels.md "Identity cache counters"), written when they change.
     let lastStats = ""
-    const writeStats = Effect.gen(function*() {
-      const stats = yield* panel.stats
+    const writeStats = (counters: Effect.Effect<IdentityStats>) => Effect.gen(function*() {
+      const stats = yield* counters
       const report = {
         pid: process.pid,
         driver: panel.info.kind,
@@ -298,7 +299,9 @@ const make = (options: LiveRuntimeOptions) =>
       lastStats = key
       yield* writePanelStats(report)
     }).pipe(Effect.provide(context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
-    if (panel.info.kind !== "embedded") yield* Effect.repeat(Effect.delay(writeStats, Duration.seconds(1)), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
+    if (panel.stats !== undefined) {
+      yield* Effect.repeat(Effect.delay(writeStats(panel.stats), Duration.seconds(1)), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
+    }
 
     // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
     yield* devSignals(paths.storage).pipe(

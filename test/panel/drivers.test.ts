@@ -64,7 +64,7 @@ describe("identity from a Pterodactyl panel", () => {
     await authenticate({ cookie: "pterodactyl_session=sess-alice" })
     await authenticate({ cookie: "pterodactyl_session=sess-alice" })
     await authenticate({ cookie: "pterodactyl_session=sess-bob" })
-    const stats = await Effect.runPromise(panel.stats)
+    const stats = await Effect.runPromise(panel.stats!)
     expect(stats).toEqual({ hits: 1, misses: 2, panelRequests: 4 })
     expect(standIn.count("/api/client/account")).toBe(2)
     // Pterodactyl: the 2FA-guarded probe once per credential and window.
