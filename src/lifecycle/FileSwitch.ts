@@ -1,9 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Duration, Effect, Option } from "effect"
-import type { HostConfig } from "../config/HostConfig.js"
+import { HostConfig } from "../config/HostConfig.js"
 import type { Actor } from "../domain/Installed.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
+import { redactUrl } from "../store/Dialect.js"
 import { OperationLocks } from "../store/OperationLock.js"
+import { beforeAnyChange } from "../store/StoreError.js"
 import {
   hasJournal,
   type JournalEntry,
@@ -132,10 +134,13 @@ export const recover = (actor: Actor, options: { readonly sweepLeftovers?: boole
       const sweep = options.sweepLeftovers !== false
       if (sweep) yield* sweepUploads
       const locks = yield* OperationLocks
-      const lock = yield* locks.current
-      if (Option.isSome(lock) && !(yield* locks.isDead(lock.value))) return []
+      // Until the lock is taken nothing is changed: a database failure here says so, naming the database.
+      const { config } = yield* HostConfig
+      const unchanged = beforeAnyChange(redactUrl(config.database))
+      const lock = yield* Effect.mapError(locks.current, unchanged)
+      if (Option.isSome(lock) && !(yield* Effect.mapError(locks.isDead(lock.value), unchanged))) return []
       if (!(yield* hasJournal) && Option.isNone(lock) && (!sweep || (yield* leftoverStaging).length === 0)) return []
-      yield* locks.acquire({ operation: "recovery", holder: holderName(actor), timeout: Duration.zero })
+      yield* Effect.mapError(locks.acquire({ operation: "recovery", holder: holderName(actor), timeout: Duration.zero }), unchanged)
       const outcomes = yield* recoverHeld
       // What is left in staging after the journal is done belongs to no operation.
       if (sweep) yield* sweepStaging

@@ -5,9 +5,9 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, 
 import { dirname } from "node:path"
 import { HostConfig } from "../config/HostConfig.js"
 import { statIfExists } from "../config/LocalFiles.js"
-import { clientLayer, type DatabaseTarget, dialectOfUrl, sqliteImage } from "./Dialect.js"
+import { clientLayer, type DatabaseTarget, dialectOfUrl, redactUrl, sqliteImage } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
-import { type StoreError, storeError } from "./StoreError.js"
+import { beforeAnyChange, type StoreError, storeError } from "./StoreError.js"
 
 /**
  * The database file exists but cannot be the panel's database: empty, unreadable, not SQLite, or
@@ -156,4 +156,10 @@ export const layerFor = (
 
 /** The database of the `database` setting with the framework schema in place. */
 export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
-  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) => layerFor(targetOf(config.database, paths.databaseFile))))
+  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) =>
+    // Opening the database and making its tables come before any command changes anything; the tables are
+    // created with IF NOT EXISTS, so a cut while creating them is finished by the next run.
+    Layer.mapError(
+      layerFor(targetOf(config.database, paths.databaseFile)),
+      beforeAnyChange(redactUrl(config.database), "no extension was changed; the framework tables are completed on the next run")
+    )))

@@ -5,7 +5,7 @@ import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import type pgTypes from "pg-types"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { StoreError, storeError } from "./StoreError.js"
+import { nothingChanged, StoreError, storeError } from "./StoreError.js"
 
 // Everything the store knows about the three database dialects lives here (docs/operations.md,
 // "Running on MySQL/MariaDB or PostgreSQL, and replicas"): which URL means which client, the column types of
@@ -55,7 +55,7 @@ const connectFailure = (url: string) => (cause: unknown): StoreError => {
     // an unparsable URL: the driver said so, and there is no password to hide
   }
   const safe = password === "" ? reason : reason.split(password).join("***")
-  return new StoreError({ operation: `connecting to ${redactUrl(url)}`, cause: new Error(safe) })
+  return new StoreError({ operation: `connecting to ${redactUrl(url)}`, cause: new Error(safe), outcome: nothingChanged })
 }
 
 /**
