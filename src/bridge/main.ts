@@ -11,6 +11,7 @@ import type { SlotMap } from "./panels/map.js"
 import { pelican } from "./panels/pelican.js"
 import { pterodactyl } from "./panels/pterodactyl.js"
 import { bridgeSdkVersion, createExtension, initRegistry, type ManifestEntry, normaliseEntry, registry, unregister } from "./registry.js"
+import { setPageLinks } from "./render.js"
 import { injectStyles } from "./styles.js"
 import { initTheme, theme } from "./theme.js"
 
@@ -131,6 +132,7 @@ const boot = () => {
   const slotMap = slotMaps[shell.panel?.kind ?? ""]
   if (slotMap !== undefined) {
     startAnchors(slotMap)
+    setPageLinks(slotMap.pageLinks ?? "client")
     // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
     if (slotMap.kind === "pterodactyl") {
       enableAccessPage()

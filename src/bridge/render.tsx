@@ -100,8 +100,23 @@ const Notice = ({ code, text, title }: { readonly code: string; readonly title: 
   </div>
 )
 
+/** How links to extension pages navigate on this panel (its slot map's `pageLinks`; set once at start). */
+let pageLinks: "client" | "document" = "client"
+
+export const setPageLinks = (mode: "client" | "document") => {
+  pageLinks = mode
+}
+
 const link = (event: React.MouseEvent<HTMLAnchorElement>, href: string) => {
   if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  if (pageLinks === "document") {
+    // The panel renders the page: Livewire's SPA navigation when the panel has it, else the browser's own.
+    const livewire = (window as unknown as { Livewire?: { navigate?: (url: string) => void } }).Livewire
+    if (typeof livewire?.navigate !== "function") return
+    event.preventDefault()
+    livewire.navigate(href)
+    return
+  }
   event.preventDefault()
   navigateTo(href)
 }

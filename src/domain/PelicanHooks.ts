@@ -80,3 +80,25 @@ export const pelicanHooks: ReadonlyArray<PelicanHook> = [
   hook("auth.container.before", "app", "panels::auth.login.form.before"),
   hook("auth.container.after", "app", "panels::auth.login.form.after")
 ]
+
+/**
+ * An extension-page outlet: a Filament page the plugin registers in one Filament panel, at the same path as on
+ * the embedded panel (`<prefix>/{path}` below the panel's own path), rendering only the slot's container.
+ */
+export interface PelicanPage {
+  readonly slot: "dashboard.page" | "account.page" | "server.page"
+  readonly panel: PelicanHook["panel"]
+  /** The route below the Filament panel's path: `ext` is `/ext/…` in `app` and `/server/{id}/ext/…` in `server`. */
+  readonly prefix: string
+  /** The page's PHP class basename (one class per route: Filament registers a page class once per panel). */
+  readonly className: string
+  /** Where the outlet is in the browser, as slot-map route patterns. */
+  readonly routes: ReadonlyArray<string>
+}
+
+/** The three extension-page outlets (docs/panels.md "Extension pages under a real panel"). */
+export const pelicanPages: ReadonlyArray<PelicanPage> = [
+  { slot: "dashboard.page", panel: "app", prefix: "ext", className: "DashboardExtensionPage", routes: ["/ext/*"] },
+  { slot: "account.page", panel: "app", prefix: "account/ext", className: "AccountExtensionPage", routes: ["/account/ext/*"] },
+  { slot: "server.page", panel: "server", prefix: "ext", className: "ServerExtensionPage", routes: ["/server/:id/ext/*"] }
+]

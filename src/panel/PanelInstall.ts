@@ -13,9 +13,8 @@ import {
   withoutBlock
 } from "./PanelFiles.js"
 import {
-  hostPluginPhp,
-  hostPluginProviderPhp,
   permissionsJson,
+  pluginCodeFiles,
   pluginId,
   pluginJson,
   samePluginJson
@@ -219,8 +218,7 @@ export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInst
       yield* checkPluginOwner(folder)
       const files: ReadonlyArray<readonly [string, string, ((a: string, b: string) => boolean)?]> = [
         ["plugin.json", pluginJson(options.hostVersion, { enabled: options.healing === true }), samePluginJson],
-        [path.join("src", "HostPlugin.php"), hostPluginPhp()],
-        [path.join("src", "Providers", "HostPluginProvider.php"), hostPluginProviderPhp()],
+        ...pluginCodeFiles().map(([parts, text]) => [path.join(...parts), text] as const),
         ["permissions.json", permissionsJson(options.permissions)]
       ]
       return yield* Effect.forEach(files, ([relative, text, same]) => {

@@ -404,4 +404,43 @@ describeBrowser("the bridge under a Pelican-shaped panel", () => {
     expect(errors).toEqual([])
     await context.close()
   })
+
+  it("extension pages are the plugin's Filament pages: the sub-navigation link goes through Livewire, the page fills the outlet", async () => {
+    const { context, errors, page } = await open(pelicanPanel, "alice", "/server/srv-alice/console")
+    await probe(page, "server.console.info.before").waitFor()
+    await mark(page)
+    const link = page.locator('[data-host-slot="server.subnav"] a[data-host-extension="test/everywhere"]')
+    await link.click()
+    await page.waitForURL(`${pelicanPanel.url}/server/srv-alice/ext/test/everywhere`)
+    await page.locator('[data-host-slot="server.page"] [data-testid="everywhere-page"]').waitFor()
+    await expect(page.getByTestId("everywhere-page").textContent()).resolves.toContain("Alice's server")
+    // Livewire swapped the page (no document load), and the page's other containers came with it.
+    expect(await marked(page)).toBe(true)
+    await probe(page, "server.header").waitFor()
+    await expect(link.getAttribute("aria-current")).resolves.toBe("page")
+    await screenshot(page, "real-pelican-extension-page")
+    // Loaded directly (a bookmark, a reload) the outlet is there as well, as are the other areas' outlets.
+    await page.goto(`${pelicanPanel.url}/server/srv-alice/ext/test/everywhere`)
+    await page.getByTestId("everywhere-page").waitFor()
+    await page.goto(`${pelicanPanel.url}/account/ext/test/everywhere`)
+    await page.locator('[data-host-slot="account.page"] [data-testid="everywhere-account-page"]').waitFor()
+    // A panel page has no outlet: back on the console the extension page is gone.
+    await page.goto(`${pelicanPanel.url}/server/srv-alice/console`)
+    await probe(page, "server.console.info.before").waitFor()
+    expect(await page.getByTestId("everywhere-page").count()).toBe(0)
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it("without Livewire on the page, an extension-page link is an ordinary link the browser follows", async () => {
+    const { context, page } = await open(pelicanPanel, "alice", "/server/srv-alice/console", "Object.defineProperty(window, 'Livewire', { value: undefined, writable: false })")
+    await probe(page, "server.console.info.before").waitFor()
+    await mark(page)
+    await page.locator('[data-host-slot="server.subnav"] a[data-host-extension="test/everywhere"]').click()
+    await page.waitForURL(`${pelicanPanel.url}/server/srv-alice/ext/test/everywhere`)
+    await page.getByTestId("everywhere-page").waitFor()
+    // A document load: the page's script state is new.
+    expect(await marked(page)).toBe(false)
+    await context.close()
+  })
 })

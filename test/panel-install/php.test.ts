@@ -1,15 +1,16 @@
 import { execFileSync } from "node:child_process"
-import { readdirSync, statSync } from "node:fs"
+import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { writePanelFolder } from "../support/panel-folders.js"
-import { pelicanHooks } from "../../src/domain/PelicanHooks.js"
+import { pelicanHooks, pelicanPages } from "../../src/domain/PelicanHooks.js"
 
 // The PHP that `host panel:install` writes into a Pelican panel, checked by the real PHP (CI installs
 // php8.2-cli): every file passes `php -l`, and the plugin, loaded against stand-ins of the Filament,
 // Laravel and Pelican classes it uses (test/panel-install/php/run-plugin.php), emits the boot script, one
-// slot container per mapped render hook, and registers the installed extensions' permissions.
+// slot container per mapped render hook, registers the installed extensions' permissions, and adds the
+// extension-page outlets as Filament pages whose classes load against Filament 3's and 4's signatures.
 
 const temp = tempDirsPerTest()
 
@@ -30,7 +31,16 @@ describe("the Pelican plugin's PHP", () => {
     expect(run.code, run.stderr).toBe(0)
     const folder = join(panel, "plugins", "host")
     const files = phpFiles(folder)
-    expect(files.map((file) => file.slice(folder.length)).sort()).toEqual(["/src/HostPlugin.php", "/src/Providers/HostPluginProvider.php"])
+    // The Blade view ends in .php too: PHP reads it as plain text, so it lints.
+    expect(files.map((file) => file.slice(folder.length)).sort()).toEqual([
+      "/resources/views/extension-page.blade.php",
+      "/src/HostPlugin.php",
+      "/src/Pages/AccountExtensionPage.php",
+      "/src/Pages/DashboardExtensionPage.php",
+      "/src/Pages/ExtensionPage.php",
+      "/src/Pages/ServerExtensionPage.php",
+      "/src/Providers/HostPluginProvider.php"
+    ])
     for (const file of files) expect(execFileSync("php", ["-l", file], { encoding: "utf8" })).toContain("No syntax errors detected")
 
     // Pages of both of Pelican's folder layouts, and one page no container belongs to.
@@ -42,7 +52,10 @@ describe("the Pelican plugin's PHP", () => {
       "App\\Filament\\App\\Resources\\Servers\\Pages\\ListServers",
       "App\\Filament\\Server\\Pages\\Mounts"
     ]
-    const output = JSON.parse(execFileSync("php", [join(import.meta.dirname, "php", "run-plugin.php"), folder, JSON.stringify(pages)], { encoding: "utf8" }))
+    const run3 = JSON.parse(execFileSync("php", [join(import.meta.dirname, "php", "run-plugin.php"), folder, JSON.stringify(pages)], { encoding: "utf8", env: { ...process.env, FILAMENT_MAJOR: "3" } }))
+    const output = JSON.parse(execFileSync("php", [join(import.meta.dirname, "php", "run-plugin.php"), folder, JSON.stringify(pages)], { encoding: "utf8", env: { ...process.env, FILAMENT_MAJOR: "4" } }))
+    // The same plugin under Filament 3's Page signatures does the same.
+    expect(run3).toEqual(output)
     expect(output.pluginId).toBe("host")
     expect(output.global).toEqual([{ hook: "panels::head.end", html: '<script src="/host/boot.js" defer></script>' }])
     const container = (slot: string, panelId: string) => `<div data-host-slot="${slot}" data-host-panel="${panelId}"></div>`
@@ -67,6 +80,31 @@ describe("the Pelican plugin's PHP", () => {
     expect(serverOn(pages[3]!)).toContain(container("server.users.before", "server"))
     expect(serverOn(pages[5]!)).toEqual(["navbar", "navbar.left", "navbar.before", "navbar.after", "server.subnav", "server.subnav.before", "server.subnav.after", "server.header", "server.footer"].map((slot) => container(slot, "server")))
     expect(output.panels.admin).toEqual([])
+
+    // The extension-page outlets: one Filament page per row of the table, at `<prefix>/{path}` of any depth,
+    // with the panel's page middleware, out of the navigation, rendering only the slot's container through
+    // the plugin's view (resources/views, which Pelican loads as `host::`).
+    for (const panelId of ["app", "server"] as const) {
+      expect(output.pages[panelId]).toEqual(pelicanPages.filter((page) => page.panel === panelId).map((page) => ({
+        class: `Host\\PelicanPlugin\\Pages\\${page.className}`,
+        routes: [{
+          uri: `/${page.prefix}/{path}`,
+          action: `Host\\PelicanPlugin\\Pages\\${page.className}`,
+          where: { path: ".*" },
+          middleware: [`panel:${panelId}`],
+          name: `host.${page.slot.replace(".", "-")}`
+        }],
+        navigation: false,
+        view: "host::extension-page",
+        title: "Extension",
+        heading: "",
+        viewData: { hostContainer: container(page.slot, panelId) }
+      })))
+    }
+    expect(output.pages.server.map((page: { routes: Array<{ uri: string }> }) => page.routes[0]!.uri)).toEqual(["/ext/{path}"])
+    expect(output.pages.admin).toEqual([])
+    const view = readFileSync(join(folder, "resources", "views", "extension-page.blade.php"), "utf8")
+    expect(view).toContain("<x-filament-panels::page>\n    {!! $hostContainer !!}\n</x-filament-panels::page>")
     // fixtures/extensions/full (acme/full) declares backend.permissions full.view and full.manage: Pelican
     // names them "<group>.<key>", so they reach the panel as host.acme-full.full.view and …manage.
     expect(output.permissions).toEqual({

@@ -61,6 +61,12 @@ export interface SlotMap {
   readonly theme: Readonly<Record<string, string>>
   /** Styles for the injected containers and the bridge's navigation links on this panel. */
   readonly css: string
+  /**
+   * How the bridge's links to extension pages navigate: `client` (default) by the History API, the bridge
+   * putting the page into the outlet it keeps; `document` when the panel itself renders the outlet (a
+   * server-side page), so the panel's own navigation (Livewire's, or a page load) must follow the link.
+   */
+  readonly pageLinks?: "client" | "document"
 }
 
 /**

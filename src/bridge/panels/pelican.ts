@@ -1,10 +1,11 @@
-import { type PelicanHook, pelicanHooks } from "../../domain/PelicanHooks.js"
+import { type PelicanHook, pelicanHooks, pelicanPages } from "../../domain/PelicanHooks.js"
 import type { SlotMap, SlotPlace } from "./map.js"
 
 // Pelican 1.x (Filament 3 panels, `->spa()` navigation): the Host plugin that `host panel:install` writes
 // renders `<div data-host-slot="…">` containers at Filament render hooks, so on Pelican the bridge creates
 // nothing — the map says which hook (and page) holds each slot, the container watcher renders them, and
-// a `livewire:navigated` event marks a page swap. docs/panels.md "Slot maps" has the table.
+// a `livewire:navigated` event marks a page swap. Extension pages are Filament pages of the plugin holding
+// the page's container. docs/panels.md "Slot maps" has the table.
 
 /** URL patterns of each Filament page the hooks are scoped to (Pelican's routes). */
 const pageRoutes: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -44,18 +45,25 @@ const placeOf = (slot: string, entries: ReadonlyArray<PelicanHook>): SlotPlace =
   ...(slot.startsWith("auth.") ? { optional: "signed out, /host/boot.js loads nothing" } : {})
 })
 
+/** An extension-page outlet: the container the plugin's Filament page for that route renders. */
+const outletOf = (page: (typeof pelicanPages)[number]): SlotPlace => ({
+  slot: page.slot,
+  page: `${page.panel === "server" ? "server" : page.slot === "account.page" ? "account" : "dashboard"} extension pages (the plugin's ${page.className})`,
+  routes: page.routes,
+  anchors: [{ selector: `[data-host-slot="${page.slot}"]`, placement: "beforeend" }],
+  stability: "PLUGIN"
+})
+
 const bySlot = new Map<string, Array<PelicanHook>>()
 for (const entry of pelicanHooks) bySlot.set(entry.slot, [...(bySlot.get(entry.slot) ?? []), entry])
 
 export const pelican: SlotMap = {
   kind: "pelican",
   versions: ["1.0"],
-  places: [...bySlot].map(([slot, entries]) => placeOf(slot, entries)),
+  places: [...[...bySlot].map(([slot, entries]) => placeOf(slot, entries)), ...pelicanPages.map(outletOf)],
+  // The outlets are pages the panel renders: a link to one is followed by the panel (wire:navigate), not pushState.
+  pageLinks: "document",
   absent: [
-    ...["server.page", "dashboard.page", "account.page"].map((slot) => ({
-      slot,
-      reason: "Pelican has no route for extension pages: the plugin would need a Filament page catching ext/{path} in each panel, which it does not register yet"
-    })),
     { slot: "server.console.sidebar", reason: "the console is a grid of Filament widgets with no sidebar column and no hook beside it" },
     { slot: "server.console.command", reason: "the command input is inside the console's Livewire terminal component, which has no render hook" },
     { slot: "server.files.dropdown", reason: "Filament table row actions have no render hook" },

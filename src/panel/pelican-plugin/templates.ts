@@ -2,7 +2,7 @@
 // writes and what `host panel:status` compares against. The plugin's layout, the render-hook table and
 // the permissions file are described in docs/panels.md ("Installing into Pelican").
 
-import { type PelicanHook, pelicanHooks } from "../../domain/PelicanHooks.js"
+import { type PelicanHook, pelicanHooks, type PelicanPage, pelicanPages } from "../../domain/PelicanHooks.js"
 
 /** The plugin's id: its folder under `plugins/` and `plugin.json`'s `id`. */
 export const pluginId = "host"
@@ -65,9 +65,16 @@ const slotTable = (panel: PelicanHook["panel"]) =>
     .map((entry) => `            [${phpString(entry.hook)}, ${phpString(entry.slot)}, [${entry.scopes.map(phpString).join(", ")}]],`)
     .join("\n")
 
+/** The extension-page classes of one Filament panel, as PHP class constants. */
+const pageClasses = (panel: PelicanHook["panel"]) =>
+  pelicanPages.filter((page) => page.panel === panel).map((page) => `Pages\\${page.className}::class`).join(", ")
+
+/** The header every generated PHP file starts with. */
+const generatedHeader = "// Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it."
+
 export const hostPluginPhp = (): string => `<?php
 
-// Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it.
+${generatedHeader}
 
 namespace Host\\PelicanPlugin;
 
@@ -89,6 +96,12 @@ ${slotTable("server")}
         ],
     ];
 
+    /** Per Filament panel: the extension-page outlets (one route each, under Pages\\), from the same table. */
+    public const PAGES = [
+        'app' => [${pageClasses("app")}],
+        'server' => [${pageClasses("server")}],
+    ];
+
     public function getId(): string
     {
         return ${phpString(pluginId)};
@@ -100,6 +113,10 @@ ${slotTable("server")}
         foreach (self::SLOTS[$panelId] ?? [] as [$hook, $slot, $pages]) {
             // Filament calls a hook with the rendering page's scopes (its class names).
             $panel->renderHook($hook, fn (array $scopes = []): string => self::onPage($scopes, $pages) ? self::container($slot, $panelId) : '');
+        }
+        $pages = self::PAGES[$panelId] ?? [];
+        if ($pages !== []) {
+            $panel->pages($pages);
         }
     }
 
@@ -141,7 +158,7 @@ ${slotTable("server")}
  */
 export const hostPluginProviderPhp = (): string => `<?php
 
-// Written by \`host panel:install\`; \`host panel:uninstall\` removes this folder. Do not edit: Host rewrites it.
+${generatedHeader}
 
 namespace Host\\PelicanPlugin\\Providers;
 
@@ -185,6 +202,103 @@ class HostPluginProvider extends ServiceProvider
     }
 }
 `
+
+/**
+ * \`src/Pages/ExtensionPage.php\`: what the three outlets share. Only methods are overridden (no property is
+ * redeclared: Filament 3 and 4 declare \`$view\` and the navigation flags differently), each with a signature
+ * both accept — \`routes\` takes Filament 4's optional page configuration as \`mixed\`, which Filament 3's
+ * one-argument \`routes\` also allows.
+ */
+export const extensionPageBasePhp = (): string => `<?php
+
+${generatedHeader}
+
+namespace Host\\PelicanPlugin\\Pages;
+
+use Filament\\Pages\\Page;
+use Filament\\Panel;
+use Host\\PelicanPlugin\\HostPlugin;
+use Illuminate\\Support\\Facades\\Route;
+
+/**
+ * An extension-page outlet: a page of its Filament panel at PREFIX/{path} (any depth below it) whose body is the
+ * one container Host's bridge renders the extension's page into. Each subclass is one route.
+ */
+abstract class ExtensionPage extends Page
+{
+    /** The Host slot the page holds, its Filament panel, and its route below the panel's path. */
+    public const SLOT = '';
+    public const PANEL = '';
+    public const PREFIX = '';
+
+    /** One route catching every path below the prefix, with the middleware Filament gives its pages. */
+    public static function routes(Panel $panel, mixed $configuration = null): void
+    {
+        Route::get('/' . static::PREFIX . '/{path}', static::class)
+            ->where('path', '.*')
+            ->middleware(static::getRouteMiddleware($panel))
+            ->withoutMiddleware(static::getWithoutRouteMiddleware($panel))
+            ->name('host.' . str_replace('.', '-', static::SLOT));
+    }
+
+    public static function shouldRegisterNavigation(): bool
+    {
+        return false;
+    }
+
+    public function getView(): string
+    {
+        return 'host::extension-page';
+    }
+
+    public function getTitle(): string
+    {
+        return 'Extension';
+    }
+
+    /** No heading of the panel's own: the extension's page has its own. */
+    public function getHeading(): string
+    {
+        return '';
+    }
+
+    protected function getViewData(): array
+    {
+        return ['hostContainer' => HostPlugin::container(static::SLOT, static::PANEL)];
+    }
+}
+`
+
+/** \`src/Pages/<Class>.php\`: one outlet. */
+export const extensionPagePhp = (page: PelicanPage): string => `<?php
+
+${generatedHeader}
+
+namespace Host\\PelicanPlugin\\Pages;
+
+class ${page.className} extends ExtensionPage
+{
+    public const SLOT = ${phpString(page.slot)};
+    public const PANEL = ${phpString(page.panel)};
+    public const PREFIX = ${phpString(page.prefix)};
+}
+`
+
+/** \`resources/views/extension-page.blade.php\` (Pelican loads a plugin's views as \`<id>::\`): the panel's page chrome around the container. */
+export const extensionPageView = (): string => `{{-- ${generatedHeader.slice(3)} --}}
+<x-filament-panels::page>
+    {!! $hostContainer !!}
+</x-filament-panels::page>
+`
+
+/** The plugin's code, by path inside its folder: what \`panel:install\` writes besides plugin.json and permissions.json. */
+export const pluginCodeFiles = (): ReadonlyArray<readonly [ReadonlyArray<string>, string]> => [
+  [["src", "HostPlugin.php"], hostPluginPhp()],
+  [["src", "Providers", "HostPluginProvider.php"], hostPluginProviderPhp()],
+  [["src", "Pages", "ExtensionPage.php"], extensionPageBasePhp()],
+  ...pelicanPages.map((page) => [["src", "Pages", `${page.className}.php`], extensionPagePhp(page)] as const),
+  [["resources", "views", "extension-page.blade.php"], extensionPageView()]
+]
 
 /** `permissions.json`: the installed extensions' `backend.permissions`, sorted, for the provider above. */
 export const permissionsJson = (permissions: ReadonlyArray<string>): string =>

@@ -1,10 +1,15 @@
 <?php
 // Loads Host's generated Pelican plugin (the folder given as the first argument) against minimal stand-ins
 // of the Filament, Laravel and Pelican classes it uses, with the signatures of those projects' sources
-// (Filament's Plugin contract and Panel::renderHook, FilamentView::registerRenderHook, PanelsRenderHook's
-// constants, Illuminate's ServiceProvider, Pelican's Subuser::registerCustomPermissions), then runs it the
-// way Pelican does: the provider's register and boot, the plugin's register and boot per panel, and every
-// render hook closure. Prints what it emitted as JSON for test/panel-install/php.test.ts.
+// (Filament's Plugin contract, Panel::renderHook and Panel::pages, Page's routing and view methods,
+// FilamentView::registerRenderHook, PanelsRenderHook's constants, Illuminate's ServiceProvider and Route,
+// Pelican's Subuser::registerCustomPermissions), then runs it the way Pelican does: the provider's register
+// and boot, the plugin's register and boot per panel, every render hook closure, and each page's routes and
+// view. Prints what it emitted as JSON for test/panel-install/php.test.ts.
+//
+// FILAMENT_MAJOR=3 declares Filament 3's Page signatures (a one-argument `routes`, a heading that is never
+// null) instead of Filament 4's: PHP checks an override against its parent when the class is loaded, so
+// running under both proves the plugin's page classes load on either.
 
 namespace Filament\Contracts {
     interface Plugin
@@ -37,6 +42,152 @@ namespace Filament {
             $this->hooks[] = [$name, $hook];
 
             return $this;
+        }
+
+        /** @var array<int, class-string> */
+        public array $pages = [];
+
+        /** @param array<int, class-string> $pages */
+        public function pages(array $pages): static
+        {
+            $this->pages = [...$this->pages, ...$pages];
+
+            return $this;
+        }
+    }
+}
+
+namespace Illuminate\Contracts\Support {
+    interface Htmlable
+    {
+        public function toHtml();
+    }
+}
+
+namespace Illuminate\Routing {
+    class Route
+    {
+        /** @var array<string, string> */
+        public array $wheres = [];
+        /** @var array<int, string> */
+        public array $middleware = [];
+        /** @var array<int, string> */
+        public array $withoutMiddleware = [];
+        public ?string $name = null;
+
+        public function __construct(public string $uri, public mixed $action)
+        {
+        }
+
+        public function where(array|string $name, ?string $expression = null): static
+        {
+            $this->wheres = [...$this->wheres, ...(is_array($name) ? $name : [$name => $expression])];
+
+            return $this;
+        }
+
+        public function middleware(array|string|null $middleware = null): static
+        {
+            $this->middleware = [...$this->middleware, ...(array) $middleware];
+
+            return $this;
+        }
+
+        public function withoutMiddleware(array|string $middleware): static
+        {
+            $this->withoutMiddleware = [...$this->withoutMiddleware, ...(array) $middleware];
+
+            return $this;
+        }
+
+        public function name(string $name): static
+        {
+            $this->name = $name;
+
+            return $this;
+        }
+    }
+}
+
+namespace Illuminate\Support\Facades {
+    class Route
+    {
+        /** @var array<int, \Illuminate\Routing\Route> */
+        public static array $routes = [];
+
+        public static function get(string $uri, array|string|callable|null $action = null): \Illuminate\Routing\Route
+        {
+            return self::$routes[] = new \Illuminate\Routing\Route($uri, $action);
+        }
+    }
+}
+
+namespace Filament\Pages {
+    use Filament\Panel;
+    use Illuminate\Contracts\Support\Htmlable;
+
+    class PageConfiguration
+    {
+    }
+
+    /** What Filament 3 and 4 share of a page, besides the two methods whose signatures differ. */
+    abstract class SharedPage
+    {
+        public static function getRouteMiddleware(Panel $panel): string|array
+        {
+            return ['panel:' . $panel->getId()];
+        }
+
+        public static function getWithoutRouteMiddleware(Panel $panel): string|array
+        {
+            return [];
+        }
+
+        public static function shouldRegisterNavigation(): bool
+        {
+            return true;
+        }
+
+        public function getView(): string
+        {
+            return 'filament-panels::pages.page';
+        }
+
+        public function getTitle(): string|Htmlable
+        {
+            return substr((string) strrchr('\\' . static::class, '\\'), 1);
+        }
+
+        /** @return array<string, mixed> */
+        protected function getViewData(): array
+        {
+            return [];
+        }
+    }
+
+    if (getenv('FILAMENT_MAJOR') === '3') {
+        abstract class Page extends SharedPage
+        {
+            public static function routes(Panel $panel): void
+            {
+            }
+
+            public function getHeading(): string|Htmlable
+            {
+                return $this->getTitle();
+            }
+        }
+    } else {
+        abstract class Page extends SharedPage
+        {
+            public static function routes(Panel $panel, ?PageConfiguration $configuration = null): void
+            {
+            }
+
+            public function getHeading(): string|Htmlable|null
+            {
+                return $this->getTitle();
+            }
         }
     }
 }
@@ -121,6 +272,7 @@ namespace {
     /** @var string[] $pageClasses */
     $pageClasses = json_decode($argv[2] ?? '[]', true) ?: [];
     $panels = [];
+    $pages = [];
     foreach (['app', 'server', 'admin'] as $id) {
         $panel = new Filament\Panel($id);
         // Pelican adds the plugin only to the panels plugin.json lists; run it on admin too, to see it add nothing there.
@@ -137,12 +289,36 @@ namespace {
             'html' => array_combine($pageClasses, array_map(fn (string $page): string => (string) ($hook[1])(scopes: [$page]), $pageClasses)),
         ], $panel->hooks);
         $pluginId = $instance->getId();
+        // As Filament does for each page of a panel: its routes inside the panel's group, and, on a request, its view.
+        $pages[$id] = array_map(function (string $class) use ($panel): array {
+            Illuminate\Support\Facades\Route::$routes = [];
+            $class::routes($panel);
+            $page = new $class();
+            $viewData = (new ReflectionMethod($page, 'getViewData'))->invoke($page);
+
+            return [
+                'class' => $class,
+                'routes' => array_map(fn (Illuminate\Routing\Route $route): array => [
+                    'uri' => $route->uri,
+                    'action' => $route->action,
+                    'where' => $route->wheres,
+                    'middleware' => $route->middleware,
+                    'name' => $route->name,
+                ], Illuminate\Support\Facades\Route::$routes),
+                'navigation' => $class::shouldRegisterNavigation(),
+                'view' => $page->getView(),
+                'title' => $page->getTitle(),
+                'heading' => $page->getHeading(),
+                'viewData' => $viewData,
+            ];
+        }, $panel->pages);
     }
 
     echo json_encode([
         'pluginId' => $pluginId,
         'global' => array_map(fn (array $hook): array => ['hook' => $hook[0], 'html' => (string) ($hook[1])()], Filament\Support\Facades\FilamentView::$hooks),
         'panels' => $panels,
+        'pages' => $pages,
         'permissions' => App\Models\Subuser::$customPermissions,
     ], JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES), "\n";
 }

@@ -98,6 +98,10 @@ const pelicanLayout = (path: string) => {
   if (path === "/") body = `${container("dashboard.header")}${container("dashboard.widgets")}${container("dashboard.serverlist.before")}<div class="fi-ta">Servers table</div>${container("dashboard.serverlist.after")}${container("dashboard.footer")}`
   else if (server !== undefined && /\/console$|^\/server\/[^/]+$/.test(path)) body = `${container("server.header")}<div class="fi-header"><h1 class="fi-header-heading">Console</h1>${container("server.console.header")}<div class="fi-ac">Start Stop</div>${container("server.terminal.buttons")}</div>${container("server.console.info.before")}<div class="fi-wi">terminal</div>${container("server.console.info.after")}${container("server.console.footer")}${container("server.footer")}`
   else if (server !== undefined && path.endsWith("/files")) body = `${container("server.header")}<div class="fi-header"><h1 class="fi-header-heading">Files</h1>${container("server.files.actions")}</div>${container("server.files.header")}<div class="fi-ta">files table</div>${container("server.files.footer")}${container("server.footer")}`
+  // The plugin's extension-page outlets (Filament pages rendering one container between the page hooks).
+  else if (server !== undefined && path.startsWith(`/server/${server}/ext/`)) body = `${container("server.header")}${container("server.page")}${container("server.footer")}`
+  else if (path.startsWith("/ext/")) body = container("dashboard.page")
+  else if (path.startsWith("/account/ext/")) body = container("account.page")
   else if (path === "/profile") body = `${container("account.header")}<div class="fi-header"><h1 class="fi-header-heading">Profile</h1>${container("account.overview.before")}</div><form class="fi-form">…</form>${container("account.overview.after")}${container("account.footer")}`
   return `<div class="fi-layout"><aside class="fi-sidebar"><nav class="fi-sidebar-nav">${nav}</nav>${server === undefined ? "" : container("server.subnav.after")}</aside>
 <div class="fi-main-ctn">${container("navbar.before")}<div class="fi-topbar">${container("navbar.left")}<span class="fi-logo">Pelican</span>${container("navbar")}<span class="fi-user-menu">user</span></div>${container("navbar.after")}
@@ -111,16 +115,21 @@ body{margin:0;background:rgb(var(--gray-950));color:rgb(var(--gray-300));font-fa
 <script src="/host/boot.js" defer></script>
 </head><body>${pelicanLayout(path)}
 <script>
-// wire:navigate as Livewire does it: fetch the next page, swap the body, pushState, livewire:navigated.
-document.addEventListener("click", async (event) => {
+// wire:navigate as Livewire does it: fetch the next page, swap the body, pushState, livewire:navigated;
+// Livewire.navigate(url) is the same from script.
+const navigate = async (href) => {
+  const html = await (await fetch(href, { headers: { "x-livewire-navigate": "1" } })).text()
+  const next = new DOMParser().parseFromString(html, "text/html")
+  history.pushState({}, "", href)
+  document.querySelector(".fi-layout").replaceWith(document.adoptNode(next.querySelector(".fi-layout")))
+  document.dispatchEvent(new CustomEvent("livewire:navigated", { bubbles: true }))
+}
+window.Livewire = { navigate }
+document.addEventListener("click", (event) => {
   const link = event.target.closest("a[wire\\\\:navigate]")
   if (!link) return
   event.preventDefault()
-  const html = await (await fetch(link.href, { headers: { "x-livewire-navigate": "1" } })).text()
-  const next = new DOMParser().parseFromString(html, "text/html")
-  history.pushState({}, "", link.href)
-  document.querySelector(".fi-layout").replaceWith(document.adoptNode(next.querySelector(".fi-layout")))
-  document.dispatchEvent(new CustomEvent("livewire:navigated", { bubbles: true }))
+  navigate(link.href)
 })
 </script>
 </body></html>`
