@@ -201,12 +201,20 @@ describe("Pelican", () => {
     expect(run.code, run.stderr).toBe(0)
     const doc = json(run.stdout)
     const folder = join(panel, "plugins", "host")
-    expect(doc.changes.slice(0, 4)).toEqual([
-      { path: join(folder, "plugin.json"), action: "create" },
-      { path: join(folder, "src/HostPlugin.php"), action: "create" },
-      { path: join(folder, "src/Providers/HostPluginProvider.php"), action: "create" },
-      { path: join(folder, "permissions.json"), action: "create" }
-    ])
+    const pluginFiles = [
+      "plugin.json",
+      "src/HostPlugin.php",
+      "src/Providers/HostPluginProvider.php",
+      // The extension-page outlets (docs/panels.md "Extension pages under a real panel").
+      "src/Pages/ExtensionPage.php",
+      "src/Pages/DashboardExtensionPage.php",
+      "src/Pages/AccountExtensionPage.php",
+      "src/Pages/ServerExtensionPage.php",
+      "resources/views/extension-page.blade.php",
+      "permissions.json"
+    ]
+    expect(doc.changes.slice(0, pluginFiles.length)).toEqual(pluginFiles.map((file) => ({ path: join(folder, file), action: "create" })))
+    expect(doc.changes).toHaveLength(pluginFiles.length + 1)
     expect(doc.commands).toEqual([{ command: "php artisan p:plugin:install host --no-interaction", ran: false, exitCode: null, output: "" }])
     const plugin = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8"))
     expect(plugin).toMatchObject({ id: "host", namespace: "Host\\PelicanPlugin", class: "HostPlugin", category: "plugin", panels: ["app", "server"] })
@@ -215,7 +223,7 @@ describe("Pelican", () => {
     // Pelican records the plugin's status in plugin.json itself: that is not a change to undo.
     writeFileSync(join(folder, "plugin.json"), JSON.stringify({ ...plugin, meta: { status: "enabled", status_message: null, load_order: 0 } }, null, 4))
     const second = await runHost(["--root", host, "panel:install", "--panel-root", panel, "--json"])
-    expect(json(second.stdout).changes.map((c: { action: string }) => c.action)).toEqual(["unchanged", "unchanged", "unchanged", "unchanged", "unchanged"])
+    expect(json(second.stdout).changes.map((c: { action: string }) => c.action)).toEqual([...pluginFiles, "snippet"].map(() => "unchanged"))
     const status = await runHost(["--root", host, "panel:status", "--panel-root", panel, "--json"])
     expect(json(status.stdout).include).toMatchObject({ kind: "plugin", state: "intact" })
 
