@@ -370,6 +370,11 @@ describeBrowser("Host's Extension access page under Pterodactyl", () => {
     await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
     await screenshot(page, "real-ptero-access")
     expect(await marked(page)).toBe(true)
+    // On a phone the table of toggles stays inside the page: nothing wider than the viewport.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.locator('input[data-user="bob"][data-permission="everywhere.manage"]').waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(page, "real-ptero-access-phone")
     await context.close()
     const subuser = await open(ptero, "bob", "/server/srv-alice")
     await probe(subuser.page, "server.subnav").waitFor()
