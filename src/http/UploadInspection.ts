@@ -10,7 +10,7 @@ import { policyRefusal, uploadPolicyOf } from "./UploadPolicy.js"
 
 // An uploaded archive is inspected in a worker thread before the lifecycle sees it, so a hostile one
 // (a manifest of 40,000 keys, an archive that inflates a hundredfold) costs a worker its CPU time and
-// never stalls the server's event loop (docs/decisions.md "Uploads are inspected in a worker thread").
+// never stalls the server's event loop (docs/operations.md "Uploads and leftovers").
 // A refusal found there is the answer; an archive that passes is installed as any other, its manifest
 // now known to be within the limits.
 

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { type JournalEntry, startedMigrations } from "./Journal.js"
 import { redoMigrations, undoMigrations } from "./Migrations.js"
 
-// Where DDL commits at once (MySQL/MariaDB, docs/decisions.md "Undoing a failed batch on MySQL"), an
+// Where DDL commits at once (MySQL/MariaDB, docs/decisions.md "MySQL/MariaDB batches"), an
 // operation that did not commit is undone by the downs of the migrations it started (and a remove by the
 // ups of those it reverted). Shared by an operation's own failure path and by crash recovery.
 

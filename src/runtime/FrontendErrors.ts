@@ -2,7 +2,7 @@ import { DateTime, Effect, Option } from "effect"
 import { addFrontendError, type FrontendErrorEntry, type FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { CoreKeys, CoreRows, member } from "../store/CoreRows.js"
 
-// Where frontend render errors are kept (docs/decisions.md "Frontend errors in host_settings"): one
+// Where frontend render errors are kept (docs/decisions.md "Frontend errors live in `host/core` settings rows"): one
 // `host/core` row per extension (store/CoreRows.ts, `frontend_errors:<vendor>/<name>`), holding the
 // newest entries. No fifth table, and `host status` (another process) and the admin API read the same
 // rows the server writes. Rows of extensions no longer installed are ignored by readers.

@@ -89,7 +89,7 @@ export const CoreKeys = {
   panelServers: key("panel_servers", PanelServers),
   /** Extension permissions granted to a real panel's subusers (panel/Grants.ts). */
   panelGrants: key("panel_grants", PanelGrants),
-  /** Recent frontend render errors, one row per extension (docs/decisions.md "Frontend errors in host_settings"). */
+  /** Recent frontend render errors, one row per extension (docs/decisions.md "Frontend errors live in `host/core` settings rows"). */
   frontendErrors: family("frontend_errors:", FrontendErrorList),
   /** Signed webhook deliveries answered in the last 24 hours, one row per delivery id (docs/gitops.md). */
   webhookDeliveries: family("webhook_delivery:", WebhookDelivery)
