@@ -4,7 +4,7 @@ import { Cause, Data, Effect } from "effect"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { type DialectName, dialectOf, transactionalDdl } from "../store/Dialect.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { ModuleLoader } from "./ModuleLoader.js"
+import { ModuleLoader } from "../kernel/ModuleLoader.js"
 
 // Per-extension migrations (docs/plan-format.md lists them per plan): files of the migrations folder sorted by name; `.ts`/`.js`
 // modules export `up(sql)`/`down(sql)` returning an Effect or a Promise (the client knows its dialect:
