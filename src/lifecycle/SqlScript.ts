@@ -5,7 +5,7 @@ import type { DialectName } from "../store/Dialect.js"
 // comment or a PostgreSQL dollar-quoted body, and not inside the BEGIN … END body of a trigger, procedure,
 // function or event (SQLite and MySQL triggers, MySQL routines, PostgreSQL `BEGIN ATOMIC`). MySQL files may
 // also set their own terminator with the client's `DELIMITER` line. Why this is written here rather than
-// taken from a package: docs/decisions.md, "SQL migrations split by each database's rules".
+// taken from a package: docs/decisions.md, "SQL migrations split by each database's rules (issue 22)".
 
 const routineKinds: ReadonlySet<string> = new Set(["TRIGGER", "PROCEDURE", "FUNCTION", "EVENT"])
 /** Words that may stand between CREATE and the routine's kind. */
