@@ -160,7 +160,7 @@ const interruptedMigrationsLayer = (invocation: Invocation) =>
     InterruptedMigrations,
     Effect.map(Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo>(), (context) => ({
       undo: (entry: JournalEntry) =>
-        Effect.promise(() => Promise.all([import("./lifecycle/MigrationUndo.js"), import("./lifecycle/ModuleLoader.js")])).pipe(
+        Effect.promise(() => Promise.all([import("./lifecycle/MigrationUndo.js"), import("./kernel/ModuleLoader.js")])).pipe(
           Effect.flatMap(([{ undoStartedMigrations }, ModuleLoader]) =>
             Effect.flatMap(HostConfig, ({ paths }) =>
               undoStartedMigrations(entry).pipe(
@@ -197,8 +197,8 @@ export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => 
 const lifecycleModules = Effect.promise(() =>
   Promise.all([
     import("./lifecycle/Lifecycle.js"),
-    import("./lifecycle/Events.js"),
-    import("./lifecycle/ModuleLoader.js"),
+    import("./kernel/Events.js"),
+    import("./kernel/ModuleLoader.js"),
     import("./panel/RealPanel.js"),
     import("./archive/ArtifactStore.js")
   ])

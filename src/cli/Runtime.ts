@@ -1,5 +1,5 @@
 import { Effect, Layer, Logger } from "effect"
-import { Progress } from "../lifecycle/Events.js"
+import { Progress } from "../kernel/Events.js"
 
 // What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
 

@@ -279,7 +279,7 @@ export interface HostPaths {
   readonly storage: string
   readonly staging: string
   readonly journal: string
-  /** Compiled extension modules (see lifecycle/ModuleLoader). */
+  /** Compiled extension modules (see kernel/ModuleLoader). */
   readonly modules: string
   readonly registryCache: string
   /** The content-addressed archives of installed extensions (archive/ArtifactStore). */

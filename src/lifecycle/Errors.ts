@@ -16,7 +16,7 @@ import type {
 import type { LockHeld } from "../store/OperationLock.js"
 import { StoreError } from "../store/StoreError.js"
 import type { MigrationFailed } from "./Migrations.js"
-import type { ModuleLoadError } from "./ModuleLoader.js"
+import type { ModuleLoadError } from "../kernel/ModuleLoader.js"
 
 // Failures of lifecycle operations. Every one leaves the panel as it was, and says so. An operation
 // fails with one of a few kinds, each meaning something different to whoever called it: the input was

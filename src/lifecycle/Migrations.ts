@@ -4,7 +4,8 @@ import { Cause, Data, Effect } from "effect"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { type DialectName, dialectOf, transactionalDdl } from "../store/Dialect.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
-import { ModuleLoader } from "./ModuleLoader.js"
+import { ModuleLoader } from "../kernel/ModuleLoader.js"
+import { splitSqlScript } from "./SqlScript.js"
 
 // Per-extension migrations (docs/plan-format.md lists them per plan): files of the migrations folder sorted by name; `.ts`/`.js`
 // modules export `up(sql)`/`down(sql)` returning an Effect or a Promise (the client knows its dialect:
@@ -67,8 +68,14 @@ export const discoverMigrations = Effect.fn("Migrations.discover")(function*(dir
   })
 })
 
-/** Splits a `.sql` migration into its `-- up` and `-- down` statements (one statement per `;`-terminated line). */
-export const parseSqlMigration = (text: string): { readonly up: ReadonlyArray<string>; readonly down: ReadonlyArray<string> } => {
+/**
+ * Splits a `.sql` migration into its `-- up` and `-- down` statements, each section by the rules of the
+ * dialect it runs on (lifecycle/SqlScript.ts: trigger bodies, dollar-quoted bodies and comments keep their `;`).
+ */
+export const parseSqlMigration = (
+  text: string,
+  dialect: DialectName
+): { readonly up: ReadonlyArray<string>; readonly down: ReadonlyArray<string> } => {
   const sections: Record<"up" | "down" | "none", Array<string>> = { up: [], down: [], none: [] }
   let section: "up" | "down" | "none" = "none"
   for (const line of text.split(/\r?\n/)) {
@@ -76,14 +83,7 @@ export const parseSqlMigration = (text: string): { readonly up: ReadonlyArray<st
     if (marker !== null) section = marker[1]!.toLowerCase() as "up" | "down"
     else sections[section].push(line)
   }
-  const statements = (lines: ReadonlyArray<string>) =>
-    lines
-      .filter((line) => !/^\s*--/.test(line))
-      .join("\n")
-      .split(/;\s*(?:\n|$)/)
-      .map((statement) => statement.trim())
-      .filter((statement) => statement !== "")
-  return { up: statements(sections.up), down: statements(sections.down) }
+  return { up: splitSqlScript(sections.up.join("\n"), dialect), down: splitSqlScript(sections.down.join("\n"), dialect) }
 }
 
 type Direction = "up" | "down"
@@ -134,8 +134,12 @@ export const runMigration = Effect.fn("Migrations.run")(function*(
   if (migration.unavailable !== undefined) return yield* fail(migration.unavailable)
   if (migration.file.endsWith(".sql")) {
     const text = yield* fs.readFileString(migration.file).pipe(Effect.mapError((error) => fail(error.message)))
-    for (const statement of parseSqlMigration(text)[direction]) {
-      yield* sql.unsafe(statement).pipe(Effect.mapError((error) => fail(describeError(error))))
+    const dialect = dialectOf(sql)
+    for (const statement of parseSqlMigration(text, dialect)[direction]) {
+      const query = sql.unsafe(statement)
+      // MySQL gets the text protocol: its prepared-statement protocol refuses some DDL (triggers and routines
+      // among them), and a migration has no parameters. SQLite's unprepared path throws instead of failing.
+      yield* (dialect === "mysql" ? query.unprepared : query).pipe(Effect.mapError((error) => fail(describeError(error))))
     }
     return
   }

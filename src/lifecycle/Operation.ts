@@ -20,12 +20,12 @@ import { StateGeneration } from "../store/StateGeneration.js"
 import type { StoreError } from "../store/StoreError.js"
 import { writeTransaction } from "../store/Transaction.js"
 import { classify, type FailureCause, type OperationFailed, type OperationName, OperationRefused } from "./Errors.js"
-import { LifecycleEvents, Progress } from "./Events.js"
+import { LifecycleEvents, Progress } from "../kernel/Events.js"
 import { finishFiles, holderName, recoverHeld, restoreFiles, switchFiles } from "./FileSwitch.js"
 import { type JournalEntry, type JournalStep, writeJournal } from "./Journal.js"
 import { undoStartedMigrations } from "./MigrationUndo.js"
 import type { MigrationFile } from "./Migrations.js"
-import { ModuleLoader } from "./ModuleLoader.js"
+import { ModuleLoader } from "../kernel/ModuleLoader.js"
 
 // What every lifecycle operation shares (docs/architecture.md "One install"), so each operation's own
 // module (lifecycle/operations/) holds only its steps:

@@ -12,7 +12,7 @@ import { formatReference } from "../domain/Registry.js"
 import { formatBytes } from "../registry/Fetch.js"
 import { Registry } from "../registry/Registry.js"
 import { RegistryArchiveMismatch } from "../registry/RegistryErrors.js"
-import { Progress } from "./Events.js"
+import { Progress } from "../kernel/Events.js"
 
 // Where an extension comes from. Every source ends as a verified, unpacked tree in the staging folder:
 // a folder is packed in memory first, so folders and archives pass the same checks (checksums,

@@ -5,7 +5,7 @@ import { TopBar } from "./layout.js"
 import { AccountArea } from "./pages/account.js"
 import { DashboardArea } from "./pages/dashboard.js"
 import { NotFound } from "./pages/errors.js"
-import { ServerArea } from "./pages/server.js"
+import { ServerArea } from "./pages/server/ServerArea.js"
 
 // The panel's routes (docs/frontend.md "Reference panel"): the same paths the server answers with the
 // page shell, so a reload anywhere lands on the same page.

@@ -24,7 +24,7 @@ import {
   routeGroups
 } from "../domain/Manifest.js"
 import { checkRequires, dependencyOrder, dependencyProblems, type RuntimeVersions } from "../domain/Rules.js"
-import type { LoadedModule, ModuleLoader } from "../lifecycle/ModuleLoader.js"
+import type { LoadedModule, ModuleLoader } from "../kernel/ModuleLoader.js"
 import { callExtensionCode, describeThrown } from "./ExtensionCode.js"
 import { type CompiledRoute, compileSegments, normalizeRoutePath, type RouteMethod, routeMethods } from "./Routes.js"
 import { scanBundleSlots, type SlotEntry } from "./Slots.js"
