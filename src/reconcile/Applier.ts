@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { ArtifactStore } from "../archive/ArtifactStore.js"
+import { ArtifactStore, type ArtifactStoreService } from "../archive/ArtifactStore.js"
 import type { Actor } from "../domain/Installed.js"
 import { configuredValues } from "../domain/Plan.js"
 import type { ApplyReport, Plan, PlanAction, PlanSource } from "../domain/PlanFormat.js"
@@ -79,44 +79,48 @@ const stoppedByGate = (
   }
 }
 
+/** The lifecycle source of an install, update or repair. */
+const sourceSpec = (
+  source: PlanSource | undefined,
+  id: string,
+  artifacts: ArtifactStoreService
+): Effect.Effect<SourceSpec, SourceUnavailable> => {
+  switch (source?.type) {
+    case "path":
+      return Effect.succeed(SourceSpec.Directory({ path: source.path }))
+    case "archive": {
+      // The bytes the plan read, kept in the artifact store; the file itself only if the store lost them.
+      const sha256 = source.sha256
+      return Effect.map(
+        sha256 === null ? Effect.succeed(false) : Effect.orElseSucceed(artifacts.has(sha256), () => false),
+        (kept) =>
+          kept && sha256 !== null
+            ? SourceSpec.Artifact({ sha256, origin: { type: "archive", ref: source.path }, expected: undefined })
+            : SourceSpec.Archive({ path: source.path })
+      )
+    }
+    case "registry":
+      // The bytes the plan verified, from the artifact store: never a second download that could differ.
+      return Effect.succeed(
+        source.sha256 === undefined
+          ? SourceSpec.Registry({ id: source.id, range: source.version })
+          : SourceSpec.Artifact({
+            sha256: source.sha256,
+            origin: { type: "registry", ref: source.url ?? `${source.id}@${source.version}` },
+            expected: { id: source.id, version: source.version }
+          })
+      )
+    default:
+      return Effect.fail(new SourceUnavailable({ id, detail: "the plan names no source to install from" }))
+  }
+}
+
 export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier", {
   effect: Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
     const artifacts = yield* ArtifactStore
     const healthGate = yield* HealthGate
     const coreRows = yield* CoreRows
-
-    /** The lifecycle source of an install, update or repair. */
-    const sourceSpec = (source: PlanSource | undefined, id: string): Effect.Effect<SourceSpec, SourceUnavailable> => {
-      switch (source?.type) {
-        case "path":
-          return Effect.succeed(SourceSpec.Directory({ path: source.path }))
-        case "archive": {
-          // The bytes the plan read, kept in the artifact store; the file itself only if the store lost them.
-          const sha256 = source.sha256
-          return Effect.map(
-            sha256 === null ? Effect.succeed(false) : Effect.orElseSucceed(artifacts.has(sha256), () => false),
-            (kept) =>
-              kept && sha256 !== null
-                ? SourceSpec.Artifact({ sha256, origin: { type: "archive", ref: source.path }, expected: undefined })
-                : SourceSpec.Archive({ path: source.path })
-          )
-        }
-        case "registry":
-          // The bytes the plan verified, from the artifact store: never a second download that could differ.
-          return Effect.succeed(
-            source.sha256 === undefined
-              ? SourceSpec.Registry({ id: source.id, range: source.version })
-              : SourceSpec.Artifact({
-                sha256: source.sha256,
-                origin: { type: "registry", ref: source.url ?? `${source.id}@${source.version}` },
-                expected: { id: source.id, version: source.version }
-              })
-          )
-        default:
-          return Effect.fail(new SourceUnavailable({ id, detail: "the plan names no source to install from" }))
-      }
-    }
 
     /** A configure action: its `${VAR}`s filled in, its sensitive keys remembered around the write. */
     const configure = (action: PlanAction, { actor, context, env }: ActionOptions) =>
@@ -138,11 +142,11 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
       const forced = { actor, context, force: true }
       switch (action.type) {
         case "install":
-          return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+          return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
             lifecycle.add(spec, { actor, context, expectedId: action.id, disabled: action.enabled === false }))
         case "update":
         case "repair":
-          return Effect.flatMap(sourceSpec(action.source, action.id), (spec) =>
+          return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
             lifecycle.update(action.id, spec, { ...forced, context: { ...context, reason: action.type } }))
         case "enable":
           return lifecycle.enable(action.id, forced)
