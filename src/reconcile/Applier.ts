@@ -6,6 +6,7 @@ import type { ApplyReport, Plan, PlanAction, PlanSource } from "../domain/PlanFo
 import { Lifecycle, type OperationOptions, type OperationResult } from "../lifecycle/Lifecycle.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { CoreKeys, CoreRows } from "../store/CoreRows.js"
+import type { StoreError } from "../store/StoreError.js"
 import { type ActionFailure, type ApplyFailure, type HealthGateFailed, SettingsUnavailable } from "./Errors.js"
 import { type Gate, HealthGate } from "./HealthGate.js"
 import { SourceUnavailable } from "./Inputs.js"
@@ -193,7 +194,7 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
      * Applies a plan (the caller holds the lock); a plan applied in full has its protected ids
      * remembered, so a later prune or removal of one needs `--allow-destroy`.
      */
-    const apply = (thePlan: Plan, options: ApplyOptions) =>
+    const apply = (thePlan: Plan, options: ApplyOptions): Effect.Effect<ApplyResult, StoreError> =>
       Effect.tap(execute(thePlan, options), (result) =>
         result.failed === null ? coreRows.put(CoreKeys.protectedIds, thePlan.protected) : Effect.void)
 

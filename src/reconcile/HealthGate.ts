@@ -11,7 +11,7 @@ import { SourceSpec } from "../lifecycle/Source.js"
 import { Panel } from "../panel/Panel.js"
 import { bootForCli, criticalFailures, extensionHealth } from "../runtime/Backend.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
-import { SettingsRepo } from "../store/SettingsRepo.js"
+import { CoreRows } from "../store/CoreRows.js"
 import { HealthGateFailed } from "./Errors.js"
 
 // Health gates (docs/operations.md#health-gates): after an install or update (with the configure and
@@ -42,7 +42,7 @@ export interface Gate {
 const snapshotPrefix = "health-gate-"
 
 /** What the gate reads: the installed records, the files, and what booting the extensions needs. */
-type GateContext = FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | SettingsRepo | Panel | ModuleLoader
+type GateContext = FileSystem.FileSystem | Path.Path | HostConfig | ExtensionsRepo | CoreRows | Panel | ModuleLoader
 
 /** The critical checks an installed extension declares (none: no gate). */
 const criticalChecks = (id: string) =>
