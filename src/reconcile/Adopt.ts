@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import semver from "semver"
 import { isMap, isNode, isScalar, parseDocument, type Document, visit, YAMLMap } from "yaml"
 import { type InstalledExtension, manifestOf } from "../domain/Installed.js"
@@ -11,15 +11,17 @@ import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { readDesiredFile, readSensitiveKeys } from "./Inputs.js"
 
-// Adopt (docs/admin.md, docs/decisions.md): rewrite the desired-state file so that it describes the panel
-// as it is — extensions enabled or disabled in the UI, settings changed there, extensions added by hand —
-// editing the parsed YAML document in place, so comments, key order and layout stay. A value that came
-// from `${VAR}` keeps its template and a password field is never written in clear.
+// Adopt: rewrite the desired-state file so that it describes the panel as it is — extensions enabled or
+// disabled in the UI, settings changed there, extensions added by hand — editing the parsed YAML document
+// in place, so comments, key order and layout stay. A value that came from `${VAR}` keeps its template and
+// a password field is never written in clear. See docs/admin.md "Adopt, exactly" and docs/decisions.md
+// "Adopt writes what it can describe and says what it cannot".
 
-export class AdoptRefused extends Data.TaggedError("AdoptRefused")<{
-  readonly file: string
-  readonly detail: string
-}> {
+/** The file cannot be rewritten (it does not parse, or it changed since its diff was shown). */
+export class AdoptRefused extends Schema.TaggedError<AdoptRefused>()("AdoptRefused", {
+  file: Schema.String,
+  detail: Schema.String
+}) {
   override get message() {
     return `cannot adopt into ${this.file}: ${this.detail}`
   }
