@@ -116,49 +116,58 @@ const sourceSpec = (
   }
 }
 
+/** The services an action runs through. */
+interface Steps {
+  readonly lifecycle: Lifecycle
+  readonly artifacts: ArtifactStoreService
+  readonly coreRows: CoreRows
+}
+
+/** A configure action: its `${VAR}`s filled in, its sensitive keys remembered around the write. */
+const configure = ({ coreRows, lifecycle }: Steps, action: PlanAction, { actor, context, env }: ActionOptions) =>
+  Either.match(configuredValues(action, env), {
+    onLeft: (detail) => Effect.fail(new SettingsUnavailable({ extensionId: action.id, detail })),
+    onRight: (values) =>
+      // Marked before the write and unmarked after it: a crash in between over-hides, never leaks.
+      Effect.zipRight(
+        rememberSensitive(action, "mark"),
+        Effect.zipLeft(lifecycle.configure(action.id, values, { actor, context }), rememberSensitive(action, "settle"))
+      ).pipe(Effect.provideService(CoreRows, coreRows))
+  })
+
+/** One action as its lifecycle operation. */
+const runAction = (steps: Steps, action: PlanAction, options: ActionOptions): Effect.Effect<OperationResult, ActionFailure> => {
+  const { artifacts, lifecycle } = steps
+  const { actor, context } = options
+  // The planner checked every dependency against the end state, so a step may pass through a state
+  // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
+  const forced = { actor, context, force: true }
+  switch (action.type) {
+    case "install":
+      return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
+        lifecycle.add(spec, { actor, context, expectedId: action.id, disabled: action.enabled === false }))
+    case "update":
+    case "repair":
+      return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
+        lifecycle.update(action.id, spec, { ...forced, context: { ...context, reason: action.type } }))
+    case "enable":
+      return lifecycle.enable(action.id, forced)
+    case "disable":
+      return lifecycle.disable(action.id, forced)
+    case "configure":
+      return configure(steps, action, options)
+    case "remove":
+      return lifecycle.remove(action.id, forced)
+  }
+}
+
 export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier", {
   effect: Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
     const artifacts = yield* ArtifactStore
     const healthGate = yield* HealthGate
     const coreRows = yield* CoreRows
-
-    /** A configure action: its `${VAR}`s filled in, its sensitive keys remembered around the write. */
-    const configure = (action: PlanAction, { actor, context, env }: ActionOptions) =>
-      Either.match(configuredValues(action, env), {
-        onLeft: (detail) => Effect.fail(new SettingsUnavailable({ extensionId: action.id, detail })),
-        onRight: (values) =>
-          // Marked before the write and unmarked after it: a crash in between over-hides, never leaks.
-          Effect.zipRight(
-            rememberSensitive(action, "mark"),
-            Effect.zipLeft(lifecycle.configure(action.id, values, { actor, context }), rememberSensitive(action, "settle"))
-          ).pipe(Effect.provideService(CoreRows, coreRows))
-      })
-
-    /** One action as its lifecycle operation. */
-    const runAction = (action: PlanAction, options: ActionOptions): Effect.Effect<OperationResult, ActionFailure> => {
-      const { actor, context } = options
-      // The planner checked every dependency against the end state, so a step may pass through a state
-      // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
-      const forced = { actor, context, force: true }
-      switch (action.type) {
-        case "install":
-          return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
-            lifecycle.add(spec, { actor, context, expectedId: action.id, disabled: action.enabled === false }))
-        case "update":
-        case "repair":
-          return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
-            lifecycle.update(action.id, spec, { ...forced, context: { ...context, reason: action.type } }))
-        case "enable":
-          return lifecycle.enable(action.id, forced)
-        case "disable":
-          return lifecycle.disable(action.id, forced)
-        case "configure":
-          return configure(action, options)
-        case "remove":
-          return lifecycle.remove(action.id, forced)
-      }
-    }
+    const steps: Steps = { lifecycle, artifacts, coreRows }
 
     /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
     const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env, healthGates = true }: ApplyOptions) =>
@@ -170,7 +179,7 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
         for (const [index, action] of thePlan.actions.entries()) {
           const gated = healthGates && isGated(action)
           const snapshot = gated && action.type !== "install" ? yield* healthGate.snapshot(action.id) : Option.none()
-          const outcome = yield* Effect.either(runAction(action, { actor, context, env }))
+          const outcome = yield* Effect.either(runAction(steps, action, { actor, context, env }))
           if (Either.isLeft(outcome)) {
             yield* healthGate.discard(snapshot)
             return { applied, failed: { action, error: outcome.left }, notApplied: thePlan.actions.slice(index + 1) } satisfies ApplyResult
