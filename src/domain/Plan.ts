@@ -153,6 +153,198 @@ const settingChanges = (
     })
 }
 
+/** What the panel holds once the plan is applied, per extension, to check dependencies against the end state. */
+interface EndState {
+  readonly version: string
+  readonly enabled: boolean
+  readonly dependencies: Readonly<Record<string, string>>
+}
+
+/** A plan being drawn up: actions per extension, what is taken away, the end state, and what is wrong. */
+interface Draft {
+  readonly problems: Array<Problem>
+  readonly warnings: Array<string>
+  readonly perExtension: Map<string, Array<PlanAction>>
+  readonly removals: Array<PlanAction>
+  readonly disables: Array<PlanAction>
+  readonly final: Map<string, EndState>
+}
+
+const push = (draft: Draft, action: PlanAction) => {
+  const list = draft.perExtension.get(action.id) ?? []
+  list.push(action)
+  draft.perExtension.set(action.id, list)
+}
+
+type PresentEntry = Extract<DesiredExtension, { _tag: "Present" }>
+
+/** An entry marked absent: removed if installed (unless protected). */
+const planAbsent = (draft: Draft, id: string, installed: ActualExtension | undefined, options: PlanOptions) => {
+  if (installed === undefined) return
+  if (installed.protected && !options.allowDestroy) {
+    draft.problems.push(problem(`extensions.${id}`, `${id} is protected; removing it needs --allow-destroy`))
+    return
+  }
+  draft.removals.push({
+    type: "remove",
+    id,
+    from: installed.version,
+    to: null,
+    reason: "marked absent in the desired state",
+    capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+  })
+}
+
+/** The candidate of a present entry, if it is the extension and version the entry asks for. */
+const acceptedCandidate = (draft: Draft, entry: PresentEntry, candidate: Candidate | undefined): Candidate | undefined => {
+  if (candidate === undefined) {
+    draft.problems.push(problem(`extensions.${entry.id}`, `no source could be read for ${entry.id}`))
+    return undefined
+  }
+  if (candidate.id !== entry.id) {
+    draft.problems.push(problem(`extensions.${entry.id}.source`, `the source holds ${candidate.id}, not ${entry.id}`))
+    return undefined
+  }
+  if (entry.version !== undefined && !semver.satisfies(candidate.version, entry.version, { includePrerelease: true })) {
+    draft.problems.push(problem(`extensions.${entry.id}.version`, `the source provides ${candidate.version}, which does not satisfy ${entry.version}`))
+    return undefined
+  }
+  return candidate
+}
+
+/** A present entry not installed yet: install (and configure). */
+const planInstall = (draft: Draft, entry: PresentEntry, candidate: Candidate, options: PlanOptions) => {
+  push(draft, {
+    type: "install",
+    id: entry.id,
+    from: null,
+    to: candidate.version,
+    reason: "not installed",
+    capabilities: diffCapabilities(noCapabilities, candidate.capabilities),
+    source: candidate.source,
+    enabled: entry.enabled
+  })
+  const changes = settingChanges(entry, candidate.fields, {}, [], options.env, draft.problems)
+  if (changes.length > 0) push(draft, configureAction(entry.id, changes))
+  draft.final.set(entry.id, { version: candidate.version, enabled: entry.enabled, dependencies: candidate.dependencies })
+}
+
+/** An installed extension's files: updated when the source differs, repaired when they were changed; whether it updates. */
+const planFiles = (draft: Draft, entry: PresentEntry, installed: ActualExtension, candidate: Candidate): boolean => {
+  const inRange = entry.version === undefined || semver.satisfies(installed.version, entry.version, { includePrerelease: true })
+  const contentDiffers = candidate.digest !== null && installed.digest !== null && candidate.digest !== installed.digest
+  const versionDiffers = entry.source._tag === "Registry" ? !inRange : installed.version !== candidate.version
+  if (versionDiffers || contentDiffers) {
+    push(draft, {
+      type: "update",
+      id: entry.id,
+      from: installed.version,
+      to: candidate.version,
+      reason: versionDiffers
+        ? entry.source._tag === "Registry" ? `installed ${installed.version} does not satisfy ${entry.version}` : `the source provides ${candidate.version}`
+        : "the source's files differ from the installed ones (same version)",
+      capabilities: diffCapabilities(installed.capabilities, candidate.capabilities),
+      source: candidate.source
+    })
+  } else if (installed.integrity === "modified" || installed.integrity === "missing") {
+    push(draft, {
+      type: "repair",
+      id: entry.id,
+      from: installed.version,
+      to: installed.version,
+      reason: installed.integrity === "missing" ? "the installed files are missing" : "the installed files differ from checksums.json",
+      capabilities: diffCapabilities(installed.capabilities, installed.capabilities),
+      source: candidate.source
+    })
+  }
+  return versionDiffers || contentDiffers
+}
+
+/** A present entry already installed: its files, settings and enabled state, each where it differs. */
+const planInstalled = (draft: Draft, entry: PresentEntry, installed: ActualExtension, candidate: Candidate, options: PlanOptions) => {
+  const updating = planFiles(draft, entry, installed, candidate)
+  draft.final.set(entry.id, {
+    version: updating ? candidate.version : installed.version,
+    enabled: entry.enabled,
+    dependencies: updating ? candidate.dependencies : installed.dependencies
+  })
+  const changes = settingChanges(entry, updating ? candidate.fields : installed.fields, installed.settings, installed.sensitiveKeys, options.env, draft.problems)
+  if (changes.length > 0) push(draft, configureAction(entry.id, changes))
+  if (entry.enabled && !installed.enabled) {
+    push(draft, {
+      type: "enable",
+      id: entry.id,
+      reason: "disabled, desired enabled",
+      capabilities: diffCapabilities(noCapabilities, updating ? candidate.capabilities : installed.capabilities)
+    })
+  }
+  if (!entry.enabled && installed.enabled) {
+    draft.disables.push({
+      type: "disable",
+      id: entry.id,
+      reason: "enabled, desired disabled",
+      capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+    })
+  }
+}
+
+/** Installed but not listed: a warning, or a removal with prune (unless protected). */
+const planUnlisted = (draft: Draft, id: string, installed: ActualExtension, options: PlanOptions) => {
+  if (!options.prune) {
+    draft.warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
+    draft.final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
+    return
+  }
+  if (installed.protected && !options.allowDestroy) {
+    draft.problems.push(problem(`extensions.${id}`, `${id} is protected; pruning it needs --allow-destroy`))
+    return
+  }
+  draft.removals.push({
+    type: "remove",
+    id,
+    from: installed.version,
+    to: null,
+    reason: "not in the desired state (prune)",
+    capabilities: diffCapabilities(installed.capabilities, noCapabilities)
+  })
+}
+
+/** Every enabled extension's dependencies, checked against the end state. */
+const checkDependencies = (draft: Draft) => {
+  for (const [id, state] of draft.final) {
+    if (!state.enabled) continue
+    for (const [dependency, range] of Object.entries(state.dependencies)) {
+      const provided = draft.final.get(dependency)
+      const why = provided === undefined
+        ? "which the desired state does not keep installed"
+        : !provided.enabled
+        ? "which the desired state leaves disabled"
+        : semver.satisfies(provided.version, range, { includePrerelease: true })
+        ? undefined
+        : `which would be at ${provided.version}`
+      if (why !== undefined) draft.problems.push(problem(`extensions.${id}`, `${id} depends on ${dependency} ${range}, ${why}`))
+    }
+  }
+}
+
+/** Dependencies first for what is added; dependents first for what is taken away. */
+const orderActions = (
+  draft: Draft,
+  actual: ReadonlyMap<string, ActualExtension>,
+  candidates: ReadonlyMap<string, Candidate>
+): ReadonlyArray<PlanAction> => {
+  const dependenciesAfter = (id: string) => Object.keys(candidates.get(id)?.dependencies ?? actual.get(id)?.dependencies ?? {})
+  const forward = dependencyOrder([...draft.perExtension.keys()].sort(), dependenciesAfter)
+  if (forward.cycle.length > 0) draft.problems.push(problem("extensions", `dependency cycle between ${forward.cycle.join(", ")}`))
+  const dependenciesBefore = (id: string) => Object.keys(actual.get(id)?.dependencies ?? {})
+  const takenAway = new Map([...draft.disables, ...draft.removals].map((action) => [action.id, action]))
+  const backward = dependencyOrder([...takenAway.keys()].sort().reverse(), dependenciesBefore)
+  return [
+    ...[...backward.order, ...backward.cycle].reverse().map((id) => takenAway.get(id)!),
+    ...forward.order.flatMap((id) => draft.perExtension.get(id)!)
+  ]
+}
+
 /**
  * Plans the actions that take `actual` to `desired`. Problems (a source that does not satisfy its range,
  * an invalid setting, a protected removal, a dependency cycle) fail the whole plan.
@@ -163,168 +355,25 @@ export const planActions = (
   candidates: ReadonlyMap<string, Candidate>,
   options: PlanOptions
 ): Either.Either<PlannedActions, ReadonlyArray<Problem>> => {
-  const problems: Array<Problem> = []
-  const warnings: Array<string> = []
-  const perExtension = new Map<string, Array<PlanAction>>()
-  const removals: Array<PlanAction> = []
-  const disables: Array<PlanAction> = []
-  const push = (action: PlanAction) => {
-    const list = perExtension.get(action.id) ?? []
-    list.push(action)
-    perExtension.set(action.id, list)
-  }
-  const listed = new Set(desired.extensions.map((entry) => entry.id))
-  // What the panel holds once the plan is applied, to check every dependency against the end state.
-  const final = new Map<string, { readonly version: string; readonly enabled: boolean; readonly dependencies: Readonly<Record<string, string>> }>()
-
+  const draft: Draft = { problems: [], warnings: [], perExtension: new Map(), removals: [], disables: [], final: new Map() }
   for (const entry of desired.extensions) {
     const installed = actual.get(entry.id)
     if (entry._tag === "Absent") {
-      if (installed === undefined) continue
-      if (installed.protected && !options.allowDestroy) {
-        problems.push(problem(`extensions.${entry.id}`, `${entry.id} is protected; removing it needs --allow-destroy`))
-        continue
-      }
-      removals.push({
-        type: "remove",
-        id: entry.id,
-        from: installed.version,
-        to: null,
-        reason: "marked absent in the desired state",
-        capabilities: diffCapabilities(installed.capabilities, noCapabilities)
-      })
+      planAbsent(draft, entry.id, installed, options)
       continue
     }
-    const candidate = candidates.get(entry.id)
-    if (candidate === undefined) {
-      problems.push(problem(`extensions.${entry.id}`, `no source could be read for ${entry.id}`))
-      continue
-    }
-    if (candidate.id !== entry.id) {
-      problems.push(problem(`extensions.${entry.id}.source`, `the source holds ${candidate.id}, not ${entry.id}`))
-      continue
-    }
-    if (entry.version !== undefined && !semver.satisfies(candidate.version, entry.version, { includePrerelease: true })) {
-      problems.push(problem(`extensions.${entry.id}.version`, `the source provides ${candidate.version}, which does not satisfy ${entry.version}`))
-      continue
-    }
-    const fields = candidate.fields
-    if (installed === undefined) {
-      push({
-        type: "install",
-        id: entry.id,
-        from: null,
-        to: candidate.version,
-        reason: "not installed",
-        capabilities: diffCapabilities(noCapabilities, candidate.capabilities),
-        source: candidate.source,
-        enabled: entry.enabled
-      })
-      const changes = settingChanges(entry, fields, {}, [], options.env, problems)
-      if (changes.length > 0) push(configureAction(entry.id, changes))
-      final.set(entry.id, { version: candidate.version, enabled: entry.enabled, dependencies: candidate.dependencies })
-      continue
-    }
-    const inRange = entry.version === undefined || semver.satisfies(installed.version, entry.version, { includePrerelease: true })
-    const contentDiffers = candidate.digest !== null && installed.digest !== null && candidate.digest !== installed.digest
-    const versionDiffers = entry.source._tag === "Registry" ? !inRange : installed.version !== candidate.version
-    if (versionDiffers || contentDiffers) {
-      push({
-        type: "update",
-        id: entry.id,
-        from: installed.version,
-        to: candidate.version,
-        reason: versionDiffers
-          ? entry.source._tag === "Registry" ? `installed ${installed.version} does not satisfy ${entry.version}` : `the source provides ${candidate.version}`
-          : "the source's files differ from the installed ones (same version)",
-        capabilities: diffCapabilities(installed.capabilities, candidate.capabilities),
-        source: candidate.source
-      })
-    } else if (installed.integrity === "modified" || installed.integrity === "missing") {
-      push({
-        type: "repair",
-        id: entry.id,
-        from: installed.version,
-        to: installed.version,
-        reason: installed.integrity === "missing" ? "the installed files are missing" : "the installed files differ from checksums.json",
-        capabilities: diffCapabilities(installed.capabilities, installed.capabilities),
-        source: candidate.source
-      })
-    }
-    const updating = versionDiffers || contentDiffers
-    final.set(entry.id, {
-      version: updating ? candidate.version : installed.version,
-      enabled: entry.enabled,
-      dependencies: updating ? candidate.dependencies : installed.dependencies
-    })
-    const changes = settingChanges(entry, updating ? fields : installed.fields, installed.settings, installed.sensitiveKeys, options.env, problems)
-    if (changes.length > 0) push(configureAction(entry.id, changes))
-    if (entry.enabled && !installed.enabled) {
-      push({
-        type: "enable",
-        id: entry.id,
-        reason: "disabled, desired enabled",
-        capabilities: diffCapabilities(noCapabilities, updating ? candidate.capabilities : installed.capabilities)
-      })
-    }
-    if (!entry.enabled && installed.enabled) {
-      disables.push({
-        type: "disable",
-        id: entry.id,
-        reason: "enabled, desired disabled",
-        capabilities: diffCapabilities(installed.capabilities, noCapabilities)
-      })
-    }
+    const candidate = acceptedCandidate(draft, entry, candidates.get(entry.id))
+    if (candidate === undefined) continue
+    if (installed === undefined) planInstall(draft, entry, candidate, options)
+    else planInstalled(draft, entry, installed, candidate, options)
   }
-
+  const listed = new Set(desired.extensions.map((entry) => entry.id))
   for (const [id, installed] of [...actual.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    if (listed.has(id)) continue
-    if (!options.prune) {
-      warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
-      final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
-      continue
-    }
-    if (installed.protected && !options.allowDestroy) {
-      problems.push(problem(`extensions.${id}`, `${id} is protected; pruning it needs --allow-destroy`))
-      continue
-    }
-    removals.push({
-      type: "remove",
-      id,
-      from: installed.version,
-      to: null,
-      reason: "not in the desired state (prune)",
-      capabilities: diffCapabilities(installed.capabilities, noCapabilities)
-    })
+    if (!listed.has(id)) planUnlisted(draft, id, installed, options)
   }
-
-  for (const [id, state] of final) {
-    if (!state.enabled) continue
-    for (const [dependency, range] of Object.entries(state.dependencies)) {
-      const provided = final.get(dependency)
-      const why = provided === undefined
-        ? "which the desired state does not keep installed"
-        : !provided.enabled
-        ? "which the desired state leaves disabled"
-        : semver.satisfies(provided.version, range, { includePrerelease: true })
-        ? undefined
-        : `which would be at ${provided.version}`
-      if (why !== undefined) problems.push(problem(`extensions.${id}`, `${id} depends on ${dependency} ${range}, ${why}`))
-    }
-  }
-
-  // Dependencies first for what is added; dependents first for what is taken away.
-  const dependenciesAfter = (id: string) => Object.keys(candidates.get(id)?.dependencies ?? actual.get(id)?.dependencies ?? {})
-  const forward = dependencyOrder([...perExtension.keys()].sort(), dependenciesAfter)
-  if (forward.cycle.length > 0) problems.push(problem("extensions", `dependency cycle between ${forward.cycle.join(", ")}`))
-  const dependenciesBefore = (id: string) => Object.keys(actual.get(id)?.dependencies ?? {})
-  const takenAway = new Map([...disables, ...removals].map((action) => [action.id, action]))
-  const backward = dependencyOrder([...takenAway.keys()].sort().reverse(), dependenciesBefore)
-  const ordered = [
-    ...[...backward.order, ...backward.cycle].reverse().map((id) => takenAway.get(id)!),
-    ...forward.order.flatMap((id) => perExtension.get(id)!)
-  ]
-  return problems.length > 0 ? Either.left(problems) : Either.right({ actions: ordered, warnings })
+  checkDependencies(draft)
+  const ordered = orderActions(draft, actual, candidates)
+  return draft.problems.length > 0 ? Either.left(draft.problems) : Either.right({ actions: ordered, warnings: draft.warnings })
 }
 
 const configureAction = (id: string, changes: ReadonlyArray<SettingChange>): PlanAction => ({

@@ -98,6 +98,18 @@ export const Plan = Schema.Struct({
 })
 export type Plan = typeof Plan.Type
 
+/**
+ * How an apply ended, as `reconcile --json` and `POST /admin/host/reconcile` write it beside the plan
+ * (docs/plan-format.md): the actions applied, the one that stopped the run with its failure's message,
+ * and those not reached.
+ */
+export const ApplyReport = Schema.Struct({
+  applied: Schema.Array(PlanAction),
+  failed: Schema.NullOr(Schema.Struct({ action: PlanAction, error: Schema.String })),
+  not_applied: Schema.Array(PlanAction)
+})
+export type ApplyReport = typeof ApplyReport.Type
+
 export const summarize = (actions: ReadonlyArray<PlanAction>): PlanSummary =>
   Object.fromEntries(ActionType.literals.map((type) => [type, actions.filter((action) => action.type === type).length])) as unknown as PlanSummary
 

@@ -11,7 +11,7 @@ import { formatBytes } from "../registry/Fetch.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { addServer, NewServer, removeServer } from "../panel/Servers.js"
-import { Reconciler } from "../reconcile/Reconciler.js"
+import { applyReport, Reconciler } from "../reconcile/Reconciler.js"
 import { criticalFailures, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { readFrontendErrors } from "../runtime/FrontendErrors.js"
@@ -535,7 +535,7 @@ export const reconcile = Effect.gen(function*() {
     })
     yield* swap
     return yield* ok(
-      { ...plan, apply: { applied: result.applied, failed: result.failed, not_applied: result.notApplied } },
+      { ...plan, apply: applyReport(result) },
       result.failed === null ? 200 : 422
     )
   })

@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect, Either, Option } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import semver from "semver"
 import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFromConfig, readDetachedSignature } from "../archive/Archive.js"
@@ -199,10 +199,11 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
   return new Map(extensions.map((extension) => [extension.id, extension]))
 })
 
-export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{
-  readonly id: string
-  readonly detail: string
-}> {
+/** A desired source cannot be read (or, applying, the plan's source for an action cannot be used). */
+export class SourceUnavailable extends Schema.TaggedError<SourceUnavailable>()("SourceUnavailable", {
+  id: Schema.String,
+  detail: Schema.String
+}) {
   override get message() {
     return `the source of ${this.id} cannot be used: ${this.detail}`
   }

@@ -68,7 +68,8 @@ export interface MarkdownInput {
   }
   readonly apply?: {
     readonly applied: ReadonlyArray<PlanAction>
-    readonly failed: { readonly action: PlanAction; readonly error: string } | null
+    /** The failure itself (an apply result) or its message (a report read back): only the message is shown. */
+    readonly failed: { readonly action: PlanAction; readonly error: string | { readonly message: string } } | null
     readonly notApplied: ReadonlyArray<PlanAction>
   }
 }
@@ -197,7 +198,7 @@ const applySection = (apply: NonNullable<MarkdownInput["apply"]>): string => {
     `### Apply stopped: ${code(actionTitle(apply.failed.action))} failed`,
     "",
     callout("CAUTION", "The apply stopped; fix the cause and reconcile again (it continues from the panel's current state).", [
-      escapeText(apply.failed.error)
+      escapeText(typeof apply.failed.error === "string" ? apply.failed.error : apply.failed.error.message)
     ]),
     "",
     `**Applied (${apply.applied.length})**`,

@@ -1,10 +1,15 @@
 import { Effect, Either, Option } from "effect"
 import semver from "semver"
-import { unmetOn } from "../domain/Preflight.js"
+import { manifestOf } from "../domain/Installed.js"
+import type { ActualExtension, Candidate } from "../domain/Plan.js"
+import { type PreflightReport, preflightItem, summarizePreflight, unmetOn, type VersionRequirements } from "../domain/Preflight.js"
 import { availableVersions } from "../domain/Registry.js"
 import type { RuntimeVersions } from "../domain/Rules.js"
 import { Registry } from "../registry/Registry.js"
-import { inspectRegistryVersion } from "./Inputs.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { type PresentEntry, presentEntries, readCandidates } from "./Candidates.js"
+import { PlanInvalid } from "./Errors.js"
+import { inspectRegistryVersion, readActual, readDesiredFile } from "./Inputs.js"
 
 // The registry side of the upgrade preflight (docs/operations.md#upgrade-preflight): which offered
 // version of an extension would still work on the target versions. The index does not carry every
@@ -52,4 +57,54 @@ export const passingRegistryVersions = (id: string, range: string | undefined, v
       if (inside(version)) inRange ??= version
     }
     return { any, inRange } satisfies PassingVersions
+  })
+
+/** One desired extension against the target versions: installed, planned, and what would pass instead. */
+const preflightOf = (
+  entry: PresentEntry,
+  candidate: Candidate,
+  installedNow: VersionRequirements | undefined,
+  versions: RuntimeVersions
+) =>
+  Effect.gen(function*() {
+    // A candidate read from the installed record (in sync) has the installed requirements.
+    const planned = {
+      version: candidate.version,
+      requires: candidate.requires ?? (candidate.version === installedNow?.version ? installedNow.requires : {})
+    }
+    const passing = unmetOn(planned.requires, versions).length > 0
+      ? yield* passingRegistryVersions(entry.id, entry.version, versions)
+      : none
+    return preflightItem({
+      id: entry.id,
+      installed: installedNow,
+      planned,
+      passingInRange: entry.source._tag === "Registry" ? passing.inRange : undefined,
+      passingAny: passing.any
+    }, versions)
+  })
+
+/** The upgrade preflight: each desired extension checked against other panel and framework versions. */
+export const preflightReport = (request: { readonly file: string }, versions: RuntimeVersions) =>
+  Effect.gen(function*() {
+    const desired = yield* readDesiredFile(request.file)
+    const actual: ReadonlyMap<string, ActualExtension> = yield* readActual("light")
+    const { candidates, problems } = yield* readCandidates(desired.state, actual, "light")
+    if (problems.length > 0) return yield* new PlanInvalid({ file: desired.file, problems })
+    // The installed manifests' `requires`, as recorded at install.
+    const recorded = new Map((yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)).map((record) =>
+      [record.extensionId, manifestOf(record)?.document.requires ?? {}] as const))
+    const items = yield* Effect.forEach(presentEntries(desired.state), (entry) => {
+      const installed = actual.get(entry.id)
+      const installedNow = installed === undefined
+        ? undefined
+        : { version: installed.version, requires: recorded.get(entry.id) ?? {} }
+      return preflightOf(entry, candidates.get(entry.id)!, installedNow, versions)
+    })
+    return {
+      panel_version: versions.panel ?? null,
+      host_version: versions.host,
+      extensions: items,
+      summary: summarizePreflight(items)
+    } satisfies PreflightReport
   })

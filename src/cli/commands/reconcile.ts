@@ -8,7 +8,7 @@ import { adopt } from "../../reconcile/Adopt.js"
 import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
 import semver from "semver"
-import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
+import { applyReport, type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
@@ -17,12 +17,6 @@ import { progressLayer, storeLayer } from "../Runtime.js"
 
 const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
 
-const applyJson = (result: ApplyResult) => ({
-  applied: result.applied,
-  failed: result.failed,
-  not_applied: result.notApplied
-})
-
 const describeApply = (result: ApplyResult): string => {
   const list = (actions: ReadonlyArray<PlanAction>) => actions.map((action) => `  ${formatAction(action)}`)
   if (result.failed === null) {
@@ -30,7 +24,7 @@ const describeApply = (result: ApplyResult): string => {
   }
   return [
     "",
-    `Apply stopped: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error}`,
+    `Apply stopped: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error.message}`,
     `Applied (${result.applied.length}):`,
     ...list(result.applied),
     `Not applied (${result.notApplied.length + 1}):`,
@@ -107,13 +101,13 @@ export const reconcileCommand = Command.make(
       const printResult = (plan: Plan, result: ApplyResult) =>
         Effect.zipRight(
           format === "json"
-            ? printJson({ ...plan, apply: applyJson(result) })
+            ? printJson({ ...plan, apply: applyReport(result) })
             : format === "markdown"
             ? Console.log(formatPlanMarkdown({ plan, apply: result }).trimEnd())
             : describeApply(result) === "" ? Effect.void : Console.log(describeApply(result).replace(/^\n/, "")),
           result.failed === null
             ? Effect.void
-            : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error}`)
+            : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error.message}`)
         )
 
       if (options.adopt) {

@@ -1,0 +1,29 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { Plan } from "../domain/PlanFormat.js"
+import { PlanFileInvalid } from "./Errors.js"
+
+// Saved plans (`host reconcile --out` and `--plan`, docs/plan-format.md): a plan is written in the wire
+// schema of domain/PlanFormat.ts and read back through the same schema, so a file that is not a plan is
+// refused before anything is compared or applied.
+
+/** Writes a plan file (`--out`); the file appears whole or not at all. */
+export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan, file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const absolute = path.resolve(file)
+  yield* fs.makeDirectory(path.dirname(absolute), { recursive: true })
+  const encoded = yield* Schema.encode(Plan)(thePlan)
+  yield* fs.writeFileString(`${absolute}.tmp`, `${JSON.stringify(encoded, null, 2)}\n`)
+  yield* fs.rename(`${absolute}.tmp`, absolute)
+  return absolute
+})
+
+/** Reads a plan file (`--plan`); the first lines of a decoding failure say what is wrong with it. */
+export const loadPlan = Effect.fn("Reconciler.loadPlan")(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs.readFileString(file).pipe(Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message })))
+  return yield* Schema.decodeUnknown(Schema.parseJson(Plan))(text).pipe(
+    Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message.split("\n").slice(0, 3).join(" ") }))
+  )
+})
