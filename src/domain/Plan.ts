@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import semver from "semver"
 import type { DesiredExtension, DesiredState } from "./DesiredState.js"
-import { envReferences, substituteEnv } from "./DesiredState.js"
+import { envReferences, substituteEnv, unlistedWarning } from "./DesiredState.js"
 import type { ExtensionLayout, Manifest } from "./Manifest.js"
 import {
   type Capabilities,
@@ -280,7 +280,7 @@ export const planActions = (
   for (const [id, installed] of [...actual.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     if (listed.has(id)) continue
     if (!options.prune) {
-      warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
+      warnings.push(unlistedWarning(id))
       final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
       continue
     }
