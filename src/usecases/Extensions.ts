@@ -14,9 +14,8 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { ExtensionNotInstalled, ExtensionNotLoaded } from "./Errors.js"
-import { desiredEntries, installedList, newerInRegistry, registryIndexQuietly, statusReader } from "./Facts.js"
+import { currentVersions, desiredEntries, installedList, newerInRegistry, registryIndexQuietly, statusReader } from "./Facts.js"
 import { requiresReport } from "./Requires.js"
-import { currentVersions } from "./Versions.js"
 import type { ExtensionDetail, ExtensionHealth, ExtensionListRow, ExtensionRow, HealthOverview, Impact, MigrationRow } from "./Views.js"
 
 // The read models of installed extensions: the list, the Extensions screen's rows, one extension's

@@ -10,6 +10,7 @@ import { extensionStatus } from "../runtime/ExtensionView.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+import { versionsOf } from "./Versions.js"
 
 // Facts several read models share, each read one way: what is installed, how each extension stands,
 // what the desired-state file says about it, and what the registry offers.
@@ -57,3 +58,6 @@ export const newerInRegistry = (
   const entry = index.extensions.find((candidate) => candidate.id === record.extensionId)
   return entry === undefined ? null : newerVersion(entry, record.version) ?? null
 }
+
+/** The versions `requires` is checked against, as the server's current runtime generation knows them. */
+export const currentVersions = Effect.map(LiveRuntime, (runtime) => versionsOf(runtime.current()?.panelInfo))

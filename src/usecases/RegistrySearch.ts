@@ -2,9 +2,8 @@ import { Effect } from "effect"
 import { availableVersions, newerVersion, searchEntries } from "../domain/Registry.js"
 import { Registry } from "../registry/Registry.js"
 import { RegistryUnset } from "./Errors.js"
-import { installedList } from "./Facts.js"
+import { currentVersions, installedList } from "./Facts.js"
 import { requiresReport } from "./Requires.js"
-import { currentVersions } from "./Versions.js"
 import type { RegistryEntry, RegistrySearchMeta } from "./Views.js"
 
 // The Registry screen's search (docs/admin.md): the index's entries matching a query, each with its

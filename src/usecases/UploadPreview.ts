@@ -5,11 +5,10 @@ import { HostConfig } from "../config/HostConfig.js"
 import { installedStates } from "../domain/Installed.js"
 import { installPreconditions } from "../domain/Preconditions.js"
 import { dependencyProblems } from "../domain/Rules.js"
-import { installedList } from "./Facts.js"
+import { currentVersions, installedList } from "./Facts.js"
 import { requiresReport } from "./Requires.js"
 import type { InspectedUpload } from "./UploadFacts.js"
 import { policyDetail, policyWords, uploadPolicyOf } from "./UploadPolicy.js"
-import { currentVersions } from "./Versions.js"
 import type { PreviewCheck, UploadPreview } from "./Views.js"
 
 // `POST extensions/preview`: what installing an uploaded archive would do, from what the upload's one

@@ -1,19 +1,16 @@
-import { Effect } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
 import type { RuntimeVersions } from "../domain/Rules.js"
-import { LiveRuntime } from "../runtime/LiveState.js"
 
-// The versions `requires` ranges are checked against, as the server knows them: Host's own, the
-// panel's and PHP's as the running generation read them (unknown before the first boot), and Node's.
+// The versions `requires` ranges are checked against, one record for every front door: Host's own (the
+// framework's, or the `version` config/host.yaml sets), the panel's and PHP's as the panel driver read
+// them (unknown before a server's first boot), and Node's.
 
 export const versionsOf = (
-  panelInfo: { readonly version: string | undefined; readonly php: string | undefined } | undefined
+  panelInfo: { readonly version: string | undefined; readonly php: string | undefined } | undefined,
+  host: string = frameworkVersion
 ): RuntimeVersions => ({
-  host: frameworkVersion,
+  host,
   panel: panelInfo?.version,
   php: panelInfo?.php,
   node: process.versions.node
 })
-
-/** The versions of the server's current runtime generation. */
-export const currentVersions = Effect.map(LiveRuntime, (runtime) => versionsOf(runtime.current()?.panelInfo))
