@@ -11,7 +11,7 @@ import { judgeUpload, type UploadInspection, type UploadVerdict } from "./Upload
 
 // An uploaded archive is inspected in a worker thread before the lifecycle sees it, so a hostile one
 // (a manifest of 40,000 keys, an archive that inflates a hundredfold) costs a worker its CPU time and
-// never stalls the server's event loop (docs/decisions.md "Uploads are inspected in a worker thread").
+// never stalls the server's event loop (docs/decisions.md "Use cases: one layer between the front doors and the services").
 // A refusal found there is the answer; an archive that passes is installed as any other, its manifest
 // now known to be within the limits. The worker also sends back what it read (usecases/UploadFacts.ts),
 // so a preview does not read the archive a second time.

@@ -34,7 +34,7 @@ export const findInstalled = (id: string) =>
 export const listExtensions = Effect.gen(function*() {
   const installed = yield* installedList
   const statusOf = yield* statusReader
-  // Recent render errors the bridge reported (docs/frontend.md "Diagnostics"), newest first.
+  // Recent render errors the bridge reported (docs/frontend.md "Error boundaries and diagnostics"), newest first.
   const frontendErrors = yield* readFrontendErrors
   return installed.map((extension): ExtensionListRow => {
     const { reason, status } = statusOf(extension)

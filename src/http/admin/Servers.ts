@@ -6,7 +6,7 @@ import { HttpFailure, notFound } from "../Errors.js"
 import { adminActor, ok } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
 
-// Servers of the embedded panel (docs/http.md "Servers"): added and removed by an admin.
+// Servers of the embedded panel (docs/http.md "Admin JSON API (`/admin/host/api`, an admin's token or session)"): added and removed by an admin.
 
 /** `POST /admin/host/api/servers` `{uuid, name, owner}`: adds a server (ServerCreated follows). */
 export const createServer = Effect.gen(function*() {
