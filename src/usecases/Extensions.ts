@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { DateTime, Effect, Either, Option } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
-import { dependentsOf, installedStates, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
+import { dependentsOf, type InstalledExtension, installedStates, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
 import { routeGroups } from "../domain/Manifest.js"
 import { dependencyProblems } from "../domain/Rules.js"
 import { nextRuns } from "../domain/Schedules.js"
@@ -10,7 +10,8 @@ import { removalImpact } from "../lifecycle/Impact.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { criticalFailures, extensionCommands, extensionHealth, runHealthChecks } from "../runtime/Backend.js"
 import { readFrontendErrors } from "../runtime/FrontendErrors.js"
-import { LiveRuntime } from "../runtime/LiveState.js"
+import { type LiveGeneration, LiveRuntime } from "../runtime/LiveState.js"
+import type { LoadedExtension } from "../runtime/Runtime.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
 import { ExtensionNotInstalled, ExtensionNotLoaded } from "./Errors.js"
@@ -115,17 +116,16 @@ const migrationRows = (id: string, folder: string) =>
     ]
   })
 
-/** `GET extensions/{vendor}/{name}`: everything the detail screen shows (docs/admin.md "Extension detail"). */
-export const extensionDetail = (id: string) =>
+/** What an installed extension brings, as the detail screen lists it: from the running code when it is loaded, else from its files. */
+const detailCapabilities = (
+  extension: InstalledExtension,
+  live: LiveGeneration | undefined,
+  loaded: LoadedExtension | undefined
+) =>
   Effect.gen(function*() {
-    const extension = yield* findInstalled(id)
+    const id = extension.extensionId
     const manifest = manifestOf(extension)
     const document = manifest?.document
-    const live = (yield* LiveRuntime).current()
-    const loaded = live?.generation.extensions.get(id)
-    const { reason, status } = (yield* statusReader)(extension)
-    const all = yield* installedList
-    const installed = installedStates(all)
     const { paths } = yield* HostConfig
     const path = yield* Path.Path
     const fs = yield* FileSystem.FileSystem
@@ -154,6 +154,34 @@ export const extensionDetail = (id: string) =>
     const slots = loaded !== undefined
       ? [...new Set(loaded.slots.map((slot) => slot.slot))].sort()
       : [...new Set(bundleText === undefined ? [] : bundleSlotReferences(bundleText))].sort()
+    return {
+      permissions: manifest?.permissions ?? [],
+      routes,
+      routeFiles: document?.backend?.routes ?? {},
+      slots,
+      pages: bundlePages(bundleText),
+      migrations,
+      schedules,
+      commands,
+      listeners: loaded === undefined ? [] : Object.keys(loaded.listeners).sort(),
+      healthChecks: document?.health?.checks ?? [],
+      settings: (manifest?.settings ?? []).length
+    } satisfies ExtensionDetail["capabilities"]
+  })
+
+/** `GET extensions/{vendor}/{name}`: everything the detail screen shows (docs/admin.md "Extension detail"). */
+export const extensionDetail = (id: string) =>
+  Effect.gen(function*() {
+    const extension = yield* findInstalled(id)
+    const manifest = manifestOf(extension)
+    const document = manifest?.document
+    const live = (yield* LiveRuntime).current()
+    const loaded = live?.generation.extensions.get(id)
+    const { reason, status } = (yield* statusReader)(extension)
+    const all = yield* installedList
+    const installed = installedStates(all)
+    const { paths } = yield* HostConfig
+    const capabilities = yield* detailCapabilities(extension, live, loaded)
     const desired = (yield* desiredEntries).get(id)
     const index = yield* registryIndexQuietly
     const frontendErrors = (yield* readFrontendErrors).get(id) ?? []
@@ -186,19 +214,7 @@ export const extensionDetail = (id: string) =>
         }
       }),
       dependents: dependentsOf(id, all).map((other) => ({ id: other.extensionId, enabled: other.enabled })),
-      capabilities: {
-        permissions: manifest?.permissions ?? [],
-        routes,
-        routeFiles: document?.backend?.routes ?? {},
-        slots,
-        pages: bundlePages(bundleText),
-        migrations,
-        schedules,
-        commands,
-        listeners: loaded === undefined ? [] : Object.keys(loaded.listeners).sort(),
-        healthChecks: document?.health?.checks ?? [],
-        settings: (manifest?.settings ?? []).length
-      },
+      capabilities,
       managed: desired === undefined
         ? null
         : {
