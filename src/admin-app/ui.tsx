@@ -221,7 +221,7 @@ export const CapabilityList = ({ capabilities }: { readonly capabilities: Capabi
 }
 
 export const CapabilityDiffView = ({ diff }: { readonly diff: CapabilityDiff }) => {
-  const kinds = Object.keys(capabilityLabels).filter((kind) => (diff[kind]?.added.length ?? 0) + (diff[kind]?.removed.length ?? 0) > 0)
+  const kinds = (Object.keys(capabilityLabels) as ReadonlyArray<keyof CapabilityDiff>).filter((kind) => (diff[kind]?.added.length ?? 0) + (diff[kind]?.removed.length ?? 0) > 0)
   if (kinds.length === 0) return <p className="ha-muted">No capability changes.</p>
   return (
     <dl className="ha-caps" data-testid="capability-diff">

@@ -64,6 +64,12 @@ export interface DesiredState {
   readonly extensions: ReadonlyArray<DesiredExtension>
 }
 
+/**
+ * The plan's warning for an installed extension the desired state does not list: the plan reports it
+ * in these words, and the admin's drift view, which finds such ids from the data, shows the same words.
+ */
+export const unlistedWarning = (id: string): string => `${id} is installed but not in the desired state (prune would remove it)`
+
 const resolveSource = (source: DesiredSource | undefined): ResolvedSource => {
   if (source === undefined || source === "registry") return { _tag: "Registry" }
   if ("path" in source) return { _tag: "Path", path: source.path }

@@ -78,6 +78,21 @@ export const corruptReason = (record: Pick<InstalledExtension, "manifest">): str
 export const dependenciesOf = (record: Pick<InstalledExtension, "manifest">): Readonly<Record<string, string>> =>
   manifestOf(record)?.document.dependencies ?? {}
 
+/**
+ * What the dependency rules (domain/Rules.ts) need of every installed extension, keyed by id: the one
+ * way a list of records becomes the installed-state map the preconditions, the preview and the impact read.
+ */
+export const installedStates = (
+  records: ReadonlyArray<Pick<InstalledExtension, "extensionId" | "version" | "enabled" | "manifest">>
+): ReadonlyMap<string, { readonly version: string; readonly enabled: boolean; readonly dependencies: Readonly<Record<string, string>> }> =>
+  new Map(records.map((record) => [record.extensionId, { version: record.version, enabled: record.enabled, dependencies: dependenciesOf(record) }]))
+
+/** The installed extensions that declare a dependency on `id`, enabled or not, in the order given. */
+export const dependentsOf = <R extends Pick<InstalledExtension, "extensionId" | "manifest">>(
+  id: string,
+  records: ReadonlyArray<R>
+): ReadonlyArray<R> => records.filter((other) => other.extensionId !== id && id in dependenciesOf(other))
+
 /** The folder of a record's migrations, relative to its tree (the conventional one for a corrupt manifest). */
 export const migrationsFolderOf = (record: Pick<InstalledExtension, "manifest">): string =>
   manifestOf(record)?.document.backend?.migrations ?? "database/migrations"

@@ -388,3 +388,13 @@ export const resolveLayout = (
 /** The CSS isolation root class: `css_isolation.class`, else `host-ext--<vendor>-<name>`. */
 export const isolationClass = (document: ManifestDocument): string =>
   document.frontend?.css_isolation?.class ?? `host-ext--${document.id.replace("/", "-")}`
+
+/** The migration names (file names without extension) directly in `folder` among an archive's or tree's file paths. */
+export const migrationNames = (files: ReadonlyArray<string>, folder: string | undefined): ReadonlyArray<string> =>
+  folder === undefined
+    ? []
+    : files
+      .filter((file) => file.startsWith(`${folder.replace(/\/$/, "")}/`) && !file.slice(folder.length + 1).includes("/"))
+      .map((file) => file.slice(folder.length + 1))
+      .filter((name) => [".sql", ...moduleExtensions.map((extension) => `.${extension}`)].some((ext) => name.endsWith(ext)))
+      .map((name) => name.replace(/\.[^.]+$/, ""))

@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import semver from "semver"
 import type { DesiredExtension, DesiredState } from "./DesiredState.js"
-import { envReferences, substituteEnv } from "./DesiredState.js"
+import { envReferences, substituteEnv, unlistedWarning } from "./DesiredState.js"
 import type { ExtensionLayout, Manifest } from "./Manifest.js"
 import {
   type Capabilities,
@@ -291,7 +291,7 @@ const planInstalled = (draft: Draft, entry: PresentEntry, installed: ActualExten
 /** Installed but not listed: a warning, or a removal with prune (unless protected). */
 const planUnlisted = (draft: Draft, id: string, installed: ActualExtension, options: PlanOptions) => {
   if (!options.prune) {
-    draft.warnings.push(`${id} is installed but not in the desired state (prune would remove it)`)
+    draft.warnings.push(unlistedWarning(id))
     draft.final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
     return
   }

@@ -18,22 +18,45 @@ export interface RuleOutcome {
 
 const coerce = (version: string) => semver.valid(version) ?? semver.coerce(version)?.version ?? undefined
 
-/** `requires.{host,panel,php,node}` against the versions in use: an unmet range refuses, an unknown version warns. */
-export const checkRequires = (document: Pick<ManifestDocument, "requires">, versions: RuntimeVersions): RuleOutcome => {
-  const unmet: Array<string> = []
-  const warnings: Array<string> = []
-  for (const key of ["host", "panel", "php", "node"] as const) {
+/** One `requires` range against the version in use: met, unmet (refuses) or unknown (warns). */
+export interface RequirementCheck {
+  readonly key: keyof RuntimeVersions
+  readonly range: string
+  readonly actual: string | undefined
+  readonly outcome: "met" | "unmet" | "unknown"
+  /** The sentence an unmet or unknown outcome is reported with; undefined when met. */
+  readonly detail: string | undefined
+}
+
+/**
+ * Each `requires.{host,panel,php,node}` range with its outcome, as data: the admin's requirement table
+ * reads these fields, and `checkRequires` renders the same checks as the sentences operations report.
+ */
+export const requirementChecks = (
+  document: Pick<ManifestDocument, "requires">,
+  versions: RuntimeVersions
+): ReadonlyArray<RequirementCheck> =>
+  (["host", "panel", "php", "node"] as const).flatMap((key): ReadonlyArray<RequirementCheck> => {
     const range = document.requires?.[key]
-    if (range === undefined) continue
+    if (range === undefined) return []
     const actual = versions[key]
     const version = actual === undefined ? undefined : coerce(actual)
     if (version === undefined) {
-      warnings.push(`requires.${key} "${range}" cannot be checked: the ${key} version is unknown`)
-    } else if (!semver.satisfies(version, range, { includePrerelease: true })) {
-      unmet.push(`requires.${key} "${range}" is not met by ${key} ${actual}`)
+      return [{ key, range, actual, outcome: "unknown", detail: `requires.${key} "${range}" cannot be checked: the ${key} version is unknown` }]
     }
+    if (!semver.satisfies(version, range, { includePrerelease: true })) {
+      return [{ key, range, actual, outcome: "unmet", detail: `requires.${key} "${range}" is not met by ${key} ${actual}` }]
+    }
+    return [{ key, range, actual, outcome: "met", detail: undefined }]
+  })
+
+/** `requires.{host,panel,php,node}` against the versions in use: an unmet range refuses, an unknown version warns. */
+export const checkRequires = (document: Pick<ManifestDocument, "requires">, versions: RuntimeVersions): RuleOutcome => {
+  const checks = requirementChecks(document, versions)
+  return {
+    unmet: checks.flatMap((check) => check.outcome === "unmet" ? [check.detail!] : []),
+    warnings: checks.flatMap((check) => check.outcome === "unknown" ? [check.detail!] : [])
   }
-  return { unmet, warnings }
 }
 
 export interface InstalledState {

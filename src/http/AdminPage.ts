@@ -5,7 +5,7 @@ import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { authenticate } from "./Context.js"
 import { forbidden } from "./Errors.js"
-import { uploadPolicyOf } from "./UploadPolicy.js"
+import { uploadPolicyOf } from "../usecases/UploadPolicy.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 
 // The admin screens' page shell (docs/admin.md): one HTML page for every admin screen path, which loads

@@ -1,6 +1,5 @@
 import { HttpRouter } from "@effect/platform"
-import * as AdminApi from "./AdminApi.js"
-import { extensionDoctor } from "./AdminDoctor.js"
+import * as AdminApi from "./admin/index.js"
 import { adminPage } from "./AdminPage.js"
 import { frameworkAsset } from "./Static.js"
 
@@ -19,7 +18,7 @@ export const routes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name", AdminApi.extensionDetail),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/impact", AdminApi.extensionImpact),
   HttpRouter.post("/admin/host/api/extensions/:vendor/:name/health", AdminApi.extensionHealthNow),
-  HttpRouter.get("/admin/host/api/extensions/:vendor/:name/doctor", extensionDoctor),
+  HttpRouter.get("/admin/host/api/extensions/:vendor/:name/doctor", AdminApi.extensionDoctor),
   HttpRouter.get("/admin/host/api/registry", AdminApi.registrySearch),
   HttpRouter.post("/admin/host/api/registry/install", AdminApi.registryInstall),
   HttpRouter.get("/admin/host/api/desired-state", AdminApi.desiredState),

@@ -11,7 +11,7 @@ import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
 import { dependenciesOf, type InstalledExtension, manifestOf } from "../domain/Installed.js"
-import { decodeManifest, type ExtensionLayout, type Manifest, moduleExtensions, resolveLayout } from "../domain/Manifest.js"
+import { decodeManifest, type ExtensionLayout, type Manifest, migrationNames, resolveLayout } from "../domain/Manifest.js"
 import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, noCapabilities } from "../domain/Plan.js"
 import { problem } from "../domain/Problems.js"
 import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
@@ -68,15 +68,6 @@ export const readProtected = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKey
 export const readSensitiveKeys = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.sensitiveKeys)).pipe(
   Effect.map(Option.getOrElse((): SensitiveKeys => ({})))
 )
-
-const migrationNames = (files: ReadonlyArray<string>, folder: string | undefined) =>
-  folder === undefined
-    ? []
-    : files
-      .filter((file) => file.startsWith(`${folder.replace(/\/$/, "")}/`) && !file.slice(folder.length + 1).includes("/"))
-      .map((file) => file.slice(folder.length + 1))
-      .filter((name) => [".sql", ...moduleExtensions.map((extension) => `.${extension}`)].some((ext) => name.endsWith(ext)))
-      .map((name) => name.replace(/\.[^.]+$/, ""))
 
 interface TreeReading {
   readonly manifest: Manifest

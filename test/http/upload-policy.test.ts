@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { decodeConfig } from "../../src/config/HostConfig.js"
-import { uploadPolicyOf } from "../../src/http/UploadPolicy.js"
+import { uploadPolicyOf } from "../../src/usecases/UploadPolicy.js"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { request, type RunningServer, startServer, writePanelConfig } from "./helpers.js"
 

@@ -1,18 +1,14 @@
 import { Args, Command, Options } from "@effect/cli"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer, Option } from "effect"
-import { HostConfig } from "../../config/HostConfig.js"
 import { formatDoctorReport } from "../../domain/Doctor.js"
-import { DoctorUnknownExtension, runDoctor } from "../../lifecycle/Doctor.js"
-import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
-import { Panel } from "../../panel/Panel.js"
-import { bootForCli, runHealthChecks } from "../../runtime/Backend.js"
+import { cliDoctor } from "../../usecases/Doctor.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 
-// `host doctor [<id>] [--json]` (docs/operations.md "host doctor"): boots the enabled extensions as
-// `host status --health` does, runs their health checks, and prints lifecycle/Doctor.ts's report.
+// `host doctor [<id>] [--json]` (docs/operations.md "host doctor"): the report of usecases/Doctor.ts,
+// printed as text or JSON.
 
 export const doctorCommand = Command.make(
   "doctor",
@@ -26,22 +22,7 @@ export const doctorCommand = Command.make(
   ({ extension, json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const report = yield* Effect.gen(function*() {
-        const { config } = yield* HostConfig
-        const panel = yield* Panel
-        const only = Option.getOrUndefined(extension)
-        // An id that is not installed is said before the extensions are booted for nothing.
-        if (only !== undefined && Option.isNone(yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(only)))) {
-          return yield* new DoctorUnknownExtension({ extensionId: only })
-        }
-        const generation = yield* bootForCli
-        const health = yield* runHealthChecks(generation)
-        return yield* runDoctor(only, {
-          generation,
-          health,
-          versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node }
-        })
-      }).pipe(
+      const report = yield* cliDoctor(Option.getOrUndefined(extension)).pipe(
         Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))
       )
       yield* json ? printJson(report) : Console.log(formatDoctorReport(report))

@@ -1,10 +1,25 @@
 import { adminUploadPolicy, type AdminUploads, type ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
-import type { UploadVerdict } from "./UploadInspection.js"
 
 // The web-install policy (docs/operations.md "Web installs"): `admin_uploads` decides what the admin UI
-// and API accept as uploads. Pure, so the upload worker (UploadWorker.ts) applies it where it reads the
-// signature, and the preview words it the same way.
+// and API accept as uploads. Pure, so the upload worker (http/UploadWorker.ts) applies it where it reads
+// the signature, and the preview words it the same way.
+
+/**
+ * What the worker that inspects an upload found: ok, or the refusal (the tag and message of the
+ * archive/manifest error) and the stage that refused it: reading the archive, trusting it (checksums,
+ * signature policy), or its manifest. A preview shows trust and manifest refusals as failing checks;
+ * only an unreadable archive ends it.
+ */
+export type UploadVerdict =
+  | { readonly ok: true }
+  | {
+    readonly ok: false
+    readonly stage: "archive" | "trust" | "policy" | "manifest" | "worker"
+    readonly tag: string
+    readonly message: string
+    readonly reason?: string
+  }
 
 /**
  * What the admin UI and API accept as uploads (docs/operations.md "Web installs"), and which setting

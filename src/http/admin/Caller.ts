@@ -1,0 +1,42 @@
+import { HttpRouter, HttpServerResponse, UrlParams } from "@effect/platform"
+import { Effect, Option } from "effect"
+import type { Actor } from "../../domain/Installed.js"
+import { csrfOk } from "../Auth.js"
+import { authenticate, header, requireAdmin } from "../Context.js"
+import { HttpFailure } from "../Errors.js"
+
+// Who calls the admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked
+// on unsafe methods) or an admin's API token. Every change runs as the actor {type: "admin", user}.
+
+const csrfMismatch = () =>
+  new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token header or _token form field)" })
+
+/** The signed-in admin, and the request's CSRF check given the form's `_token` when there is one. */
+export const adminCaller = Effect.gen(function*() {
+  const { auth, live, request } = yield* authenticate
+  const user = yield* requireAdmin(auth)
+  const actor = { type: "admin", user: user.username } satisfies Actor
+  const checkCsrf = (formToken: string | undefined) =>
+    csrfOk(auth, request, live.access, formToken) ? Effect.void : Effect.fail(csrfMismatch())
+  return { actor, request, checkCsrf }
+})
+
+/** The admin making the request, as the lifecycle's actor (CSRF by header, or `_token` of a urlencoded form). */
+export const adminActor = Effect.gen(function*() {
+  const { actor, checkCsrf, request } = yield* adminCaller
+  const passed = yield* Effect.either(checkCsrf(undefined))
+  if (passed._tag === "Right") return actor
+  if (!(header(request, "content-type") ?? "").startsWith("application/x-www-form-urlencoded")) return yield* passed.left
+  const formToken = yield* request.urlParamsBody.pipe(
+    Effect.map((params) => Option.getOrUndefined(UrlParams.getFirst(params, "_token"))),
+    Effect.orElseSucceed(() => undefined)
+  )
+  yield* checkCsrf(formToken)
+  return actor
+})
+
+/** The `{vendor}/{name}` of the path, as an extension id. */
+export const extensionIdParam = Effect.map(HttpRouter.params, ({ name, vendor }) => `${vendor}/${name}`)
+
+/** The admin API's answer: `{data}`. */
+export const ok = (data: unknown, status = 200) => HttpServerResponse.json({ data }, { status })

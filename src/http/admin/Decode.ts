@@ -1,0 +1,56 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
+import { header } from "../Context.js"
+import { badRequest } from "../Errors.js"
+
+// Every input of the admin API is decoded here, where it enters: JSON bodies and query strings through
+// Schema, each refusal a 400 worded one way: what the input must be, then each problem with its path.
+
+const problemsOf = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
+    .join("; ")
+
+const refusal = (what: "body" | "query", shape: string) => (error: ParseResult.ParseError | { readonly message: string }) =>
+  badRequest(`the ${what} must be ${shape}: ${error instanceof ParseResult.ParseError ? problemsOf(error) : error.message}`)
+
+/**
+ * The request's JSON body decoded with `schema`; `shape` names what it must be in the refusal. An empty
+ * body reads as `{}` (its fields are all optional, or the schema refuses it) unless `emptyAsObject` is false.
+ */
+export const jsonBody = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: string, options: { readonly emptyAsObject?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const text = yield* request.text
+    return yield* decodeJson(schema, shape, options)(text)
+  })
+
+/** Decodes a body already read (a signed webhook's bytes are read once, for its signature). */
+export const decodeJson = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: string, options: { readonly emptyAsObject?: boolean } = {}) =>
+(text: string) =>
+  Schema.decodeUnknown(Schema.parseJson(schema))(options.emptyAsObject !== false && text.trim() === "" ? "{}" : text).pipe(
+    Effect.mapError(refusal("body", shape))
+  )
+
+/** Whether the request says its body is JSON. */
+export const isJsonRequest = Effect.map(HttpServerRequest.HttpServerRequest, (request) => (header(request, "content-type") ?? "").includes("json"))
+
+/**
+ * The query string decoded with `schema`: a repeated key counts with its first value, and an empty value
+ * (`?q=`) as absent, as HTML forms send them.
+ */
+export const queryParams = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: string) =>
+  Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params) => {
+    const present = Object.fromEntries(Object.entries(params).flatMap(([key, value]) => {
+      const first = Array.isArray(value) ? value[0] : value
+      return first === undefined || first === "" ? [] : [[key, first] as const]
+    }))
+    return Schema.decodeUnknown(schema)(present).pipe(Effect.mapError(refusal("query", shape)))
+  })
+
+/** A flag in a query string: `1`, `true`, `yes` or `on` (any case) is true, anything else false. */
+export const QueryFlag = Schema.transform(Schema.String, Schema.Boolean, {
+  strict: true,
+  decode: (value) => ["1", "true", "yes", "on"].includes(value.toLowerCase()),
+  encode: (flag) => (flag ? "true" : "false")
+})

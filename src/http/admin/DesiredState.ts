@@ -1,0 +1,31 @@
+import { Effect, Schema } from "effect"
+import { adoptDesiredState as adopt, desiredStateView } from "../../usecases/DesiredStateView.js"
+import { ServerSettings } from "../Context.js"
+import { HttpFailure } from "../Errors.js"
+import { adminActor, ok } from "./Caller.js"
+import { jsonBody } from "./Decode.js"
+
+// The desired-state screen (docs/admin.md "Desired state"): the file, its plan and drift; adopt.
+
+/** `GET desired-state`: the file, the plan against it (or why there is none), and the drift. */
+export const desiredState = Effect.gen(function*() {
+  yield* adminActor
+  const { env } = yield* ServerSettings
+  return yield* ok(yield* desiredStateView(env))
+})
+
+const AdoptRequest = Schema.Struct({
+  write: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  expected_sha256: Schema.optional(Schema.String)
+})
+
+/** `POST desired-state/adopt {write?, expected_sha256?}`: the diff adopt would make; with write, writes it. */
+export const adoptDesiredState = Effect.gen(function*() {
+  yield* adminActor
+  const body = yield* jsonBody(AdoptRequest, "{write?, expected_sha256?}")
+  const { env } = yield* ServerSettings
+  const result = yield* adopt({ write: body.write, expectedSha256: body.expected_sha256 }, env).pipe(
+    Effect.catchTag("AdoptRefused", (error) => new HttpFailure({ status: 409, code: "AdoptRefused", detail: error.message }))
+  )
+  return yield* ok(result)
+})
