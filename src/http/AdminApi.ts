@@ -7,7 +7,7 @@ import { effectiveSettings } from "../domain/Settings.js"
 import { SourceRejected } from "../lifecycle/Errors.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { uploadFolderName, uploadsDirectory } from "../lifecycle/Uploads.js"
-import { formatBytes } from "../registry/Fetch.js"
+import { formatBytes } from "../domain/Bytes.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { addServer, NewServer, removeServer } from "../panel/Servers.js"
@@ -91,7 +91,7 @@ export const listExtensions = Effect.gen(function*() {
   yield* adminActor
   const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
   const runtime = yield* LiveRuntime
-  const live = runtime.current()
+  const live = yield* runtime.current
   const recorded = yield* readQuarantine
   const frontendErrors = yield* readFrontendErrors
   return yield* ok(installed.map((extension) => {
@@ -438,7 +438,7 @@ export const activity = Effect.gen(function*() {
 export const health = Effect.gen(function*() {
   yield* adminActor
   const runtime = yield* LiveRuntime
-  const live = runtime.current()
+  const live = yield* runtime.current
   const report = live === undefined ? [] : yield* runHealthChecks(live.generation)
   return yield* ok({ extensions: report, critical_failures: criticalFailures(report) })
 })
@@ -636,7 +636,7 @@ const desiredEntries = Effect.gen(function*() {
 
 const quarantineOf = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
-  const live = runtime.current()
+  const live = yield* runtime.current
   const recorded = yield* readQuarantine
   return (extension: InstalledExtension) =>
     extensionStatus(
@@ -699,7 +699,7 @@ export const extensionDetail = Effect.gen(function*() {
   const manifest = manifestOf(extension)
   const document = manifest?.document
   const runtime = yield* LiveRuntime
-  const live = runtime.current()
+  const live = yield* runtime.current
   const loaded = live?.generation.extensions.get(id)
   const { reason, status } = (yield* quarantineOf)(extension)
   const all = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
@@ -815,7 +815,7 @@ export const extensionHealthNow = Effect.gen(function*() {
   yield* adminActor
   const id = yield* extensionIdParam
   const runtime = yield* LiveRuntime
-  const loaded = runtime.current()?.generation.extensions.get(id)
+  const loaded = (yield* runtime.current)?.generation.extensions.get(id)
   if (loaded === undefined) {
     return yield* new HttpFailure({ status: 409, code: "NotLoaded", detail: `${id} is not running (disabled, quarantined or not installed), so its checks cannot run` })
   }
@@ -898,7 +898,7 @@ export const uploadPreview = Effect.gen(function*() {
       checks.push(manifest === undefined
         ? { check: "manifest", ok: false, detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "extension.yaml cannot be read" }
         : { check: "manifest", ok: true, detail: `${manifest.id} ${manifest.version}` })
-      const live = (yield* LiveRuntime).current()
+      const live = yield* (yield* LiveRuntime).current
       const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
       const requires = requiresReport(manifest?.document.requires, versions)
       if (manifest !== undefined) {
@@ -969,7 +969,7 @@ export const registrySearch = Effect.gen(function*() {
     Effect.mapError((error) => new HttpFailure({ status: 502, code: error._tag, detail: error.message }))
   )
   const installed = new Map((yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)).map((record) => [record.extensionId, record]))
-  const live = (yield* LiveRuntime).current()
+  const live = yield* (yield* LiveRuntime).current
   const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
   return yield* HttpServerResponse.json({
     data: searchEntries(result.index.extensions, query).map((entry) => {

@@ -20,7 +20,7 @@ export const extensionDoctor = Effect.gen(function*() {
   yield* adminActor
   const { name, vendor } = yield* HttpRouter.params
   const id = `${vendor}/${name}`
-  const live = (yield* LiveRuntime).current()
+  const live = yield* (yield* LiveRuntime).current
   if (live === undefined) return yield* new HttpFailure({ status: 503, code: "NotReady", detail: "the runtime is still booting" })
   const loaded = live.generation.extensions.get(id)
   const health = loaded === undefined ? [] : yield* runHealthChecks({ ...live.generation, extensions: new Map([[id, loaded]]) })
