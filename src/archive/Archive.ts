@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either } from "effect"
 import type { ConfigDocument } from "../config/HostConfig.js"
+import { formatBytes } from "../domain/Bytes.js"
 import type { SignatureStatus } from "../domain/Installed.js"
 import { decodeManifest, type Manifest } from "../domain/Manifest.js"
 import { problem, type Problem } from "../domain/Problems.js"
@@ -68,12 +69,6 @@ export const bombFloorBytes = 8 * 1024 * 1024
 const tarOverheadPerEntry = 3 * 512
 
 export const archiveFileName = (id: string, version: string): string => `${id.replace("/", "-")}-${version}.host`
-
-const formatBytes = (bytes: number): string => {
-  if (bytes < 1024) return `${bytes} bytes`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
-}
 
 // ---------------------------------------------------------------------------------------------
 // Packing

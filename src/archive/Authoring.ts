@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
+import { formatBytes } from "../domain/Bytes.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { Problem } from "../domain/Problems.js"
 import { archiveFileName, packTree } from "./Archive.js"
@@ -142,13 +143,10 @@ export const exportExtension = Effect.fn("Authoring.export")(function*(options: 
   } satisfies ExportResult
 })
 
-const formatSize = (bytes: number): string =>
-  bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`
-
 /** The human summary of an export. */
 export const renderExport = (result: ExportResult): string =>
   [
-    `${result.written ? "Exported" : "Would export (dry run)"} ${result.id} ${result.version}: ${result.files} files, ${formatSize(result.bytes)}`,
+    `${result.written ? "Exported" : "Would export (dry run)"} ${result.id} ${result.version}: ${result.files} files, ${formatBytes(result.bytes)}`,
     `  archive:   ${result.archive}`,
     `  sha256:    ${result.sha256}${result.written ? `  (${result.sha256File})` : ""}`,
     result.key === null
