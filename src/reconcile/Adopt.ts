@@ -10,6 +10,7 @@ import { sha256Hex } from "../archive/Tree.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { readDesiredFile, readSensitiveKeys } from "./Inputs.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // Adopt (docs/admin.md, docs/decisions.md): rewrite the desired-state file so that it describes the panel
 // as it is — extensions enabled or disabled in the UI, settings changed there, extensions added by hand —
@@ -296,9 +297,7 @@ export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: A
     if (options.expectedSha256 !== undefined && options.expectedSha256 !== sha256) {
       return yield* new AdoptRefused({ file: absolute, detail: "the file changed since its diff was shown; look at the new diff and adopt again" })
     }
-    yield* fs.makeDirectory(folder, { recursive: true })
-    yield* fs.writeFileString(`${absolute}.adopt.tmp`, after)
-    yield* fs.rename(`${absolute}.adopt.tmp`, absolute)
+    yield* writeFileAtomic(absolute, after)
     written = true
   }
   return { file: absolute, existed, sha256, before, after, diff, changed, changes, notes, written } satisfies AdoptResult

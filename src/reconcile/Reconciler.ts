@@ -35,6 +35,7 @@ import {
   SourceUnavailable
 } from "./Inputs.js"
 import { passingRegistryVersions } from "./Preflight.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // desired state → plan → apply (docs/architecture.md "One reconcile"). Planning is read-only; applying holds the operation
 // lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
@@ -577,13 +578,10 @@ const protectedIds = (state: DesiredState): ReadonlyArray<string> =>
 
 /** Writes a plan file (`--out`). */
 export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan, file: string) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const absolute = path.resolve(file)
-  yield* fs.makeDirectory(path.dirname(absolute), { recursive: true })
   const encoded = yield* Schema.encode(Plan)(thePlan)
-  yield* fs.writeFileString(`${absolute}.tmp`, `${JSON.stringify(encoded, null, 2)}\n`)
-  yield* fs.rename(`${absolute}.tmp`, absolute)
+  yield* writeFileAtomic(absolute, `${JSON.stringify(encoded, null, 2)}\n`)
   return absolute
 })
 

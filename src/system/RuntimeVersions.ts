@@ -1,0 +1,11 @@
+import type { RuntimeVersions } from "../domain/Rules.js"
+
+// The versions `requires` ranges are checked against (docs/authoring.md "The manifest"), made in one place: Host's own,
+// the panel's and its PHP as the panel driver reports them, and the Node.js running this process.
+
+export type { RuntimeVersions }
+
+export const runtimeVersions = (
+  host: string,
+  panel: { readonly version: string | undefined; readonly php: string | undefined } | undefined
+): RuntimeVersions => ({ host, panel: panel?.version, php: panel?.php, node: process.versions.node })
