@@ -1,6 +1,5 @@
 import { FileSystem, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, Multipart, Path, UrlParams } from "@effect/platform"
 import { Clock, DateTime, Effect, Either, Option, Schema, Stream } from "effect"
-import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type Actor, dependenciesOf, type InstalledExtension, manifestOf, migrationsFolderOf } from "../domain/Installed.js"
 import { effectiveSettings } from "../domain/Settings.js"
@@ -48,6 +47,8 @@ import { archiveTooLargeDetail, uploadOverheadBytes } from "./Limits.js"
 import { inspectUpload, type UploadVerdict } from "./UploadInspection.js"
 import { policyDetail, policyWords, type UploadPolicy, uploadPolicyOf } from "./UploadPolicy.js"
 import * as Webhook from "./Webhook.js"
+import { uuid } from "../system/Ids.js"
+import { type PanelVersions, runtimeVersions } from "../system/RuntimeVersions.js"
 
 // The admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked on
 // unsafe methods) or an admin's API token. Every change goes through the same lifecycle operations as
@@ -269,8 +270,8 @@ const withUpload = <A, E, R>(
     }
     const directory = yield* uploadsDirectory
     const folder = yield* Effect.acquireRelease(
-      Effect.suspend(() => {
-        const created = path.join(directory, uploadFolderName(randomUUID()))
+      Effect.flatMap(uuid, (id) => {
+        const created = path.join(directory, uploadFolderName(id))
         return Effect.as(fs.makeDirectory(created, { recursive: true }), created)
       }),
       (created) => fs.remove(created, { recursive: true, force: true }).pipe(Effect.ignore)
@@ -585,12 +586,7 @@ const conflict = <E extends { readonly _tag: string; readonly message: string }>
 
 const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URLSearchParams(request.url.split("?")[1] ?? "")
 
-const runtimeVersions = (live: { readonly panelInfo: { readonly version: string | undefined; readonly php: string | undefined } }) => ({
-  host: frameworkVersion,
-  panel: live.panelInfo.version,
-  php: live.panelInfo.php,
-  node: process.versions.node
-})
+const versionsOf = (live: { readonly panelInfo: PanelVersions } | undefined) => runtimeVersions(frameworkVersion, live?.panelInfo)
 
 /** `requires` of a manifest or registry entry against this panel: each range with the version it meets. */
 const requiresReport = (
@@ -766,7 +762,7 @@ export const extensionDetail = Effect.gen(function*() {
     installedAt: extension.createdAt,
     updatedAt: extension.updatedAt,
     updateAvailable: newerInRegistry(index, extension),
-    requires: requiresReport(document?.requires, live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)),
+    requires: requiresReport(document?.requires, versionsOf(live)),
     dependencies: Object.entries(document?.dependencies ?? {}).map(([dependency, range]) => {
       const other = installedVersions.get(dependency)
       return {
@@ -899,7 +895,7 @@ export const uploadPreview = Effect.gen(function*() {
         ? { check: "manifest", ok: false, detail: inspection.manifest.problems.map((p) => `${p.path}: ${p.message}`).join("; ") || "extension.yaml cannot be read" }
         : { check: "manifest", ok: true, detail: `${manifest.id} ${manifest.version}` })
       const live = yield* (yield* LiveRuntime).current
-      const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
+      const versions = versionsOf(live)
       const requires = requiresReport(manifest?.document.requires, versions)
       if (manifest !== undefined) {
         checks.push({ check: "requires", ok: requires.ok, detail: requires.ok ? (requires.warnings.join("; ") || "met") : requires.unmet.join("; ") })
@@ -970,7 +966,7 @@ export const registrySearch = Effect.gen(function*() {
   )
   const installed = new Map((yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)).map((record) => [record.extensionId, record]))
   const live = yield* (yield* LiveRuntime).current
-  const versions = live === undefined ? runtimeVersions({ panelInfo: { version: undefined, php: undefined } }) : runtimeVersions(live)
+  const versions = versionsOf(live)
   return yield* HttpServerResponse.json({
     data: searchEntries(result.index.extensions, query).map((entry) => {
       const record = installed.get(entry.id)

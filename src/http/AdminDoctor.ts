@@ -6,6 +6,7 @@ import { runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { adminActor } from "./AdminApi.js"
 import { HttpFailure, notFound } from "./Errors.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // `GET /admin/host/api/extensions/{vendor}/{name}/doctor` (docs/http.md, docs/admin.md "Doctor"): the
 // report `host doctor <id>` prints, over the server's current generation (the one serving requests),
@@ -27,7 +28,7 @@ export const extensionDoctor = Effect.gen(function*() {
   const report = yield* runDoctor(id, {
     generation: live.generation,
     health,
-    versions: { host: frameworkVersion, panel: live.panelInfo.version, php: live.panelInfo.php, node: process.versions.node }
+    versions: runtimeVersions(frameworkVersion, live.panelInfo)
   }).pipe(
     Effect.catchTag("DoctorUnknownExtension", (error: DoctorUnknownExtension) => notFound(error.message)),
     Effect.provide(nodeHttpClient)

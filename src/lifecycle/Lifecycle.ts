@@ -2,7 +2,6 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { SqlClient } from "@effect/sql"
 import { Context, DateTime, Duration, Effect, Either, Option, Ref } from "effect"
-import { randomUUID } from "node:crypto"
 import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { HostConfig } from "../config/HostConfig.js"
 import {
@@ -48,6 +47,8 @@ import { Faults } from "../config/Debug.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "./Source.js"
 import { removeMark, writeMark } from "./TreeMarks.js"
 import { redactUrl } from "../store/Dialect.js"
+import { uuid } from "../system/Ids.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // The five operations (docs/architecture.md "One install"), each all-or-nothing under the operation lock:
 // stage → check → [one transaction: migrate → switch files → record + activity] → clean up → event.
@@ -294,7 +295,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
       step: (name: string) => Effect.Effect<void>
     ) =>
       Effect.gen(function*() {
-        const operationId = randomUUID()
+        const operationId = yield* uuid
         const stagedPath = path.join(paths.staging, operationId)
         const journal = yield* Ref.make<JournalEntry>({
           id: operationId,
@@ -345,7 +346,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             existing: Option.getOrUndefined(existing),
             force: options.force === true,
             disabled: options.disabled === true,
-            versions: { host: hostVersion, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
+            versions: runtimeVersions(hostVersion, panel.info),
             installed: installedStates(yield* extensions.list)
           }))
           for (const warning of warnings) yield* Effect.logWarning(warning)
@@ -554,7 +555,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
                 extensionId: id,
                 action: enable ? "enabled" : "disabled",
                 summary: enable ? "Enabled" : "Disabled",
-                context: activityContext(options, randomUUID(), warnings.length > 0 ? { forced: true } : {})
+                context: activityContext(options, yield* uuid, warnings.length > 0 ? { forced: true } : {})
               })
               yield* stateGeneration.bump
             })
@@ -619,7 +620,7 @@ export class Lifecycle extends Effect.Service<Lifecycle>()("host/Lifecycle", {
             withdrawPreconditions("remove", id, installedStates(yield* extensions.list), options.force === true)
           )
           for (const warning of warnings) yield* Effect.logWarning(warning)
-          const operationId = randomUUID()
+          const operationId = yield* uuid
           const target = targetOf(id)
           const journal = yield* Ref.make<JournalEntry>({
             id: operationId,

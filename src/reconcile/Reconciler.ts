@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
-import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { ArtifactStore, type ArtifactStoreService } from "../archive/ArtifactStore.js"
 import { cachedTreeHashes, TreeHashing } from "../archive/TreeCache.js"
@@ -36,6 +35,7 @@ import {
 } from "./Inputs.js"
 import { passingRegistryVersions } from "./Preflight.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
+import { uuid } from "../system/Ids.js"
 
 // desired state → plan → apply (docs/architecture.md "One reconcile"). Planning is read-only; applying holds the operation
 // lock for the whole run and drives each action as one all-or-nothing lifecycle operation.
@@ -241,7 +241,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         const basis = planBasis(actual, sourceStamps, settingValues)
         return {
           format: 1,
-          id: `plan-${randomUUID()}`,
+          id: `plan-${yield* uuid}`,
           created_at: DateTime.formatIso(yield* DateTime.now),
           fingerprint: fingerprintOf(basis),
           actions,
@@ -303,7 +303,7 @@ export class Reconciler extends Effect.Service<Reconciler>()("host/Reconciler", 
         if (!(yield* fs.exists(installed))) return Option.none<Snapshot>()
         const record = yield* extensionsRepo.find(id)
         if (Option.isNone(record)) return Option.none<Snapshot>()
-        const copy = path.join(paths.staging, `health-gate-${randomUUID()}`)
+        const copy = path.join(paths.staging, `health-gate-${yield* uuid}`)
         yield* fs.makeDirectory(paths.staging, { recursive: true })
         yield* fs.copy(installed, copy)
         return Option.some<Snapshot>({ copy, source: record.value.source })

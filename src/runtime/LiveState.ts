@@ -16,6 +16,7 @@ import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
 import { devSignals } from "./DevSignal.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // The live runtime of a server (docs/http.md "Runtime generations, quarantine, live state"): the current generation, swapped for a new one when
 // the installed state changes — in this process (lifecycle events, at once) or in another (the CLI, a
@@ -194,7 +195,7 @@ const make = (options: LiveRuntimeOptions) =>
           number,
           installed,
           extensionsPath: paths.extensions,
-          versions: { host: hostVersion, panel: panelState.info.version, php: panelState.info.php, node: process.versions.node },
+          versions: runtimeVersions(hostVersion, panelState.info),
           loader,
           moduleCache,
           unavailable: files.unavailable

@@ -5,7 +5,11 @@ import type { RuntimeVersions } from "../domain/Rules.js"
 
 export type { RuntimeVersions }
 
-export const runtimeVersions = (
-  host: string,
-  panel: { readonly version: string | undefined; readonly php: string | undefined } | undefined
-): RuntimeVersions => ({ host, panel: panel?.version, php: panel?.php, node: process.versions.node })
+/** What a panel driver reports about itself that `requires` can name (undefined: not known). */
+export interface PanelVersions {
+  readonly version: string | undefined
+  readonly php: string | undefined
+}
+
+export const runtimeVersions = (host: string, panel: PanelVersions | undefined) =>
+  ({ host, panel: panel?.version, php: panel?.php, node: process.versions.node }) satisfies RuntimeVersions

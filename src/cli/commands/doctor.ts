@@ -10,6 +10,7 @@ import { bootForCli, runHealthChecks } from "../../runtime/Backend.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
+import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // `host doctor [<id>] [--json]` (docs/operations.md "host doctor"): boots the enabled extensions as
 // `host status --health` does, runs their health checks, and prints lifecycle/Doctor.ts's report.
@@ -39,7 +40,7 @@ export const doctorCommand = Command.make(
         return yield* runDoctor(only, {
           generation,
           health,
-          versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node }
+          versions: runtimeVersions(config.version, panel.info)
         })
       }).pipe(
         Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))

@@ -12,6 +12,7 @@ import { type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcil
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
+import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
 
@@ -161,12 +162,10 @@ export const reconcileCommand = Command.make(
         }
         const { config } = yield* HostConfig
         const panel = yield* Panel
-        const versions = {
-          host: Option.getOrElse(options.hostVersion, () => config.version),
-          panel: Option.getOrElse(options.panelVersion, () => panel.info.version),
-          php: panel.info.php,
-          node: process.versions.node
-        }
+        const versions = runtimeVersions(Option.getOrElse(options.hostVersion, () => config.version), {
+          version: Option.getOrElse(options.panelVersion, () => panel.info.version),
+          php: panel.info.php
+        })
         const plan = yield* reconciler.plan(request)
         const report = yield* reconciler.preflight(request, versions)
         yield* format === "json"
