@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 
 // What one `host serve` keeps between requests besides its runtime, sessions and limiter: built with the
 // server (a layer in its scope), not module state, so two servers in one process share nothing and a
-// closed server leaves nothing behind (docs/decisions.md "Live state, limits and caches").
+// closed server leaves nothing behind (docs/decisions.md "Live state").
 
 export interface StaticFile {
   readonly stamp: string
