@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either } from "effect"
 import type { ConfigDocument } from "../config/HostConfig.js"
+import { formatBytes } from "../domain/Bytes.js"
 import type { SignatureStatus } from "../domain/Installed.js"
 import { decodeManifest, type Manifest } from "../domain/Manifest.js"
 import { problem, type Problem } from "../domain/Problems.js"
@@ -27,6 +28,7 @@ import {
   type TarReadFailure
 } from "./Tar.js"
 import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums, sha256Hex } from "./Tree.js"
+import { randomHex } from "../system/Ids.js"
 
 // `.host` archives (docs/archives.md): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -68,12 +70,6 @@ export const bombFloorBytes = 8 * 1024 * 1024
 const tarOverheadPerEntry = 3 * 512
 
 export const archiveFileName = (id: string, version: string): string => `${id.replace("/", "-")}-${version}.host`
-
-const formatBytes = (bytes: number): string => {
-  if (bytes < 1024) return `${bytes} bytes`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
-}
 
 // ---------------------------------------------------------------------------------------------
 // Packing
@@ -643,8 +639,6 @@ export interface UnpackOptions {
   readonly name?: string | undefined
 }
 
-const randomSuffix = () => Math.random().toString(36).slice(2, 10)
-
 /**
  * Writes an inspected archive's files into a fresh folder under `options.into` and returns its
  * path. Refuses (before writing) an archive whose files differ from checksums.json. The files are
@@ -658,7 +652,7 @@ export const unpackArchive = Effect.fn("Archive.unpack")(function*(inspection: I
   if (refusal !== undefined) return yield* refusal
   const parent = path.resolve(options.into)
   const baseName = options.name ??
-    `${(inspection.manifest.id ?? "extension").replace("/", "-")}-${inspection.manifest.version ?? "0.0.0"}-${randomSuffix()}`
+    `${(inspection.manifest.id ?? "extension").replace("/", "-")}-${inspection.manifest.version ?? "0.0.0"}-${yield* randomHex(4)}`
   const target = path.join(parent, baseName)
   if (baseName.includes("/") || baseName.includes("\\") || baseName === "." || baseName === "..") {
     return yield* new ArchiveIOError({ operation: "create", path: target, detail: "the staging name must be a plain folder name" })

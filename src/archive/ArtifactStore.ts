@@ -1,9 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Clock, Context, Data, Effect, Layer, Option, Stream } from "effect"
-import { createHash, randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type ArchiveIOError, ioError } from "./ArchiveErrors.js"
 import { sha256Hex } from "./Tree.js"
+import { isTemporaryName, writeFileAtomic } from "../system/AtomicFile.js"
+import { uuid } from "../system/Ids.js"
 
 // The artifact store (docs/operations.md "Artifacts"): every archive an install or update verified is
 // kept as `<artifacts_path>/<sha256>.host`. Content addressing makes a put idempotent and lets several
@@ -95,7 +97,8 @@ export const make = (directory: string) =>
     const path = yield* Path.Path
 
     const artifactPath = (sha256: string) => path.join(directory, `${sha256}.host`)
-    const temporary = () => path.join(directory, `${temporaryPrefix}${randomUUID()}`)
+    // Written before its name (the sha256) is known, so not an AtomicFile: its own prefix, which prune clears.
+    const temporary = Effect.map(uuid, (id) => path.join(directory, `${temporaryPrefix}${id}`))
 
     const ensureDirectory = fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("create", directory)))
 
@@ -117,7 +120,7 @@ export const make = (directory: string) =>
     const withTemporary = <A, E>(write: (tmp: string) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         yield* ensureDirectory
-        const tmp = temporary()
+        const tmp = yield* temporary
         return yield* write(tmp).pipe(Effect.tapErrorCause(() => Effect.ignore(fs.remove(tmp, { force: true }))))
       })
 
@@ -140,17 +143,12 @@ export const make = (directory: string) =>
         return yield* fs.readFileString(file).pipe(Effect.mapError(ioError("read", file)))
       })
 
-    /** Writes (or replaces) the signature beside an artifact, by the same temporary-file-and-rename. */
+    /** Writes (or replaces) the signature beside an artifact (system/AtomicFile.ts). */
     const keepSignature = (sha256: string, signature: string) =>
       Effect.gen(function*() {
         if ((yield* readSignature(sha256)) === signature) return
         const target = signaturePath(sha256)
-        yield* withTemporary((tmp) =>
-          Effect.zipRight(
-            writeFlushed(tmp, new TextEncoder().encode(signature)),
-            fs.rename(tmp, target).pipe(Effect.mapError(ioError("rename", target)))
-          )
-        )
+        yield* writeFileAtomic(target, signature).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path), Effect.mapError(ioError("write", target)))
       })
 
     const put = Effect.fn("ArtifactStore.put")(function*(bytes: Uint8Array, options: PutOptions = {}) {
@@ -236,7 +234,7 @@ export const make = (directory: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         let removed = 0
-        for (const name of (yield* names).filter((entry) => entry.startsWith(temporaryPrefix))) {
+        for (const name of (yield* names).filter((entry) => entry.startsWith(temporaryPrefix) || isTemporaryName(entry))) {
           const file = path.join(directory, name)
           const info = yield* sizeOf(file)
           const modified = Option.flatMap(info, (found) => found.modified)

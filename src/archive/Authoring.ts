@@ -1,12 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { frameworkVersion } from "../config/HostConfig.js"
+import { formatBytes } from "../domain/Bytes.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { Problem } from "../domain/Problems.js"
 import { archiveFileName, packTree } from "./Archive.js"
 import { ArchiveIOError, ioError, SecretKeyMissing } from "./ArchiveErrors.js"
 import { validateDirectory } from "./ExtensionDirectory.js"
 import { decodeSecretKey, type KeyPair } from "./Signing.js"
+import { writeFilesAtomic } from "../system/AtomicFile.js"
 
 // The authoring side, shared by `host export` and the SDK's `host-pack` / `host-keygen`, so both
 // produce the same bytes and say the same things: one implementation, two entry points.
@@ -70,27 +72,12 @@ export const resolveOutputPath = Effect.fn("Authoring.resolveOutputPath")(functi
 const writeAll = (files: ReadonlyArray<readonly [string, Uint8Array]>, remove: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const suffix = `.tmp-${process.pid}-${(yield* Clock.currentTimeMillis).toString(36)}`
-    const temporary = files.map(([target]) => `${target}${suffix}`)
-    const directory = path.dirname(files[0]![0])
-    yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("create", directory)))
-    const write = Effect.gen(function*() {
-      for (const [index, [, data]] of files.entries()) {
-        yield* fs.writeFile(temporary[index]!, data).pipe(Effect.mapError(ioError("write", temporary[index]!)))
+    yield* writeFilesAtomic(files).pipe(Effect.mapError(ioError("write", files[0]![0])))
+    for (const stale of remove) {
+      if (yield* fs.exists(stale).pipe(Effect.orElseSucceed(() => false))) {
+        yield* fs.remove(stale).pipe(Effect.mapError(ioError("remove", stale)))
       }
-      for (const [index, [target]] of files.entries()) {
-        yield* fs.rename(temporary[index]!, target).pipe(Effect.mapError(ioError("rename", target)))
-      }
-      for (const stale of remove) {
-        if (yield* fs.exists(stale).pipe(Effect.orElseSucceed(() => false))) {
-          yield* fs.remove(stale).pipe(Effect.mapError(ioError("remove", stale)))
-        }
-      }
-    })
-    yield* write.pipe(
-      Effect.onError(() => Effect.forEach(temporary, (file) => Effect.ignore(fs.remove(file, { force: true })), { discard: true }))
-    )
+    }
   })
 
 /**
@@ -142,13 +129,10 @@ export const exportExtension = Effect.fn("Authoring.export")(function*(options: 
   } satisfies ExportResult
 })
 
-const formatSize = (bytes: number): string =>
-  bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`
-
 /** The human summary of an export. */
 export const renderExport = (result: ExportResult): string =>
   [
-    `${result.written ? "Exported" : "Would export (dry run)"} ${result.id} ${result.version}: ${result.files} files, ${formatSize(result.bytes)}`,
+    `${result.written ? "Exported" : "Would export (dry run)"} ${result.id} ${result.version}: ${result.files} files, ${formatBytes(result.bytes)}`,
     `  archive:   ${result.archive}`,
     `  sha256:    ${result.sha256}${result.written ? `  (${result.sha256File})` : ""}`,
     result.key === null

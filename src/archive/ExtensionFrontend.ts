@@ -1,9 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Clock, Data, Effect } from "effect"
+import { Data, Effect } from "effect"
 import type * as esbuild from "esbuild"
 import { parseDocument } from "yaml"
 import { decodeManifest } from "../domain/Manifest.js"
 import { browserBundleOptions, hostGlobals } from "./FrontendBuild.js"
+import { writeFilesAtomic } from "../system/AtomicFile.js"
 
 // How an extension's frontend is bundled: `host build`, `host dev --watch` and the fixtures' committed
 // bundles all go through `frontendBuildOptions` (over FrontendBuild's shared browser settings), so a
@@ -206,19 +207,13 @@ export const buildTarget = (target: FrontendTarget, context?: esbuild.BuildConte
 
 const writeOutput = (target: FrontendTarget, files: ReadonlyArray<esbuild.OutputFile>, started: number) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { css, writes } = outputFiles(target, files, path)
-    const suffix = `.tmp-${process.pid}-${(yield* Clock.currentTimeMillis).toString(36)}`
     const fail = (error: { readonly message: string }) =>
       new FrontendBuildFailed({ root: target.root, errors: [{ file: null, line: null, column: null, text: error.message }] })
-    for (const [file, data] of writes) {
-      yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError(fail))
-      yield* fs.writeFile(`${file}${suffix}`, data).pipe(Effect.mapError(fail))
-    }
     // The map first and the bundle last: a page that fetches the bundle mid-write gets a whole file.
     const ordered = [...writes].sort(([a], [b]) => Number(a.endsWith(".map")) > Number(b.endsWith(".map")) ? -1 : 1)
-    for (const [file] of ordered) yield* fs.rename(`${file}${suffix}`, file).pipe(Effect.mapError(fail))
+    yield* writeFilesAtomic(ordered).pipe(Effect.mapError(fail))
     const bundleBytes = writes.find(([file]) => file === path.join(target.root, target.bundle))?.[1].length ?? 0
     return {
       bundle: target.bundle,

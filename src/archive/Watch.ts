@@ -1,6 +1,7 @@
 import { Effect, Queue, type Scope, Stream } from "effect"
 import { type Dirent, type FSWatcher, readdirSync, statSync, watch } from "node:fs"
 import { join, relative, sep } from "node:path"
+import { isTemporaryName } from "../system/AtomicFile.js"
 
 // Watching an extension folder for saved changes (`host build --watch`, `host dev --watch`). Editors
 // save in bursts (write a temp file, rename it, touch metadata), so the events of one save are collected
@@ -18,7 +19,8 @@ export interface WatchOptions {
 const isIgnored = (relative: string, options: WatchOptions) => {
   const parts = relative.split("/")
   if (parts.some((part) => ignoredFolders.includes(part))) return true
-  if (/(^|\/)\.?#|~$|\.sw[px]$|\.tmp-\d+-[a-z0-9]+$/.test(relative)) return true
+  // Editors' lock, backup and swap files, and Host's own files being written (system/AtomicFile.ts).
+  if (/(^|\/)\.?#|~$|\.sw[px]$/.test(relative) || isTemporaryName(parts.at(-1) ?? "")) return true
   return options.ignore?.(relative) ?? false
 }
 

@@ -57,7 +57,7 @@ export const adminPage = Effect.gen(function*() {
     panelName: live.panelInfo.name,
     bootstrap: scriptJson({
       version: config.version,
-      baseUrl: (yield* LiveRuntime).baseUrl(),
+      baseUrl: yield* (yield* LiveRuntime).baseUrl,
       csrfToken: auth.session?.csrfToken ?? null,
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
       panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },

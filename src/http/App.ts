@@ -55,7 +55,7 @@ const publicSettings = Effect.gen(function*() {
 const ready = Effect.gen(function*() {
   const runtime = yield* LiveRuntime
   const request = yield* HttpServerRequest.HttpServerRequest
-  const live = runtime.current()
+  const live = yield* runtime.current
   if (live === undefined) return errorResponse(503, "NotReady", "the runtime is still booting")
   const unavailable = [...live.generation.unavailable].map(([id, reason]) => ({ id, reason }))
   const strict = new URL(request.url, "http://host").searchParams.has("strict")

@@ -39,7 +39,7 @@ export const events = Effect.gen(function*() {
   const user = yield* requireUser(auth)
   const runtime = yield* LiveRuntime
   const streams = yield* EventStreams
-  const readable = streams.open(String(user.id), generationFrame(runtime.current() ?? live))
+  const readable = streams.open(String(user.id), (yield* runtime.current) ?? live)
   if (readable === undefined) {
     return yield* new HttpFailure({
       status: 503,

@@ -30,8 +30,7 @@ const headerOf = (request: HttpServerRequest.HttpServerRequest, name: string): s
 }
 
 /** The current generation, or 503 while the runtime boots. */
-export const currentGeneration = Effect.flatMap(LiveRuntime, (runtime) => {
-  const live = runtime.current()
+export const currentGeneration = Effect.flatMap(Effect.flatMap(LiveRuntime, (runtime) => runtime.current), (live) => {
   return live === undefined ? Effect.fail(notReady()) : Effect.succeed(live)
 })
 

@@ -7,13 +7,12 @@ import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
 import { authenticate, requireUser } from "./Context.js"
 import { badRequest, HttpFailure, notFound } from "./Errors.js"
+import { ServerState } from "./ServerState.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
 // component, sent by the bridge's error boundary. Decoded once here, rate-limited per client address,
 // user and extension (http/RateLimits.ts: a component failing in every row must not flood the store), kept as the newest few per
 // extension (runtime/FrontendErrors.ts), answered 202.
-
-const writes = Effect.unsafeMakeSemaphore(1)
 
 export const diagnostics = Effect.gen(function*() {
   const { auth, live, request } = yield* authenticate
@@ -37,7 +36,7 @@ export const diagnostics = Effect.gen(function*() {
     diagnosticsReports,
     `too many error reports for ${report.extensionId}: at most ${diagnosticsReports} a minute per client and user`
   )
-  yield* writes.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
+  yield* (yield* ServerState).diagnosticsWrites.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
   return HttpServerResponse.unsafeJson({ data: { accepted: true } }, { status: 202 })
 })
 

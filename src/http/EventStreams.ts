@@ -1,11 +1,11 @@
-import { Context, DateTime, Effect, Runtime } from "effect"
+import { Context, DateTime, Effect, Runtime, Stream } from "effect"
 import { Readable } from "node:stream"
 import type { LiveGeneration, LiveRuntimeService } from "../runtime/LiveState.js"
 import { writeEventStreamsReport } from "../runtime/ReplicaFiles.js"
 
 // The open `/api/client/host/events` streams of one server (docs/http.md "Live updates: caps").
 //
-// One subscription to runtime swaps and one keep-alive timer serve every stream: a stream is a plain
+// One subscription to the runtime's `changes` (one fiber) and one keep-alive timer serve every stream: a stream is a plain
 // Node Readable the response is piped from, registered here, so it costs its socket and a few hundred
 // bytes rather than fibers, queues and a timer of its own (docs/decisions.md "Event streams": the Effect
 // Stream per connection — merge, async queue, tick schedule — cost about 170 KB each).
@@ -27,11 +27,13 @@ export const keepAliveMillis = 15_000
 interface Entry {
   readonly user: string
   readonly readable: Readable
+  /** The generation this stream was last told about: the runtime's `changes` may still carry the one it started with. */
+  generation: number
 }
 
 export interface EventStreamsService {
-  /** A new stream for `user` starting with `first`, or undefined when the total cap is reached. */
-  readonly open: (user: string, first: Uint8Array) => Readable | undefined
+  /** A new stream for `user` starting with the `generation` event of `first`, or undefined when the total cap is reached. */
+  readonly open: (user: string, first: LiveGeneration) => Readable | undefined
   /** Streams open now. */
   readonly count: () => number
   readonly cap: number
@@ -47,7 +49,7 @@ export class EventStreams extends Context.Tag("host/http/EventStreams")<EventStr
  * the count is written to the replica directory for `host status` when it changes (debounced).
  */
 export const makeEventStreams = (options: {
-  readonly runtime: LiveRuntimeService
+  readonly runtime: Pick<LiveRuntimeService, "changes">
   readonly frameOf: (live: LiveGeneration) => Uint8Array
   readonly total: number
   readonly perUser?: number
@@ -101,8 +103,20 @@ export const makeEventStreams = (options: {
     const broadcast = (frame: Uint8Array) => {
       for (const entry of all) send(entry, frame)
     }
+    const announce = (live: LiveGeneration) => {
+      const frame = options.frameOf(live)
+      for (const entry of all) {
+        if (entry.generation >= live.generation.number) continue
+        entry.generation = live.generation.number
+        send(entry, frame)
+      }
+    }
 
-    const offSwap = options.runtime.onSwap((next) => broadcast(options.frameOf(next)))
+    // A stream opened after a swap but before this fiber saw it already started with that generation: it is skipped.
+    yield* options.runtime.changes.pipe(
+      Stream.runForEach((next) => Effect.sync(() => announce(next))),
+      Effect.forkScoped
+    )
     const keepAlive = setInterval(() => broadcast(keepAliveFrame), options.keepAliveMillis ?? keepAliveMillis)
     keepAlive.unref()
 
@@ -121,14 +135,14 @@ export const makeEventStreams = (options: {
         while (mine.length >= perUser) end(mine[0]!, displacedFrame)
         if (all.size >= options.total) return undefined
         const readable = new Readable({ read() {} })
-        const entry: Entry = { user, readable }
+        const entry: Entry = { user, readable, generation: first.generation.number }
         all.add(entry)
         mine.push(entry)
         byUser.set(user, mine)
         // The client went away (the response's pipeline destroys this) or the stream was ended here.
         readable.once("close", () => remove(entry))
         readable.push(retryFrame)
-        readable.push(first)
+        readable.push(options.frameOf(first))
         changed()
         return readable
       },
@@ -139,7 +153,6 @@ export const makeEventStreams = (options: {
 
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        offSwap()
         clearInterval(keepAlive)
         service.endAll()
         if (reportTimer !== undefined) clearTimeout(reportTimer)

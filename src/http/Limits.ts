@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { formatBytes } from "../registry/Fetch.js"
+import { formatBytes } from "../domain/Bytes.js"
 import { errorBody } from "./Errors.js"
 
 // Request body limits (docs/operations.md "Limits", docs/http.md "Bodies"). A body declared larger than

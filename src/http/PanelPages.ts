@@ -61,7 +61,7 @@ export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success
     const extensions = [...live.generation.extensions.values()].map(extensionMetadata)
     const bootstrap = {
       version: config.version,
-      baseUrl: (yield* LiveRuntime).baseUrl(),
+      baseUrl: yield* (yield* LiveRuntime).baseUrl,
       csrfToken,
       csrf: live.access.csrf,
       user: accountView(user),

@@ -1,5 +1,5 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpFailure } from "./Errors.js"
 
 // The server's rate limits (docs/http.md "Rate limits"): @effect/experimental's keyed RateLimiter over
@@ -17,8 +17,8 @@ export const window = Duration.minutes(1)
 
 export { RateLimiter }
 
-/** Makes the process's limiter (Server.ts provides it to every request). */
-export const makeLimiter = RateLimiter.make.pipe(Effect.provide(RateLimiter.layerStoreMemory))
+/** The process's one limiter, for every limit above (Server.ts builds it once and provides it to every request). */
+export const layer: Layer.Layer<RateLimiter.RateLimiter> = RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))
 
 /**
  * Takes one try of `key`; past `limit` in the window it fails with 429 `RateLimited` and `Retry-After`

@@ -1,6 +1,6 @@
 import { FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Deferred, Effect, Option } from "effect"
+import { Data, Deferred, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
@@ -13,7 +13,8 @@ import { EventStreams, makeEventStreams } from "./EventStreams.js"
 import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
-import { makeLimiter, RateLimiter } from "./RateLimits.js"
+import * as RateLimits from "./RateLimits.js"
+import * as ServerState from "./ServerState.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -51,7 +52,8 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
   const query = url.indexOf("?")
   const key = fastPaths[query < 0 ? url : url.slice(0, query)]
   if (key === undefined) return false
-  const live = runtime.current()
+  // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in (well under a microsecond).
+  const live = Effect.runSync(runtime.current)
   if (live === undefined) return false
   const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
   if (auth?.user === undefined) return false
@@ -85,14 +87,14 @@ export const listen = (options: ListenOptions) =>
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
     // One rate limiter and one trusted-proxy matcher for the process (docs/http.md "Rate limits").
-    const limiter = yield* makeLimiter
+    const perServer = yield* Layer.build(Layer.merge(RateLimits.layer, ServerState.layer))
     const proxies = makeTrustedProxies(config.trusted_proxies)
     // The live-update streams, capped (docs/http.md "Live updates: caps").
     const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
     const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
-      Effect.provideService(RateLimiter.RateLimiter, limiter),
+      Effect.provide(perServer),
       Effect.provideService(TrustedProxies, proxies),
       Effect.provideService(EventStreams, streams),
       Effect.provideService(ServerSettings, { publicDirectories: options.publicDirectories, frameworkRoot: options.frameworkRoot, env: options.env }),

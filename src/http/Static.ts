@@ -4,6 +4,7 @@ import { createHash } from "node:crypto"
 import { posix } from "node:path"
 import { currentGeneration, header, ServerSettings } from "./Context.js"
 import { notFound, notServed } from "./Errors.js"
+import { ServerState } from "./ServerState.js"
 
 // Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
 // `/host/ext/<vendor>/<name>/<file>`, and the framework's `/host/bridge.js` and `/host/utility.css`.
@@ -28,14 +29,13 @@ const contentTypes: Readonly<Record<string, string>> = {
   ".txt": "text/plain; charset=utf-8"
 }
 
-const etags = new Map<string, { readonly stamp: string; readonly etag: string; readonly bytes: Uint8Array }>()
-
 /** Serves one file with ETag / Cache-Control, or 404 when it is not a regular file. */
 export const serveFile = (file: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const request = yield* HttpServerRequest.HttpServerRequest
+    const etags = (yield* ServerState).staticFiles
     const info = yield* fs.stat(file).pipe(Effect.orElseFail(() => notFound("file not found")))
     if (info.type !== "File") return yield* notFound("file not found")
     const stamp = `${info.size}:${Option.getOrElse(Option.map(info.mtime, (date) => date.getTime()), () => 0)}`

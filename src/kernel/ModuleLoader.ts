@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Context, Data, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { pathToFileURL } from "node:url"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // Loads extension code (migrations now, entrypoints and route files in the runtime): `.ts` and `.js`
 // are bundled with esbuild on load, and `@host/sdk` / `@host/sdk/server` resolve to the framework's own
@@ -84,9 +85,7 @@ export const make = (options: ModuleLoaderOptions) =>
         const compiled = path.join(options.cacheDirectory, `${createHash("sha256").update(code).digest("hex")}.mjs`)
         yield* Effect.gen(function*() {
           if (yield* fs.exists(compiled)) return
-          yield* fs.makeDirectory(options.cacheDirectory, { recursive: true })
-          yield* fs.writeFileString(`${compiled}.${process.pid}.tmp`, code)
-          yield* fs.rename(`${compiled}.${process.pid}.tmp`, compiled)
+          yield* writeFileAtomic(compiled, code).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
         }).pipe(Effect.mapError((error) => new ModuleLoadError({ file, detail: error.message })))
         return yield* Effect.tryPromise({
           try: () => importModule(pathToFileURL(compiled).href),

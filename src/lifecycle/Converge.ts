@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import { FileSystem, Path } from "@effect/platform"
 import { Either, Effect, Layer, Option, Schema } from "effect"
 import { manifestYamlLimits, readYaml } from "../domain/YamlText.js"
@@ -13,6 +12,7 @@ import { Registry } from "../registry/Registry.js"
 import { type ConvergeOutcome, replicaDirectory, ReplicaFiles } from "../runtime/ReplicaFiles.js"
 import { OperationLocks } from "../store/OperationLock.js"
 import { markedIds, readMark, removeMark, writeMark } from "./TreeMarks.js"
+import { uuid } from "../system/Ids.js"
 
 // Convergence of one panel root's files to the records (docs/operations.md "Running replicas"). Another
 // replica committed an operation; this root's trees must become what the records name: each enabled
@@ -96,7 +96,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const id = record.extensionId
       const work = path.join(yield* replicaDirectory, "unpack")
-      const name = `${id.replace("/", "-")}-${randomUUID()}`
+      const name = `${id.replace("/", "-")}-${yield* uuid}`
       const inspection = yield* inspectArchive(bytes, { source: `${id}@${record.version}`, limits, keyring: keyringFromConfig(config) })
       if (inspection.manifest.id !== id || inspection.manifest.version !== record.version) {
         return yield* Effect.fail(

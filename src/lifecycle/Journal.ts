@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { namesIn } from "../config/LocalFiles.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // The operation journal (storage/host/journal/<operation id>.json): what an operation that changes
 // files is doing, so that a crash at any point can be finished or rolled back by the next process.
@@ -39,13 +40,9 @@ export const journalDirectory = Effect.map(HostConfig, ({ paths }) => paths.jour
 
 /** Writes the entry atomically (temp file + rename), so a crash never leaves half a journal. */
 export const writeJournal = Effect.fn("Journal.write")(function*(entry: JournalEntry) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const directory = yield* journalDirectory
-  yield* fs.makeDirectory(directory, { recursive: true })
-  const file = path.join(directory, `${entry.id}.json`)
-  yield* fs.writeFileString(`${file}.tmp`, JSON.stringify(entry, null, 2))
-  yield* fs.rename(`${file}.tmp`, file)
+  yield* writeFileAtomic(path.join(directory, `${entry.id}.json`), JSON.stringify(entry, null, 2))
 })
 
 export const removeJournal = Effect.fn("Journal.remove")(function*(id: string) {

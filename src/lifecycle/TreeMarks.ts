@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { replicaDirectory } from "../runtime/ReplicaFiles.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // Which archive each installed tree of this panel root was made from (docs/operations.md "Running
 // replicas"): `storage/host/replica/trees/<vendor>/<name>.json` holding `{sha256, version}`. The database
@@ -32,13 +33,8 @@ export const readMark = (extensionId: string) =>
 /** Records that the tree of `extensionId` is the archive `sha256` (written whole: temp file, then rename). */
 export const writeMark = (extensionId: string, mark: TreeMark) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
     const file = yield* markFile(extensionId)
-    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-    const temporary = `${file}.${process.pid}.tmp`
-    yield* fs.writeFileString(temporary, JSON.stringify(mark))
-    yield* fs.rename(temporary, file)
+    yield* writeFileAtomic(file, JSON.stringify(mark))
   })
 
 export const removeMark = (extensionId: string) =>

@@ -9,6 +9,7 @@ import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { storeError } from "../store/StoreError.js"
 import { Lifecycle } from "./Lifecycle.js"
 import { markerFile } from "./UninstallMarker.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // `host framework:uninstall` (docs/operations.md#uninstall): takes Host out of a panel. Every
 // extension is removed by the ordinary remove operation (down migrations, files, journaled), then the
@@ -148,7 +149,6 @@ export class FrameworkUninstall extends Effect.Service<FrameworkUninstall>()("ho
   effect: Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const sql = yield* SqlClient.SqlClient
-    const { paths } = yield* HostConfig
     const lifecycle = yield* Lifecycle
     const extensions = yield* ExtensionsRepo
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig>()
@@ -195,9 +195,7 @@ export class FrameworkUninstall extends Effect.Service<FrameworkUninstall>()("ho
     const writeMarker = (keepData: boolean) =>
       Effect.gen(function*() {
         const marker = yield* markerFile
-        yield* fs.makeDirectory(paths.storage, { recursive: true })
-        yield* fs.writeFileString(`${marker}.tmp`, JSON.stringify({ startedAt: DateTime.formatIso(yield* DateTime.now), keepData }))
-        yield* fs.rename(`${marker}.tmp`, marker)
+        yield* writeFileAtomic(marker, JSON.stringify({ startedAt: DateTime.formatIso(yield* DateTime.now), keepData }))
       }).pipe(Effect.provide(platform))
 
     const run = (options: UninstallOptions) =>

@@ -1,12 +1,13 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
-import { createHash, randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { type Document, parse as parseYaml, parseDocument } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem, problemsFromParseError } from "../domain/Problems.js"
 import { OperationLocks } from "../store/OperationLock.js"
 import { embeddedAccess, type IdentityStats, type PanelAccess } from "./Access.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // The panel Host is installed into (docs/http.md "Authentication (embedded panel)"): its name and versions (for `requires.panel`/`php`),
 // its users with their hashed API tokens, its servers with owners and subusers, and the permission
@@ -242,10 +243,7 @@ export const editPanelFile = <A, E, R>(
       : ""
     const document = parseDocument(text)
     const result = yield* edit(document, panel)
-    const temporary = `${file}.${randomUUID()}.tmp`
-    yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
-    yield* fs.writeFileString(temporary, document.toString()).pipe(Effect.mapError((error) => fail(error.message)))
-    yield* fs.rename(temporary, file).pipe(Effect.mapError((error) => fail(error.message)))
+    yield* writeFileAtomic(file, document.toString()).pipe(Effect.mapError((error) => fail(error.message)))
     return result
   }))
 

@@ -19,6 +19,7 @@ import {
   pluginJson,
   samePluginJson
 } from "./pelican-plugin/templates.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // Installing Host into a real panel's folder (docs/panels.md, "Installing into Pterodactyl" / "Installing
 // into Pelican"): detect the panel, plan every file change, show it as a diff, apply it, take it back out,
@@ -297,15 +298,14 @@ export class PanelInstall extends Effect.Service<PanelInstall>()("host/PanelInst
     const writeFile = (file: string, text: string) =>
       Effect.gen(function*() {
         const existing = yield* fs.stat(file).pipe(Effect.option)
-        yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-        const temporary = path.join(path.dirname(file), `.${path.basename(file)}.host-${process.pid}.tmp`)
-        yield* fs.writeFileString(temporary, text)
-        if (Option.isSome(existing)) {
-          yield* fs.chmod(temporary, existing.value.mode & 0o7777)
-          const { gid, uid } = existing.value
-          if (Option.isSome(uid) && Option.isSome(gid)) yield* fs.chown(temporary, uid.value, gid.value).pipe(Effect.ignore)
-        }
-        yield* fs.rename(temporary, file).pipe(Effect.tapError(() => fs.remove(temporary).pipe(Effect.ignore)))
+        yield* writeFileAtomic(file, text, {
+          beforeRename: (temporary) =>
+            Option.isNone(existing) ? Effect.void : Effect.gen(function*() {
+              yield* fs.chmod(temporary, existing.value.mode & 0o7777)
+              const { gid, uid } = existing.value
+              if (Option.isSome(uid) && Option.isSome(gid)) yield* fs.chown(temporary, uid.value, gid.value).pipe(Effect.ignore)
+            })
+        })
       }).pipe(Effect.mapError((error) => new PanelFileFailed({ path: file, reason: `cannot be written: ${error.message}` })))
 
     /** Applies a plan's file changes (not its commands). */

@@ -1,5 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // `storage/host/panel-status.json`: what `host serve` knows about the real panel, for `host panel:status`
 // and `host status` to read (docs/panels.md, "Upgrading the panel"): the self-heal's counts. (The driver's
@@ -56,8 +57,5 @@ export const updatePanelStatus = (storage: string, update: (current: Option.Opti
       Effect.orElseSucceed(() => ({}) as Record<string, unknown>)
     )
     const next = { ...raw, ...update(yield* readPanelStatus(storage)) }
-    yield* fs.makeDirectory(storage, { recursive: true })
-    const temporary = `${file}.${process.pid}.tmp`
-    yield* fs.writeFileString(temporary, `${JSON.stringify(next, null, 2)}\n`)
-    yield* fs.rename(temporary, file)
+    yield* writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`)
   })

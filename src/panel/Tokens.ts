@@ -1,5 +1,5 @@
 import { Data, Effect } from "effect"
-import { randomBytes } from "node:crypto"
+import { randomHex } from "../system/Ids.js"
 import { isMap, isSeq } from "yaml"
 import { editPanelFile, hashToken } from "./Panel.js"
 
@@ -15,7 +15,8 @@ export class PanelUserNotFound extends Data.TaggedError("PanelUserNotFound")<{
   }
 }
 
-export const generateToken = (): string => `host_${randomBytes(24).toString("hex")}`
+/** A new API token: `host_` and 24 random bytes in hex (system/Ids.ts, so tests can fix it). */
+export const generateToken: Effect.Effect<string> = Effect.map(randomHex(24), (hex) => `host_${hex}`)
 
 export const issueToken = (username: string) =>
   editPanelFile((document, panel) =>
@@ -25,7 +26,7 @@ export const issueToken = (username: string) =>
       const users = document.get("users")
       const index = isSeq(users) ? users.items.findIndex((item) => isMap(item) && String(item.get("username")) === username) : -1
       if (user === undefined || index < 0) return yield* notFound
-      const token = generateToken()
+      const token = yield* generateToken
       document.setIn(["users", index, "token_sha256"], hashToken(token))
       return { username, userId: user.id, token }
     })

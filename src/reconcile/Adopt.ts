@@ -10,6 +10,7 @@ import { sha256Hex } from "../archive/Tree.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { readDesiredFile, readSensitiveKeys } from "./Inputs.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // Adopt: rewrite the desired-state file so that it describes the panel as it is — extensions enabled or
 // disabled in the UI, settings changed there, extensions added by hand — editing the parsed YAML document
@@ -337,15 +338,12 @@ const readPanel = (env: AdoptOptions["env"]) =>
   })
 
 /** Writes the new text whole (refused when the file changed since its diff was shown). */
-const writeAdopted = (absolute: string, folder: string, after: string, sha256: string, expectedSha256: string | undefined) =>
+const writeAdopted = (absolute: string, after: string, sha256: string, expectedSha256: string | undefined) =>
   Effect.gen(function*() {
     if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
       return yield* new AdoptRefused({ file: absolute, detail: "the file changed since its diff was shown; look at the new diff and adopt again" })
     }
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.makeDirectory(folder, { recursive: true })
-    yield* fs.writeFileString(`${absolute}.adopt.tmp`, after)
-    yield* fs.rename(`${absolute}.adopt.tmp`, absolute)
+    yield* writeFileAtomic(absolute, after)
   })
 
 /** The desired-state text rewritten to describe the panel, with what changed and what could not be said. */
@@ -372,7 +370,7 @@ export const adopt = Effect.fn("Adopt.adopt")(function*(file: string, options: A
   const sha256 = existed ? sha256Hex(before) : ""
   const diff = unifiedDiff(before, after, { from: existed ? absolute : "/dev/null", to: absolute })
   const written = options.write && changed
-  if (written) yield* writeAdopted(absolute, place.folder, after, sha256, options.expectedSha256)
+  if (written) yield* writeAdopted(absolute, after, sha256, options.expectedSha256)
   const { changes, notes } = said
   return { file: absolute, existed, sha256, before, after, diff, changed, changes, notes, written } satisfies AdoptResult
 })

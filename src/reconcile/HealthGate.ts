@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Duration, Effect, Either, Option } from "effect"
-import { randomUUID } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type Actor, type ExtensionSource, manifestOf } from "../domain/Installed.js"
 import type { PlanAction } from "../domain/PlanFormat.js"
@@ -12,6 +11,7 @@ import { Panel } from "../panel/Panel.js"
 import { bootForCli, criticalFailures, extensionHealth } from "../runtime/Backend.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { CoreRows } from "../store/CoreRows.js"
+import { uuid } from "../system/Ids.js"
 import { HealthGateFailed } from "./Errors.js"
 
 // Health gates (docs/operations.md#health-gates): after an install or update (with the configure and
@@ -81,7 +81,7 @@ const snapshot = (id: string) =>
     if (!(yield* fs.exists(installed))) return Option.none<Snapshot>()
     const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(id))
     if (Option.isNone(record)) return Option.none<Snapshot>()
-    const copy = path.join(paths.staging, `${snapshotPrefix}${randomUUID()}`)
+    const copy = path.join(paths.staging, `${snapshotPrefix}${yield* uuid}`)
     yield* fs.makeDirectory(paths.staging, { recursive: true })
     yield* fs.copy(installed, copy)
     return Option.some<Snapshot>({ copy, source: record.value.source })

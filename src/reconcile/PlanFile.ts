@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Plan } from "../domain/PlanFormat.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 import { PlanFileInvalid } from "./Errors.js"
 
 // Saved plans (`host reconcile --out` and `--plan`, docs/plan-format.md): a plan is written in the wire
@@ -9,13 +10,10 @@ import { PlanFileInvalid } from "./Errors.js"
 
 /** Writes a plan file (`--out`); the file appears whole or not at all. */
 export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan, file: string) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const absolute = path.resolve(file)
-  yield* fs.makeDirectory(path.dirname(absolute), { recursive: true })
   const encoded = yield* Schema.encode(Plan)(thePlan)
-  yield* fs.writeFileString(`${absolute}.tmp`, `${JSON.stringify(encoded, null, 2)}\n`)
-  yield* fs.rename(`${absolute}.tmp`, absolute)
+  yield* writeFileAtomic(absolute, `${JSON.stringify(encoded, null, 2)}\n`)
   return absolute
 })
 

@@ -1,11 +1,11 @@
 import { DateTime, Effect, Either } from "effect"
-import { randomUUID } from "node:crypto"
 import { ArtifactStore } from "../archive/ArtifactStore.js"
 import type { DesiredState } from "../domain/DesiredState.js"
 import { type ActualExtension, type Candidate, configuredValues, planActions, type PlanOptions } from "../domain/Plan.js"
 import { type Plan, type PlanAction, summarize } from "../domain/PlanFormat.js"
 import type { Problem } from "../domain/Problems.js"
 import type { RuntimeVersions } from "../domain/Rules.js"
+import { uuid } from "../system/Ids.js"
 import { type PlanningContext, readCandidates, withTreeCache } from "./Candidates.js"
 import { PlanInvalid } from "./Errors.js"
 import { fingerprintOf, planBasis } from "./Fingerprint.js"
@@ -122,7 +122,7 @@ export const makePlan = (request: PlanRequest, file: string, state: DesiredState
     const basis = planBasis(actual, sourceStamps, settingValuesOf(actions, request.env, () => undefined))
     return {
       format: 1,
-      id: `plan-${randomUUID()}`,
+      id: `plan-${yield* uuid}`,
       created_at: DateTime.formatIso(yield* DateTime.now),
       fingerprint: fingerprintOf(basis),
       actions,

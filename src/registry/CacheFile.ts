@@ -1,9 +1,10 @@
-import { FileSystem, Path } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
 import { problemsFromParseError } from "../domain/Problems.js"
 import { RegistryCacheError } from "./RegistryErrors.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // The registry cache file `{fetched_at, registry}`: reading it (decoded like any outside input),
 // writing it atomically, and what `status` and `registry:status` report about it.
@@ -76,17 +77,10 @@ export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSys
 
 /** Writes the cache next to its final place and renames it over, so a reader never sees half a file. */
 export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: RegistryCacheFile) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
   const encoded = yield* Schema.encode(RegistryCacheFile)(cache).pipe(
     Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )
-  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
-  const failed = (error: { readonly message: string }) => new RegistryCacheError({ path: file, detail: error.message })
-  yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError(failed))
-  yield* fs.writeFileString(temporary, `${JSON.stringify(encoded, null, 2)}\n`).pipe(
-    Effect.zipRight(fs.rename(temporary, file)),
-    Effect.mapError(failed),
-    Effect.onError(() => Effect.ignore(fs.remove(temporary, { force: true })))
+  yield* writeFileAtomic(file, `${JSON.stringify(encoded, null, 2)}\n`).pipe(
+    Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )
 })

@@ -2,6 +2,7 @@ import { FileSystem, HttpClient } from "@effect/platform"
 import { Duration, Effect, Option, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import { RegistryFetchFailed } from "./RegistryErrors.js"
+import { formatBytes } from "../domain/Bytes.js"
 
 // Getting the bytes behind a registry URL: http(s) through the platform HttpClient (with a timeout for
 // the answer to start and one for the whole transfer), or file:// from the file system. Both refuse
@@ -19,12 +20,6 @@ export interface FetchOptions {
   readonly timeouts: FetchTimeouts
   /** Called as bytes arrive: received so far, and the total when the server said it. */
   readonly onProgress?: ((received: number, total: number | undefined) => Effect.Effect<void>) | undefined
-}
-
-export const formatBytes = (bytes: number): string => {
-  if (bytes < 1024) return `${bytes} bytes`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 }
 
 const seconds = (duration: Duration.DurationInput): string => {

@@ -12,6 +12,7 @@ import type { HostEvent } from "@host/sdk/server"
 import { buildGeneration, type Generation, type LoadedExtension, toHostEvent } from "./Runtime.js"
 import { callExtensionCode } from "./ExtensionCode.js"
 import { recordQuarantine } from "./Quarantine.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 // Backend parts outside HTTP (docs/backend.md): the console commands and health checks of booted
 // extensions, for the CLI (`host <command>`, `host commands`, `status --health`, `schedule:run`) and the
 // server alike.
@@ -26,7 +27,7 @@ export const bootForCli = Effect.gen(function*() {
     number: 0,
     installed,
     extensionsPath: paths.extensions,
-    versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
+    versions: runtimeVersions(config.version, panel.info),
     loader,
     moduleCache: new Map()
   })

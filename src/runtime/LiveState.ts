@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Clock, Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, Layer, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
 import { CoreKeys, CoreRows } from "../store/CoreRows.js"
@@ -16,6 +16,7 @@ import { recordQuarantine } from "./Quarantine.js"
 import { dispatchEvent, dispatchHostEvent, serverEvents } from "./Backend.js"
 import { devSignals } from "./DevSignal.js"
 import { buildGeneration, type Generation } from "./Runtime.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // The live runtime of a server (docs/http.md "Runtime generations, quarantine, live state"): the current generation, swapped for a new one when
 // the installed state changes — in this process (lifecycle events, at once) or in another (the CLI, a
@@ -23,6 +24,11 @@ import { buildGeneration, type Generation } from "./Runtime.js"
 // generation is built this root's files are converged to the records (docs/operations.md "Running
 // replicas"); what this replica cannot get is unavailable here only. A request takes the generation
 // current when it starts and finishes on it, so a swap drops nothing in flight.
+//
+// The current generation is a SubscriptionRef: a request reads it, and whoever follows swaps (the
+// event streams) reads its `changes` — no listener set of our own (docs/decisions.md "Live state").
+// What the poll remembers between runs (fingerprints, stamps, the panel last read) is one Ref written
+// only under the rebuild's semaphore.
 
 export interface LiveGeneration {
   readonly generation: Generation
@@ -35,15 +41,18 @@ export interface LiveGeneration {
 
 export interface LiveRuntimeService {
   /** The current generation, or undefined before the first boot finished. */
-  readonly current: () => LiveGeneration | undefined
+  readonly current: Effect.Effect<LiveGeneration | undefined>
+  /**
+   * Every generation once it is current, the one current at subscription first (the bridge's events
+   * stream). A change of the panel's users or servers within one generation is not a new one.
+   */
+  readonly changes: Stream.Stream<LiveGeneration>
   /** Re-reads the state now and swaps if it changed (or always, with `force`). */
   readonly refresh: (force?: boolean) => Effect.Effect<LiveGeneration>
-  /** Called with every new generation once it is current (the bridge's events stream); returns an unsubscribe. */
-  readonly onSwap: (listener: (live: LiveGeneration) => void) => () => void
   /** The panel's base URL: `base_url` when configured, else the address the server listens on. */
-  readonly baseUrl: () => string
+  readonly baseUrl: Effect.Effect<string>
   /** Called once the server listens: its address becomes the base URL unless `base_url` is configured. */
-  readonly useListenUrl: (url: string) => void
+  readonly useListenUrl: (url: string) => Effect.Effect<void>
 }
 
 export class LiveRuntime extends Context.Tag("host/runtime/LiveRuntime")<LiveRuntime, LiveRuntimeService>() {}
@@ -55,12 +64,25 @@ export interface LiveRuntimeOptions {
   readonly retryInterval?: Duration.DurationInput
 }
 
+/** What the poll remembers between runs (read and written under the rebuild's semaphore). */
+interface Seen {
+  /** The records, panel file stamp and unavailable extensions the current generation was built from. */
+  readonly fingerprint: string
+  /** The stamp of config/panel.yaml when it was last read, and what it said. */
+  readonly panelStamp: string
+  readonly panelState: { readonly info: PanelInfo; readonly directory: PanelDirectory }
+  readonly installedVersions: ReadonlyMap<string, string>
+  /** The state generation the current runtime was built from. */
+  readonly lastGeneration: number
+  /** What the last convergence left to do: try again at the next poll (deferred) or after a while (unavailable). */
+  readonly convergeAgainAt: number
+}
+
 const make = (options: LiveRuntimeOptions) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { baseUrlConfigured, config, paths } = yield* HostConfig
-    let baseUrl = config.base_url
     const extensionsRepo = yield* ExtensionsRepo
     const stateGeneration = yield* StateGeneration
     const replicaFiles = yield* ReplicaFiles
@@ -73,17 +95,19 @@ const make = (options: LiveRuntimeOptions) =>
     const lock = yield* Effect.makeSemaphore(1)
     const panelFile = path.join(paths.root, "config", "panel.yaml")
 
-    let current: LiveGeneration | undefined = undefined
-    const swapListeners = new Set<(live: LiveGeneration) => void>()
-    const onSwap = (listener: (live: LiveGeneration) => void) => {
-      swapListeners.add(listener)
-      return () => {
-        swapListeners.delete(listener)
-      }
-    }
-    let fingerprint = ""
-    let panelStamp = ""
-    let panelState = { info: panel.info, directory: panel.directory }
+    const live = yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined)
+    const current = SubscriptionRef.get(live)
+    const baseUrl = yield* Ref.make(config.base_url)
+    const seen = yield* Ref.make<Seen>({
+      fingerprint: "",
+      panelStamp: "",
+      panelState: { info: panel.info, directory: panel.directory },
+      installedVersions: new Map(),
+      lastGeneration: -1,
+      convergeAgainAt: 0
+    })
+    /** The replica report last written, so an unchanged one is not written again. */
+    const reported = yield* Ref.make("")
 
     const stampOf = (file: string) =>
       fs.stat(file).pipe(
@@ -91,33 +115,27 @@ const make = (options: LiveRuntimeOptions) =>
         Effect.orElseSucceed(() => "absent")
       )
 
-    const persistQuarantine = (generation: Generation) =>
+    const persistQuarantine = (generation: Generation, installedVersions: ReadonlyMap<string, string>) =>
       recordQuarantine(generation, installedVersions).pipe(Effect.provide(context))
 
-    let installedVersions = new Map<string, string>()
     const interval = options.pollInterval ?? Duration.millis(500)
     const retryInterval = options.retryInterval ?? Duration.seconds(10)
-    /** The state generation the current runtime was built from. */
-    let lastGeneration = -1
 
     /** What this replica serves and lacks, for `host status` on this root (written when it changes). */
-    const report = (generation: Generation, stateGenerationSeen: number) => {
-      const unavailable = [...generation.unavailable].map(([id, reason]) => ({ id, reason }))
-      const key = JSON.stringify([stateGenerationSeen, unavailable])
-      if (key === reported) return Effect.void
-      reported = key
-      return Effect.flatMap(DateTime.now, (now) =>
-        writeReplicaReport({
+    const report = (generation: Generation, stateGenerationSeen: number) =>
+      Effect.gen(function*() {
+        const unavailable = [...generation.unavailable].map(([id, reason]) => ({ id, reason }))
+        const key = JSON.stringify([stateGenerationSeen, unavailable])
+        if ((yield* Ref.getAndSet(reported, key)) === key) return
+        const now = yield* DateTime.now
+        yield* writeReplicaReport({
           pid: process.pid,
           state_generation: stateGenerationSeen,
           runtime_generation: generation.number,
           updated_at: DateTime.formatIso(now),
           unavailable
-        })).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`could not write this replica's report: ${error.message}`)),
-        Effect.provide(context)
-      )
-    }
+        }).pipe(Effect.catchAll((error) => Effect.logWarning(`could not write this replica's report: ${error.message}`)))
+      }).pipe(Effect.provide(context))
 
     // The panel's servers as last seen (a host/core row), to tell created and deleted ones apart.
     const readKnownServers = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.panelServers)).pipe(
@@ -131,10 +149,6 @@ const make = (options: LiveRuntimeOptions) =>
         Effect.provide(context)
       )
 
-    // What the last convergence left to do: try again at the next poll (deferred) or after a while (unavailable).
-    let convergeAgainAt = 0
-    let reported = ""
-
     const rebuild = (force: boolean) =>
       Effect.gen(function*() {
         // Read before the records, so a generation raised meanwhile is seen again at the next poll.
@@ -142,16 +156,18 @@ const make = (options: LiveRuntimeOptions) =>
         const installed = yield* extensionsRepo.list
         const stamp = yield* stampOf(panelFile)
         const converged = yield* replicaFiles.converge(installed)
+        const previous = yield* current
         // Deferred (an operation on this host is switching files): what was unavailable stays so until checked again.
         const files = converged.deferred
-          ? { ...converged, unavailable: new Map([...(current?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
+          ? { ...converged, unavailable: new Map([...(previous?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
           : converged
         const now = yield* Clock.currentTimeMillis
-        convergeAgainAt = files.deferred
+        const convergeAgainAt = files.deferred
           ? now
           : files.unavailable.size > 0
           ? now + Duration.toMillis(retryInterval)
           : Number.POSITIVE_INFINITY
+        yield* Ref.update(seen, (state) => ({ ...state, convergeAgainAt }))
         for (const id of files.changed) {
           // Modules are cached by file and record; a tree replaced under the same record must be loaded again.
           const directory = path.join(paths.extensions, ...id.split("/")) + path.sep
@@ -160,57 +176,51 @@ const make = (options: LiveRuntimeOptions) =>
         const nextFingerprint = `${stamp}\n${
           installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")
         }\n${[...files.unavailable].map(([id, reason]) => `${id}|${reason}`).join("\n")}`
-        if (!force && current !== undefined && nextFingerprint === fingerprint && files.changed.length === 0) {
-          lastGeneration = seenGeneration
-          yield* report(current.generation, seenGeneration)
-          return current
+        const before = yield* Ref.get(seen)
+        if (!force && previous !== undefined && nextFingerprint === before.fingerprint && files.changed.length === 0) {
+          yield* Ref.update(seen, (state) => ({ ...state, lastGeneration: seenGeneration }))
+          yield* report(previous.generation, seenGeneration)
+          return previous
         }
-        if (stamp !== panelStamp) {
-          panelState = yield* panel.reload.pipe(
-            Effect.catchAll((error) =>
-              Effect.as(Effect.logWarning(`config/panel.yaml: ${error.message}; keeping the previous users and servers`), panelState)
-            )
+        const panelState = stamp === before.panelStamp ? before.panelState : yield* panel.reload.pipe(
+          Effect.catchAll((error) =>
+            Effect.as(Effect.logWarning(`config/panel.yaml: ${error.message}; keeping the previous users and servers`), before.panelState)
           )
-          panelStamp = stamp
-        }
-        installedVersions = new Map(installed.map((e) => [e.extensionId, e.version]))
-        const number = (current?.generation.number ?? 0) + 1
+        )
+        const installedVersions = new Map(installed.map((e) => [e.extensionId, e.version]))
+        yield* Ref.update(seen, (state) => ({ ...state, panelStamp: stamp, panelState, installedVersions }))
+        const number = (previous?.generation.number ?? 0) + 1
         const started = yield* Clock.currentTimeMillis
         const generation = yield* buildGeneration({
           number,
           installed,
           extensionsPath: paths.extensions,
-          versions: { host: hostVersion, panel: panelState.info.version, php: panelState.info.php, node: process.versions.node },
+          versions: runtimeVersions(hostVersion, panelState.info),
           loader,
           moduleCache,
           unavailable: files.unavailable
         }).pipe(Effect.provide(context))
         for (const warning of generation.warnings) yield* Effect.logWarning(warning)
         for (const [id, reason] of generation.quarantined) {
-          if (current?.generation.quarantined.get(id) !== reason) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
+          if (previous?.generation.quarantined.get(id) !== reason) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
         }
         for (const [id, reason] of generation.unavailable) {
-          if (current?.generation.unavailable.get(id) !== reason) yield* Effect.logWarning(`unavailable on this replica: ${id}: ${reason}`)
+          if (previous?.generation.unavailable.get(id) !== reason) yield* Effect.logWarning(`unavailable on this replica: ${id}: ${reason}`)
         }
         const next: LiveGeneration = {
           generation,
-          bodies: clientBodies(generation, { version: hostVersion, baseUrl }),
+          bodies: clientBodies(generation, { version: hostVersion, baseUrl: yield* Ref.get(baseUrl) }),
           panel: panelState.directory,
           access: panel.access(panelState.directory),
           panelInfo: panelState.info
         }
-        current = next
-        fingerprint = nextFingerprint
         // Only a generation that was built counts as seen: a failed build is tried again at the next poll.
-        lastGeneration = seenGeneration
-        yield* Effect.forEach([...swapListeners], (listener) =>
-          Effect.try(() => listener(next)).pipe(
-            Effect.catchAll((error) => Effect.logWarning(`a generation listener failed: ${String(error.error)}`))
-          ), { discard: true })
+        yield* Ref.update(seen, (state) => ({ ...state, fingerprint: nextFingerprint, lastGeneration: seenGeneration }))
+        yield* SubscriptionRef.set(live, next)
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${(yield* Clock.currentTimeMillis) - started} ms`
         )
-        yield* persistQuarantine(generation)
+        yield* persistQuarantine(generation, installedVersions)
         yield* report(generation, seenGeneration)
         // Servers that appeared in or vanished from config/panel.yaml since it was last read — by this
         // server or, at start, by an earlier one (the list is kept in a host/core settings row).
@@ -227,39 +237,39 @@ const make = (options: LiveRuntimeOptions) =>
         Effect.catchAllCause((cause) =>
           Effect.flatMap(
             Effect.logError("could not build a runtime generation; keeping the current one", cause),
-            () => current === undefined ? Effect.dieMessage("no runtime generation could be built") : Effect.succeed(current)
+            () => Effect.flatMap(current, (previous) => previous === undefined ? Effect.dieMessage("no runtime generation could be built") : Effect.succeed(previous))
           )
         )
       )
 
     // Listeners of the current generation get framework events; every event also triggers a swap.
     const dispatch = (event: LifecycleEvent) =>
-      Effect.gen(function*() {
-        const live = current
-        if (live === undefined) return
-        yield* dispatchEvent(live.generation, event)
-      })
+      Effect.flatMap(current, (now) => now === undefined ? Effect.void : dispatchEvent(now.generation, event))
     const scope = yield* Effect.scope
     yield* events.subscribe((event) =>
       dispatch(event).pipe(Effect.zipRight(Effect.forkIn(Effect.ignore(refresh()), scope)), Effect.asVoid)
     )
 
     // The poll: one row by its key, and a stat of config/panel.yaml. Only a change (or convergence left to
-    // retry) rebuilds; a database that cannot be read keeps the current generation serving.
-    let pollFailing = false
-    const poll = Effect.gen(function*() {
-      const seen = yield* stateGeneration.current
+    // retry) rebuilds; a database that cannot be read keeps the current generation serving. A failing poll
+    // warns once, and says so when the database answers again.
+    const pollOnce = Effect.gen(function*() {
+      const generationNow = yield* stateGeneration.current
       const stamp = yield* stampOf(panelFile)
-      if (pollFailing) yield* Effect.logInfo("the database answers again")
-      pollFailing = false
-      if (seen !== lastGeneration || stamp !== panelStamp || (yield* Clock.currentTimeMillis) >= convergeAgainAt) yield* refresh()
-    }).pipe(
-      Effect.catchAll((error) =>
-        pollFailing ? Effect.void : Effect.zipRight(Effect.sync(() => (pollFailing = true)), Effect.logWarning(`${error.message}; serving the current generation`))
+      const state = yield* Ref.get(seen)
+      return generationNow !== state.lastGeneration || stamp !== state.panelStamp || (yield* Clock.currentTimeMillis) >= state.convergeAgainAt
+    })
+    const poll = (failing: boolean): Effect.Effect<boolean> =>
+      pollOnce.pipe(
+        Effect.tap(() => failing ? Effect.logInfo("the database answers again") : Effect.void),
+        Effect.flatMap((changed) => changed ? refresh() : Effect.void),
+        Effect.as(false),
+        Effect.catchAll((error) =>
+          failing ? Effect.succeed(true) : Effect.as(Effect.logWarning(`${error.message}; serving the current generation`), true)
+        )
       )
-    )
     yield* refresh(true).pipe(
-      Effect.zipRight(Effect.repeat(Effect.delay(poll, interval), Schedule.forever)),
+      Effect.zipRight(Effect.iterate(false, { while: () => true, body: (failing) => Effect.delay(poll(failing), interval) })),
       Effect.ignore,
       Effect.forkScoped
     )
@@ -270,22 +280,24 @@ const make = (options: LiveRuntimeOptions) =>
     if (reloadEvery !== undefined) {
       const pollPanel = Effect.gen(function*() {
         const next = yield* panel.reload
-        const before = panelState.directory.servers.map((server) => server.uuid).join("\n")
-        panelState = next
-        if (current === undefined || before === next.directory.servers.map((server) => server.uuid).join("\n")) return
-        current = { ...current, panel: next.directory, access: panel.access(next.directory), panelInfo: next.info }
+        const previous = yield* Ref.modify(seen, (state) => [state.panelState, { ...state, panelState: next }])
+        const before = previous.directory.servers.map((server) => server.uuid).join("\n")
+        if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
+        const updated = yield* SubscriptionRef.updateAndGet(live, (now) =>
+          now === undefined ? now : { ...now, panel: next.directory, access: panel.access(next.directory), panelInfo: next.info })
+        if (updated === undefined) return
         const servers = next.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
         const known = yield* readKnownServers
         const events = serverEvents(known ?? servers, servers)
         if (known === undefined || events.length > 0) yield* writeKnownServers(servers)
-        for (const event of events) yield* dispatchHostEvent(current.generation, event)
+        for (const event of events) yield* dispatchHostEvent(updated.generation, event)
       }).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
       yield* Effect.repeat(Effect.delay(pollPanel, reloadEvery), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
     }
 
     // Identity-cache counters, where `host panel:status` (another process) reads them: storage/host/replica/panel.json
     // (docs/panels.md "Identity cache counters"), written when they change.
-    let lastStats = ""
+    const lastStats = yield* Ref.make("")
     const writeStats = (counters: Effect.Effect<IdentityStats>) => Effect.gen(function*() {
       const stats = yield* counters
       const report = {
@@ -295,8 +307,7 @@ const make = (options: LiveRuntimeOptions) =>
         updated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
       }
       const key = `${stats.hits}|${stats.misses}|${stats.panelRequests}`
-      if (key === lastStats) return
-      lastStats = key
+      if ((yield* Ref.getAndSet(lastStats, key)) === key) return
       yield* writePanelStats(report)
     }).pipe(Effect.provide(context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
     if (panel.stats !== undefined) {
@@ -309,13 +320,19 @@ const make = (options: LiveRuntimeOptions) =>
       Effect.forkScoped
     )
 
-    const useListenUrl = (url: string) => {
-      if (baseUrlConfigured === true) return
-      baseUrl = url
-      // The precomputed bodies of the generation already built carry the old URL.
-      if (current !== undefined) current = { ...current, bodies: clientBodies(current.generation, { version: hostVersion, baseUrl }) }
-    }
-    return { current: () => current, refresh, onSwap, baseUrl: () => baseUrl, useListenUrl } satisfies LiveRuntimeService
+    const useListenUrl = (url: string) =>
+      baseUrlConfigured === true ? Effect.void : Effect.zipRight(
+        Ref.set(baseUrl, url),
+        // The precomputed bodies of the generation already built carry the old URL.
+        SubscriptionRef.update(live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: hostVersion, baseUrl: url }) })
+      )
+
+    // Swaps only: the same generation with other panel users or a new base URL is not announced again.
+    const changes = live.changes.pipe(
+      Stream.filterMap(Option.fromNullable),
+      Stream.changesWith((a, b) => a.generation.number === b.generation.number)
+    )
+    return { current, changes, refresh, baseUrl: Ref.get(baseUrl), useListenUrl } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))

@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { InstalledExtension } from "../domain/Installed.js"
+import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // What the live runtime asks of this root's files before it builds a generation (docs/operations.md
 // "Running replicas"): bring the installed trees to the records. The work (unpacking archives, fetching
@@ -39,12 +40,8 @@ const reportFile = Effect.flatMap(Path.Path, (path) => Effect.map(replicaDirecto
 
 export const writeReplicaReport = (report: ReplicaReport) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
     const file = yield* reportFile
-    yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-    yield* fs.writeFileString(`${file}.${process.pid}.tmp`, JSON.stringify(report, null, 2))
-    yield* fs.rename(`${file}.${process.pid}.tmp`, file)
+    yield* writeFileAtomic(file, JSON.stringify(report, null, 2))
   })
 
 /** The report of the server on this root, if one ever ran here. */
@@ -75,12 +72,8 @@ const replicaJsonFile = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
   const encode = Schema.encodeSync(Schema.parseJson(schema))
   const write = (value: A) =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
       const target = yield* file
-      yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-      yield* fs.writeFileString(`${target}.${process.pid}.tmp`, encode(value))
-      yield* fs.rename(`${target}.${process.pid}.tmp`, target)
+      yield* writeFileAtomic(target, encode(value))
     })
   const read = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem

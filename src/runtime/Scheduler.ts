@@ -96,12 +96,12 @@ export const runDueTasks = Effect.fn("Scheduler.runDueTasks")(function*(generati
  * The server's runner: at the start of every minute, the due tasks of the current generation — started
  * in a fiber of their own, so a task running longer than a minute never costs the next minute its turn.
  */
-export const runEveryMinute = (current: () => Generation | undefined) =>
+export const runEveryMinute = (current: Effect.Effect<Generation | undefined>) =>
   Effect.gen(function*() {
     for (;;) {
       const now = yield* Clock.currentTimeMillis
       yield* Effect.sleep(Duration.millis(60_000 - (now % 60_000) + 50))
-      const generation = current()
+      const generation = yield* current
       if (generation === undefined) continue
       yield* Effect.fork(
         runDueTasks(generation, DateTime.toDateUtc(yield* DateTime.now), "server").pipe(

@@ -6,6 +6,7 @@ import { Faults } from "../config/Debug.js"
 import { leaseLapsed, leaseMillis, leaseRenewMillis, OperationLock } from "../domain/Lock.js"
 import { CoreKeys, type CoreKeyFamily, CoreRows, decodeCoreValue, member } from "./CoreRows.js"
 import { dialectOf } from "./Dialect.js"
+import { uuid } from "../system/Ids.js"
 
 // One writer per database (docs/architecture.md "Store", docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
@@ -48,12 +49,6 @@ export class LockHolderAlive extends Data.TaggedError("LockHolderAlive")<{
 }
 
 const thisHost = hostname()
-
-/**
- * A fresh lock id, from the global Web Crypto object: Node loads its crypto modules only when a lock is
- * taken, and most commands never take one (docs/architecture.md, "Startup").
- */
-const newLockId = (): string => globalThis.crypto.randomUUID()
 
 /** The fields of /proc/<pid>/stat after the command name, or undefined where there is no /proc. */
 const procStat = (pid: number): ReadonlyArray<string> | undefined => {
@@ -183,7 +178,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
           const now = yield* Clock.currentTimeMillis
           if (Option.isNone(row)) {
             const lock: OperationLock = {
-              id: newLockId(),
+              id: yield* uuid,
               holder: options.holder,
               pid: process.pid,
               hostname: thisHost,
@@ -252,7 +247,7 @@ export class OperationLocks extends Effect.Service<OperationLocks>()("host/Opera
       const row = member(of, name)
       const at = DateTime.formatIso(yield* DateTime.now)
       const claimed = yield* rows.insertNew(row, {
-        id: newLockId(),
+        id: yield* uuid,
         holder,
         pid: process.pid,
         hostname: thisHost,

@@ -1,12 +1,12 @@
 import { Effect, Layer, Option } from "effect"
-import { HostConfig } from "../config/HostConfig.js"
+import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { DoctorUnknownExtension, runDoctor } from "../lifecycle/Doctor.js"
 import { Panel } from "../panel/Panel.js"
 import { bootForCli, runHealthChecks } from "../runtime/Backend.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { RuntimeNotReady } from "./Errors.js"
-import { versionsOf } from "./Versions.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // The doctor report (docs/operations.md "host doctor"), for both front doors: `host doctor [<id>]` boots
 // the enabled extensions as `host status --health` does; the admin detail screen's Doctor section reads
@@ -20,11 +20,11 @@ const nodeHttpClient = Layer.unwrapEffect(
 
 export const extensionDoctor = (id: string) =>
   Effect.gen(function*() {
-    const live = (yield* LiveRuntime).current()
+    const live = yield* (yield* LiveRuntime).current
     if (live === undefined) return yield* new RuntimeNotReady()
     const loaded = live.generation.extensions.get(id)
     const health = loaded === undefined ? [] : yield* runHealthChecks({ ...live.generation, extensions: new Map([[id, loaded]]) })
-    return yield* runDoctor(id, { generation: live.generation, health, versions: versionsOf(live.panelInfo) }).pipe(Effect.provide(nodeHttpClient))
+    return yield* runDoctor(id, { generation: live.generation, health, versions: runtimeVersions(frameworkVersion, live.panelInfo) }).pipe(Effect.provide(nodeHttpClient))
   })
 
 /** `host doctor [<id>]`: boots the enabled extensions, runs their health checks, and reports (the HTTP client is the caller's). */
@@ -38,5 +38,5 @@ export const cliDoctor = (only: string | undefined) =>
     }
     const generation = yield* bootForCli
     const health = yield* runHealthChecks(generation)
-    return yield* runDoctor(only, { generation, health, versions: versionsOf(panel.info, config.version) })
+    return yield* runDoctor(only, { generation, health, versions: runtimeVersions(config.version, panel.info) })
   })

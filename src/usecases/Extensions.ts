@@ -175,7 +175,7 @@ export const extensionDetail = (id: string) =>
     const extension = yield* findInstalled(id)
     const manifest = manifestOf(extension)
     const document = manifest?.document
-    const live = (yield* LiveRuntime).current()
+    const live = yield* (yield* LiveRuntime).current
     const loaded = live?.generation.extensions.get(id)
     const { reason, status } = (yield* statusReader)(extension)
     const all = yield* installedList
@@ -233,7 +233,7 @@ export const extensionImpact = (id: string): Effect.Effect<Impact, Effect.Effect
 /** `POST extensions/{vendor}/{name}/health`: runs this extension's health checks now. */
 export const extensionHealthNow = (id: string) =>
   Effect.gen(function*() {
-    const loaded = (yield* LiveRuntime).current()?.generation.extensions.get(id)
+    const loaded = (yield* (yield* LiveRuntime).current)?.generation.extensions.get(id)
     if (loaded === undefined) return yield* new ExtensionNotLoaded({ extensionId: id })
     const report = yield* extensionHealth(loaded, "5 seconds")
     return { ...report, checkedAt: DateTime.formatIso(yield* DateTime.now) } satisfies ExtensionHealth
@@ -241,7 +241,7 @@ export const extensionHealthNow = (id: string) =>
 
 /** `GET health`: the health of every booted extension, declared checks joined with reported results. */
 export const healthOverview = Effect.gen(function*() {
-  const live = (yield* LiveRuntime).current()
+  const live = yield* (yield* LiveRuntime).current
   const report = live === undefined ? [] : yield* runHealthChecks(live.generation)
   return { extensions: report, critical_failures: criticalFailures(report) } satisfies HealthOverview
 })

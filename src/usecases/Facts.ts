@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Either } from "effect"
-import { HostConfig } from "../config/HostConfig.js"
+import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import type { DesiredExtension } from "../domain/DesiredState.js"
 import type { InstalledExtension } from "../domain/Installed.js"
 import { newerVersion, type RegistryIndex } from "../domain/Registry.js"
@@ -10,7 +10,7 @@ import { extensionStatus } from "../runtime/ExtensionView.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
-import { versionsOf } from "./Versions.js"
+import { runtimeVersions } from "../system/RuntimeVersions.js"
 
 // Facts several read models share, each read one way: what is installed, how each extension stands,
 // what the desired-state file says about it, and what the registry offers.
@@ -22,7 +22,7 @@ export const installedList = Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
  * else the quarantine recorded by the last server that ran.
  */
 export const statusReader = Effect.gen(function*() {
-  const live = (yield* LiveRuntime).current()
+  const live = yield* (yield* LiveRuntime).current
   const recorded = yield* readQuarantine
   const quarantineOf = (extension: InstalledExtension) =>
     live?.generation.quarantined.get(extension.extensionId) ?? (live === undefined ? quarantineReason(recorded, extension) : undefined)
@@ -60,4 +60,4 @@ export const newerInRegistry = (
 }
 
 /** The versions `requires` is checked against, as the server's current runtime generation knows them. */
-export const currentVersions = Effect.map(LiveRuntime, (runtime) => versionsOf(runtime.current()?.panelInfo))
+export const currentVersions = Effect.flatMap(LiveRuntime, (runtime) => Effect.map(runtime.current, (live) => runtimeVersions(frameworkVersion, live?.panelInfo)))

@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDir } from "../support/cli.js"
 import { inspectDatabase } from "../support/extensions.js"
-import { formatBytes } from "../../src/registry/Fetch.js"
+import { formatBytes } from "../../src/domain/Bytes.js"
 import {
   type BuiltArchive,
   chunked,

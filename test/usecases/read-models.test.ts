@@ -3,12 +3,12 @@ import { unlistedWarning } from "../../src/domain/DesiredState.js"
 import { dependentsOf, installedStates, InstalledManifest } from "../../src/domain/Installed.js"
 import { checkRequires } from "../../src/domain/Rules.js"
 import { requiresReport } from "../../src/usecases/Requires.js"
-import { versionsOf } from "../../src/usecases/Versions.js"
+import { runtimeVersions } from "../../src/system/RuntimeVersions.js"
 
 // The read models give structured facts; the sentences they carry are the ones operations report.
 
 describe("requires as data", () => {
-  const versions = versionsOf({ version: undefined, php: "8.2.1" }, "1.4.0")
+  const versions = runtimeVersions("1.4.0", { version: undefined, php: "8.2.1" })
 
   it("reports each range with its outcome, and the same sentences checkRequires gives", () => {
     const requires = { host: "^1.2", php: ">=8.3", panel: "^1.11" }

@@ -9,10 +9,10 @@ import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
 import semver from "semver"
 import { applyReport, type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
-import { versionsOf } from "../../usecases/Versions.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
+import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
 
@@ -156,10 +156,10 @@ export const reconcileCommand = Command.make(
         }
         const { config } = yield* HostConfig
         const panel = yield* Panel
-        const versions = versionsOf(
-          { version: Option.getOrElse(options.panelVersion, () => panel.info.version), php: panel.info.php },
-          Option.getOrElse(options.hostVersion, () => config.version)
-        )
+        const versions = runtimeVersions(Option.getOrElse(options.hostVersion, () => config.version), {
+          version: Option.getOrElse(options.panelVersion, () => panel.info.version),
+          php: panel.info.php
+        })
         const plan = yield* reconciler.plan(request)
         const report = yield* reconciler.preflight(request, versions)
         yield* format === "json"

@@ -47,10 +47,10 @@ export const serveCommand = Command.make(
             fastPath: invocation.env.HOST_HTTP_FAST_PATH !== "0"
           })
           const runtime = yield* LiveState.LiveRuntime
-          runtime.useListenUrl(address.url)
+          yield* runtime.useListenUrl(address.url)
           yield* Console.log(`Listening on ${address.url}`)
           // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
-          yield* Effect.forkScoped(runEveryMinute(() => runtime.current()?.generation))
+          yield* Effect.forkScoped(runEveryMinute(Effect.map(runtime.current, (live) => live?.generation)))
           // A real panel: put Host's include back after the panel's upgrade removed it (docs/panels.md).
           if (config.panel.driver !== "embedded" && config.panel.self_heal) {
             const { selfHealInterval, selfHealLoop } = yield* Effect.promise(() => import("../../panel/PanelSelfHeal.js"))

@@ -21,7 +21,7 @@ import { readEventStreamsReport, readReplicaReport } from "../../runtime/Replica
 import { StateGeneration } from "../../store/StateGeneration.js"
 import { isDeadHolder, processAlive } from "../../store/OperationLock.js"
 import { leftoverStaging, leftoverUploads } from "../../lifecycle/Uploads.js"
-import { formatBytes } from "../../registry/Fetch.js"
+import { formatBytes } from "../../domain/Bytes.js"
 import { PanelInstall } from "../../panel/PanelInstall.js"
 import { panelReport, panelReportPairs } from "./panelInstall.js"
 

@@ -1,11 +1,10 @@
 import { FileSystem, HttpIncomingMessage, HttpServerRequest, Multipart, Path } from "@effect/platform"
 import { Effect, Option, Schema, Stream } from "effect"
-import { randomUUID } from "node:crypto"
 import { HostConfig } from "../../config/HostConfig.js"
 import { SourceRejected } from "../../lifecycle/Errors.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
 import { uploadFolderName, uploadsDirectory } from "../../lifecycle/Uploads.js"
-import { formatBytes } from "../../registry/Fetch.js"
+import { formatBytes } from "../../domain/Bytes.js"
 import { type UploadSource, installUpload, updateFromUpload } from "../../usecases/Operations.js"
 import type { InspectedUpload } from "../../usecases/UploadFacts.js"
 import { uploadPreview as previewOf } from "../../usecases/UploadPreview.js"
@@ -16,6 +15,7 @@ import { archiveTooLargeDetail, uploadOverheadBytes } from "../Limits.js"
 import { inspectUpload, type UploadVerdict } from "../UploadInspection.js"
 import { adminCaller, ok } from "./Caller.js"
 import { QueryFlag, queryParams } from "./Decode.js"
+import { uuid } from "../../system/Ids.js"
 
 // Uploaded `.host` archives (docs/http.md, docs/operations.md "Web installs"): received into a folder of
 // their own, inspected once in a worker thread, then installed, used for an update, or previewed.
@@ -150,8 +150,8 @@ const withUpload = <A, E, R>(
     }
     const directory = yield* uploadsDirectory
     const folder = yield* Effect.acquireRelease(
-      Effect.suspend(() => {
-        const created = path.join(directory, uploadFolderName(randomUUID()))
+      Effect.flatMap(uuid, (id) => {
+        const created = path.join(directory, uploadFolderName(id))
         return Effect.as(fs.makeDirectory(created, { recursive: true }), created)
       }),
       (created) => fs.remove(created, { recursive: true, force: true }).pipe(Effect.ignore)

@@ -1,6 +1,5 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { ExtensionDisabled, ExtensionEnabled } from "../../domain/Events.js"
 import { corruptReason, manifestOf } from "../../domain/Installed.js"
 import { enablePreconditions, withdrawPreconditions } from "../../domain/Preconditions.js"
@@ -18,6 +17,7 @@ import {
   refusedAs,
   requireInstalled
 } from "../Operation.js"
+import { uuid } from "../../system/Ids.js"
 
 // enable and disable: a flag on the record, its activity row and the state generation in one
 // transaction (no files move, so no journal). Enabling checks the requirements and dependencies;
@@ -58,7 +58,7 @@ export const toggle = (operation: "enable" | "disable", id: string, options: Tog
           yield* extensions.setEnabled(id, enable)
           yield* recordActivity(
             options,
-            randomUUID(),
+            yield* uuid,
             { extensionId: id, action: enable ? "enabled" : "disabled", summary: enable ? "Enabled" : "Disabled" },
             warnings.length > 0 ? { forced: true } : {}
           )

@@ -1,7 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Ref } from "effect"
-import { randomUUID } from "node:crypto"
 import { Faults } from "../../config/Debug.js"
 import { HostConfig } from "../../config/HostConfig.js"
 import { ExtensionInstalled, ExtensionUpdated } from "../../domain/Events.js"
@@ -29,6 +28,8 @@ import {
 } from "../Operation.js"
 import { describeSource, type SourceSpec, stageSource, type StagedExtension } from "../Source.js"
 import { removeMark, writeMark } from "../TreeMarks.js"
+import { uuid } from "../../system/Ids.js"
+import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // add and update (docs/architecture.md "One install"): stage the source, check it, then one journaled
 // change — migrate, switch the files in, record — and clean up. An update is an add over an installed
@@ -74,7 +75,7 @@ const install = (operation: InstallOperation, spec: SourceSpec, options: AddOpti
   Effect.gen(function*() {
     const path = yield* Path.Path
     const { paths } = yield* HostConfig
-    const operationId = randomUUID()
+    const operationId = yield* uuid
     const journal = yield* openJournal(yield* newEntry({
       id: operationId,
       operation,
@@ -150,7 +151,7 @@ const stageAndCheck = (
       existing: Option.getOrUndefined(existing),
       force: options.force === true,
       disabled: options.disabled === true,
-      versions: { host: config.version, panel: panel.info.version, php: panel.info.php, node: process.versions.node },
+      versions: runtimeVersions(config.version, panel.info),
       installed: yield* currentStates
     }))
     yield* logWarnings(warnings)

@@ -1,7 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { Faults } from "../../config/Debug.js"
 import { HostConfig } from "../../config/HostConfig.js"
 import { ExtensionRemoved } from "../../domain/Events.js"
@@ -28,6 +27,7 @@ import {
   type Step
 } from "../Operation.js"
 import { removeMark } from "../TreeMarks.js"
+import { uuid } from "../../system/Ids.js"
 
 // remove: one journaled change — roll the extension's migrations back (unless --keep-data), move its
 // files aside, drop its record — then clean up. Refused while enabled extensions depend on it (unless forced).
@@ -46,7 +46,7 @@ export const remove = (id: string, options: RemoveOptions) =>
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const { paths } = yield* HostConfig
-      const operationId = randomUUID()
+      const operationId = yield* uuid
       const target = path.join(paths.extensions, ...id.split("/"))
       const journal = yield* openJournal(yield* newEntry({
         id: operationId,
