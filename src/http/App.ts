@@ -6,14 +6,14 @@ import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./AdminApi.js"
 import { adminPage } from "./AdminPage.js"
 import * as AdminScreens from "./AdminScreens.js"
-import { authenticate, header, requireUser } from "./Context.js"
-import { errorBody, errorResponse, notFound, withErrorBodies } from "./Errors.js"
+import { authenticate, requireUser } from "./Context.js"
+import { errorBody, errorResponse, notFound, typedFailures, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
 import * as Login from "./Login.js"
 import * as PanelPages from "./PanelPages.js"
-import { extensionAsset, frameworkAsset } from "./Static.js"
+import { clientBodyCaching, extensionAsset, frameworkAsset, withETag } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
 import * as Diagnostics from "./Diagnostics.js"
 import * as ServerAccess from "./ServerAccess.js"
@@ -27,10 +27,7 @@ const precomputed = (key: keyof ClientBodies) =>
   Effect.gen(function*() {
     const { auth, live, request } = yield* authenticate
     yield* requireUser(auth)
-    const body = live.bodies[key]
-    const headers = { etag: body.etag, "cache-control": "private, no-cache" }
-    if (header(request, "if-none-match") === body.etag) return HttpServerResponse.empty({ status: 304, headers })
-    return HttpServerResponse.uint8Array(body.bytes, { headers, contentType: "application/json" })
+    return withETag(request, live.bodies[key], clientBodyCaching, "application/json")
   })
 
 /** `/api/client/host/extensions/{vendor}/{name}/settings`: public fields only, stored or default. */
@@ -100,11 +97,12 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
   // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
-  HttpRouter.concat(AdminScreens.routes),
-  HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
+  HttpRouter.concat(HttpRouter.transform(AdminScreens.routes, typedFailures)),
+  // The two handlers whose error channel is still `unknown` join the typed router through typedFailures.
+  HttpRouter.post("/admin/host/api/extensions", typedFailures(AdminApi.uploadInstall)),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
-  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
+  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", typedFailures(AdminApi.extensionOperation)),
   HttpRouter.get("/admin/host/api/updates", AdminApi.availableUpdates),
   HttpRouter.post("/admin/host/api/updates", AdminApi.updateAll),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),

@@ -2,11 +2,10 @@ import { HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
-import { csrfOk } from "./Auth.js"
 import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
-import { authenticate, requireUser } from "./Context.js"
-import { badRequest, HttpFailure, notFound } from "./Errors.js"
+import { authenticate, requireCsrf, requireUser } from "./Context.js"
+import { badRequest, notFound } from "./Errors.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
 // component, sent by the bridge's error boundary. Decoded once here, rate-limited per client address,
@@ -16,11 +15,10 @@ import { badRequest, HttpFailure, notFound } from "./Errors.js"
 const writes = Effect.unsafeMakeSemaphore(1)
 
 export const diagnostics = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
+  const caller = yield* authenticate
+  const { auth, live, request } = caller
   const user = yield* requireUser(auth)
-  if (!csrfOk(auth, request, live.access)) {
-    return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
-  }
+  yield* requireCsrf(caller, { expected: "X-CSRF-Token" })
   const json = yield* Effect.mapError(request.json, () => badRequest("the body must be JSON: {extensionId, message, stack?, componentStack?}"))
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))

@@ -14,6 +14,7 @@ import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
 import { makeLimiter, RateLimiter } from "./RateLimits.js"
+import { clientBodyCaching, conditional } from "./Static.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -56,17 +57,13 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
   const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
   if (auth?.user === undefined) return false
   const body = live.bodies[key]
-  if (request.headers["if-none-match"] === body.etag) {
-    response.writeHead(304, { etag: body.etag, "cache-control": "private, no-cache" })
+  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)
+  if (answer.status === 304) {
+    response.writeHead(304, answer.headers)
     response.end()
     return true
   }
-  response.writeHead(200, {
-    "content-type": "application/json",
-    "content-length": body.bytes.byteLength,
-    etag: body.etag,
-    "cache-control": "private, no-cache"
-  })
+  response.writeHead(200, { "content-type": "application/json", "content-length": body.bytes.byteLength, ...answer.headers })
   response.end(body.bytes)
   return true
 }

@@ -1,8 +1,7 @@
 import { HttpRouter, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { grantsOn, setGrant } from "../panel/Grants.js"
-import { csrfHeaderName, csrfOk } from "./Auth.js"
-import { authenticate, requireUser } from "./Context.js"
+import { authenticate, requireCsrf, requireUser } from "./Context.js"
 import { badRequest, forbidden, HttpFailure, notFound, panelUnavailable } from "./Errors.js"
 
 // Extension access on one server (docs/http.md "Extension access"): the subusers the panel reports with the
@@ -56,9 +55,7 @@ export const list = Effect.flatMap(listing, (data) => HttpServerResponse.json({ 
 const write = (granted: boolean) =>
   Effect.gen(function*() {
     const { access, auth, live, permissions, request, subusers } = yield* ownerOrAdmin
-    if (!csrfOk(auth, request, live.access)) {
-      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${csrfHeaderName(live.access)})` })
-    }
+    yield* requireCsrf({ auth, live, request })
     if (!live.access.hostGrants) {
       return yield* new HttpFailure({
         status: 409,
