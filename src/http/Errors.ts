@@ -201,7 +201,17 @@ export const renderFailure = (error: HttpError): Effect.Effect<HttpServerRespons
     : Effect.succeed(answered)
 }
 
-export const internalError = () => errorResponse(500, "InternalServerError", "the server failed to handle this request")
+/** The body a failure answers with (the contracts' HostError encodes through it). */
+export const errorBodyOf = (error: HttpError) => {
+  const answer = answerOf(error)
+  return answer === "internal"
+    ? errorBody(500, "InternalServerError", internalDetail)
+    : errorBody(answer.status, answer.code, answer.detail, answer.problems)
+}
+
+const internalDetail = "the server failed to handle this request"
+
+export const internalError = () => errorResponse(500, "InternalServerError", internalDetail)
 
 /** Turns every failure and defect of a handler into its JSON error answer. */
 export const withErrorBodies = <E extends HttpError, R>(

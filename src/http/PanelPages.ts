@@ -169,11 +169,8 @@ export const server = Effect.gen(function*() {
   return yield* HttpServerResponse.json({ data: serverView(live.panel, user, access, true) })
 })
 
-/** The panel's routes: its JSON, its static files, and the page shell for every other GET. */
+/** The panel's static files and the page shell for every other GET (its JSON is a typed contract: http/contracts/Panel.ts). */
 export const routes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/client/account", account),
-  HttpRouter.get("/api/client/servers", servers),
-  HttpRouter.get("/api/client/servers/:uuid", server),
   HttpRouter.get("/host/panel.js", frameworkAsset("panel.js")),
   HttpRouter.get("/host/panel.css", frameworkAsset("panel.css")),
   HttpRouter.get("/host/favicon.svg", frameworkAsset("favicon.svg")),

@@ -77,7 +77,6 @@ export const listen = (options: ListenOptions) =>
     const runtime = yield* LiveRuntime
     const clock = yield* Effect.clock
     const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis())
-    const httpApp = yield* app
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
@@ -86,7 +85,8 @@ export const listen = (options: ListenOptions) =>
     const proxies = makeTrustedProxies(config.trusted_proxies)
     // The live-update streams, capped (docs/http.md "Live updates: caps").
     const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
-    const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
+    // The app is built in the same context it runs in: the typed endpoints' handlers take their services from it.
+    const handler = yield* Effect.flatMap(app, NodeHttpServer.makeHandler).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
       Effect.provideService(RateLimiter.RateLimiter, limiter),
@@ -97,6 +97,8 @@ export const listen = (options: ListenOptions) =>
         HttpIncomingMessage.MaxBodySize,
         Option.some(FileSystem.Size(otherBytes))
       ),
+      // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers).
+      Effect.provide(NodeHttpServer.layerContext),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
