@@ -1,6 +1,7 @@
-import { HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
+import { respondNow } from "./api/Respond.js"
+import { DiagnosticsAccepted } from "./contracts/Client.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
@@ -36,6 +37,6 @@ export const diagnostics = Effect.gen(function*() {
     `too many error reports for ${report.extensionId}: at most ${diagnosticsReports} a minute per client and user`
   )
   yield* writes.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
-  return HttpServerResponse.unsafeJson({ data: { accepted: true } }, { status: 202 })
+  return respondNow(DiagnosticsAccepted, { data: { accepted: true } }, { status: 202 })
 })
 
