@@ -1,6 +1,7 @@
-import { FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Deferred, Effect, Option } from "effect"
+import { Data, Deferred, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
@@ -97,8 +98,9 @@ export const listen = (options: ListenOptions) =>
         HttpIncomingMessage.MaxBodySize,
         Option.some(FileSystem.Size(otherBytes))
       ),
-      // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers).
-      Effect.provide(NodeHttpServer.layerContext),
+      // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers); only
+      // those, so the file system and everything else stay the ones the server was started with.
+      Effect.provide(Layer.mergeAll(NodeHttpPlatform.layer, Etag.layer)),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
