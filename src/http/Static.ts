@@ -29,7 +29,7 @@ const contentTypes: Readonly<Record<string, string>> = {
 }
 
 /**
- * The one ETag answer (docs/http.md "Static files" and "Framework client endpoints"): the validators on
+ * The one ETag answer (docs/http.md "Static files" and "Framework client endpoints (client-api: a user is required)"): the validators on
  * every answer, and 304 without a body when `If-None-Match` names the bytes the client already holds.
  * Pure, so the server's fast path (http/Server.ts) writes the same answer to node's response.
  */

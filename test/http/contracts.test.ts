@@ -6,7 +6,7 @@ import { HostError } from "../../src/http/contracts/Errors.js"
 import { errorBody, HttpFailure, isHttpError, notFound, withErrorBodies } from "../../src/http/Errors.js"
 
 // The typed HTTP contracts (docs/decisions.md "Typed HTTP contracts, exhaustive error answers, one CSRF
-// check, one ETag answer"): which paths they declare, the error body they declare, and the exhaustive
+// check, one ETag answer (issue 22, HTTP contracts)"): which paths they declare, the error body they declare, and the exhaustive
 // error answers (checked by tsc: the `@ts-expect-error` line stops compiling if the guard goes away).
 
 class NotAnHttpError extends Data.TaggedError("NotAnHttpError")<{}> {}

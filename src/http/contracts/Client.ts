@@ -3,9 +3,9 @@ import { Schema } from "effect"
 import { FrontendErrorReport } from "../../domain/FrontendErrors.js"
 import { HostError } from "./Errors.js"
 
-// The framework client endpoints (docs/http.md "Framework client endpoints", "Extension access") as
+// The framework client endpoints (docs/http.md "Framework client endpoints (client-api: a user is required)" and "Extension access") as
 // typed contracts: each path, method, request and answer, with the statuses an endpoint answers. The
-// server implements them in http/ClientApi.ts; the bridge (src/bridge) derives its types from these
+// server implements them in http/api/Handlers.ts; the bridge (src/bridge) derives its types from these
 // schemas with `import type`, so the browser bundle carries none of them.
 
 /** One entry of `/api/client/host/extensions` (runtime/ClientView.ts `extensionMetadata`). */
@@ -66,7 +66,7 @@ export const ServerContextView = Schema.Struct({
   isOwner: Schema.Boolean
 })
 
-/** The caller's bootstrap (docs/frontend.md "Bootstrap"): `window.__HOST__` of the shell, or GET /bootstrap. */
+/** The caller's bootstrap (docs/frontend.md "Page load order"): `window.__HOST__` of the shell, or GET /bootstrap. */
 export const Bootstrap = Schema.Struct({
   version: Schema.String,
   baseUrl: Schema.String,

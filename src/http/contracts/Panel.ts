@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { AccountView } from "./Client.js"
 import { HostError } from "./Errors.js"
 
-// The reference panel's JSON (docs/frontend.md "Panel JSON") as typed contracts: the signed-in account,
+// The reference panel's JSON (docs/frontend.md "Reference panel") as typed contracts: the signed-in account,
 // the servers it may see with its permissions on each, and one server (404 for one it may not see).
 
 /** panel/PanelView.ts `serverView`: `subusers` only in the detail, for users who may manage them. */
