@@ -6,9 +6,8 @@
 // parallel and runs them in the order inserted (no serial waterfall). On the panel's admin pages it loads
 // nothing: those are server-rendered pages without slots.
 
-interface Bootstrap {
-  readonly extensions?: ReadonlyArray<{ readonly bundle?: string | null; readonly styles?: string | null }>
-}
+// The bootstrap's shape is the server's contract (http/contracts): a type-only import, erased from the build.
+import type { BootstrapBody } from "../http/contracts/Client.js"
 
 type HostWindow = Window & {
   __HOST__?: { sdk?: unknown }
@@ -52,7 +51,7 @@ const run = async () => {
     if (response.status !== 401) console.warn(`[host] /api/client/host/bootstrap answered ${response.status}; extensions are off on this page`)
     return
   }
-  const bootstrap = ((await response.json()) as { data: Bootstrap }).data
+  const bootstrap = ((await response.json()) as typeof BootstrapBody.Encoded).data
   global.__HOST__ = bootstrap as { sdk?: unknown }
   const head = document.head
   const url = (file: string) => /^(https?:)?\//.test(file) ? file : `${base}${file}`

@@ -1,5 +1,9 @@
 import type { FrontendError } from "@host/sdk"
+import type { FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { csrfHeaders } from "./csrf.js"
+
+/** The body POST /api/client/host/diagnostics decodes (the server's schema; a type-only import). */
+type Report = { -readonly [Key in keyof typeof FrontendErrorReport.Encoded]: (typeof FrontendErrorReport.Encoded)[Key] }
 
 // Render errors of extension components (docs/frontend.md "Diagnostics"): kept in
 // `window.__HOST__.diagnostics.errors` (newest 100) and sent to POST /api/client/host/diagnostics, where
@@ -31,7 +35,7 @@ export const report = (input: Omit<FrontendError, "at">) => {
   }
   recent.push(now)
   sent.set(input.extensionId, recent)
-  const body: Record<string, string> = { extensionId: input.extensionId, message: entry.message }
+  const body: Report = { extensionId: input.extensionId, message: entry.message }
   const stack = clip(input.stack, 8000)
   const componentStack = clip(input.componentStack, 8000)
   if (stack !== undefined) body.stack = stack
@@ -41,7 +45,7 @@ export const report = (input: Omit<FrontendError, "at">) => {
 }
 
 /** One report to the server, with the CSRF header of the panel's mode (bridge/csrf.ts). */
-function post(body: Record<string, string>) {
+function post(body: Omit<Report, "url">) {
   fetch(endpoint, {
     method: "POST",
     credentials: "same-origin",

@@ -17,6 +17,7 @@ import { ScopeContext, usePage, useRegistry } from "./render.js"
 import { createStore, type Store } from "./store.js"
 import { theme } from "./theme.js"
 import { csrfHeaders, initCsrf } from "./csrf.js"
+import type { PublicSettingsBody } from "../http/contracts/Client.js"
 
 // The hooks of docs/frontend.md "Hooks". They run inside extension components (the panel's React), so
 // they are ordinary React hooks over the bridge's stores; the ones that need to know which extension
@@ -166,7 +167,7 @@ const configEntry = (extensionId: string): ConfigEntry => {
       try {
         const response = await fetch(`${baseUrl}/api/client/host/extensions/${extensionId}/settings`, { credentials: "same-origin", headers: { accept: "application/json" } })
         if (!response.ok) throw new Error(await errorText(response))
-        const body = await response.json() as { data?: Record<string, unknown> }
+        const body = await response.json() as Partial<typeof PublicSettingsBody.Encoded>
         store.set({ config: body.data ?? {}, loading: false, error: null })
       } catch (error) {
         store.set({ ...store.get(), loading: false, error: error instanceof Error ? error.message : String(error) })

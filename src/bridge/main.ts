@@ -1,4 +1,5 @@
 import type { HostApi, Sdk } from "@host/sdk"
+import type { BootstrapBody } from "../http/contracts/Client.js"
 import { accessCss, enableAccessPage } from "./access.js"
 import { anchoredCount, startAnchors } from "./anchors.js"
 import { mountedCount, watchContainers } from "./containers.js"
@@ -49,7 +50,7 @@ const followServerContext = (baseUrl: string) => {
       credentials: "same-origin",
       headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
     })
-      .then((response) => response.ok ? response.json() as Promise<{ data?: { server?: unknown } }> : undefined)
+      .then((response) => response.ok ? response.json() as Promise<typeof BootstrapBody.Encoded> : undefined)
       .then((body) => {
         asked = ""
         if (body?.data?.server !== undefined && serverUuidOf(location.pathname) === uuid) setContext({ server: body.data.server })

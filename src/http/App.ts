@@ -1,13 +1,10 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { effectiveSettings } from "../domain/Settings.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
-import { SettingsRepo } from "../store/SettingsRepo.js"
 import * as AdminApi from "./admin/index.js"
 import { adminPage } from "./AdminPage.js"
 import * as AdminScreens from "./AdminScreens.js"
-import { authenticate, header, requireUser } from "./Context.js"
-import { errorBody, errorResponse, notFound, withErrorBodies } from "./Errors.js"
+import { errorBody, errorResponse, typedFailures, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
@@ -15,36 +12,11 @@ import * as Login from "./Login.js"
 import * as PanelPages from "./PanelPages.js"
 import { extensionAsset, frameworkAsset } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
-import * as Diagnostics from "./Diagnostics.js"
-import * as ServerAccess from "./ServerAccess.js"
-import type { ClientBodies } from "../runtime/ClientView.js"
+import { apiRoutes } from "./api/Handlers.js"
 
-// The server's routes (docs/http.md). The three read-only client bodies are precomputed per runtime
-// generation; Server.ts answers them before this router is reached when it can, and these handlers are
-// the same answers on the normal path (e.g. the first request with a session cookie).
-
-const precomputed = (key: keyof ClientBodies) =>
-  Effect.gen(function*() {
-    const { auth, live, request } = yield* authenticate
-    yield* requireUser(auth)
-    const body = live.bodies[key]
-    const headers = { etag: body.etag, "cache-control": "private, no-cache" }
-    if (header(request, "if-none-match") === body.etag) return HttpServerResponse.empty({ status: 304, headers })
-    return HttpServerResponse.uint8Array(body.bytes, { headers, contentType: "application/json" })
-  })
-
-/** `/api/client/host/extensions/{vendor}/{name}/settings`: public fields only, stored or default. */
-const publicSettings = Effect.gen(function*() {
-  const { auth, live } = yield* authenticate
-  yield* requireUser(auth)
-  const { name, vendor } = yield* HttpRouter.params
-  const id = `${vendor}/${name}`
-  const extension = live.generation.extensions.get(id)
-  if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
-  const fields = extension.manifest.settings.filter((field) => field.public)
-  const stored = fields.length === 0 ? {} : yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
-  return yield* HttpServerResponse.json({ data: effectiveSettings(fields, stored) })
-})
+// The server's routes (docs/http.md). The client endpoints and the panel JSON are typed contracts
+// (http/contracts), implemented in http/api/Handlers.ts and mounted here beside the routes that are not
+// (yet) contracts: sign-in, static files, the admin API, the events stream and the extension routes.
 
 /**
  * The load balancer's health check (docs/operations.md "Running replicas"). 200 once booted: `ok`, or
@@ -76,21 +48,10 @@ const authRoutes = HttpRouter.empty.pipe(
 
 /** Framework client endpoints (client-api group: an authenticated user) and static files. */
 const clientRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/client/host/slots", precomputed("slots")),
-  HttpRouter.get("/api/client/host/extensions", precomputed("extensions")),
-  HttpRouter.get("/api/client/host/config", precomputed("config")),
-  // The bootstrap /host/boot.js fetches under a real panel (docs/frontend.md "/host/boot.js").
-  HttpRouter.get("/api/client/host/bootstrap", PanelPages.bootstrapEndpoint),
   HttpRouter.get("/host/boot.js", frameworkAsset("boot.js")),
   HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
-  HttpRouter.get("/api/client/host/extensions/:vendor/:name/settings", publicSettings),
-  // The bridge's live updates and error reports (docs/frontend.md).
+  // The bridge's live updates (docs/frontend.md "Live updates").
   HttpRouter.get("/api/client/host/events", ClientEvents.events),
-  HttpRouter.post("/api/client/host/diagnostics", Diagnostics.diagnostics),
-  // Extension access on a server: Host-held grants for subusers (docs/http.md "Extension access").
-  HttpRouter.get("/api/client/host/servers/:server/access", ServerAccess.list),
-  HttpRouter.put("/api/client/host/servers/:server/access", ServerAccess.grant),
-  HttpRouter.del("/api/client/host/servers/:server/access", ServerAccess.revoke),
   HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
   HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
   HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)
@@ -100,11 +61,12 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
   // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
-  HttpRouter.concat(AdminScreens.routes),
-  HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
+  HttpRouter.concat(HttpRouter.transform(AdminScreens.routes, typedFailures)),
+  // The two handlers whose error channel is still `unknown` join the typed router through typedFailures.
+  HttpRouter.post("/admin/host/api/extensions", typedFailures(AdminApi.uploadInstall)),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
-  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
+  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", typedFailures(AdminApi.extensionOperation)),
   HttpRouter.get("/admin/host/api/updates", AdminApi.availableUpdates),
   HttpRouter.post("/admin/host/api/updates", AdminApi.updateAll),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
@@ -131,7 +93,16 @@ const extensionRoutes = HttpRouter.empty.pipe(
 
 // The reference panel (its JSON, files and page shell) last: its catch-all shell route matches only
 // what no other route does.
-export const router = HttpRouter.concatAll(authRoutes, clientRoutes, adminRoutes, adminMethods, extensionRoutes, PanelPages.routes)
+// The typed endpoints come first only for reading order: the router picks a static path over a
+// parameter whatever the order.
+const routerWith = <E, R>(typed: HttpRouter.HttpRouter<E, R>) =>
+  HttpRouter.concatAll(authRoutes, typed, clientRoutes, adminRoutes, adminMethods, extensionRoutes, PanelPages.routes)
 
-/** The router as one app whose every failure is a JSON error body, and every HTML answer hardened (docs/http.md "Security headers"). */
-export const app = Effect.map(HttpRouter.toHttpApp(router), (httpApp) => Effect.map(withErrorBodies(httpApp), withSecurityHeaders))
+/**
+ * The router as one app whose every failure is a JSON error body, and every HTML answer hardened (docs/http.md
+ * "Security headers"). Built in the server's context: the typed endpoints' handlers take their services from it.
+ */
+export const app = apiRoutes.pipe(
+  Effect.flatMap((typed) => HttpRouter.toHttpApp(routerWith(typed))),
+  Effect.map((httpApp) => Effect.map(withErrorBodies(httpApp), withSecurityHeaders))
+)

@@ -3,8 +3,8 @@ import { Context, Deferred, Effect } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
-import type { RequestAuth } from "./Auth.js"
-import { forbidden, HttpFailure, notReady, panelUnavailable, unauthorized } from "./Errors.js"
+import { csrfHeaderName, csrfOk, type RequestAuth } from "./Auth.js"
+import { csrfMismatch, forbidden, HttpFailure, notReady, panelUnavailable, unauthorized } from "./Errors.js"
 
 // What every handler of the server shares: the session signer and the request's user.
 
@@ -59,5 +59,19 @@ export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFai
 export const requireAdmin = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
   Effect.flatMap(requireUser(auth), (user) =>
     user.admin ? Effect.succeed(user) : Effect.fail(forbidden("this needs a panel administrator")))
+
+/**
+ * The one CSRF check of an unsafe request (docs/http.md "Authentication (embedded panel)" and
+ * "Authentication under a real panel"): the rule is `csrfOk`'s, the failure `csrfMismatch`. `formToken`
+ * is the `_token` field of a form body; `expected` words where the token belongs when a caller's answer
+ * has always named it its own way (the default names the panel's header).
+ */
+export const requireCsrf = (
+  caller: AuthenticatedRequest,
+  options: { readonly formToken?: string | undefined; readonly expected?: string } = {}
+): Effect.Effect<void, HttpFailure> =>
+  csrfOk(caller.auth, caller.request, caller.live.access, options.formToken)
+    ? Effect.void
+    : Effect.fail(csrfMismatch(options.expected ?? csrfHeaderName(caller.live.access)))
 
 export const header = headerOf

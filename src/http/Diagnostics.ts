@@ -1,12 +1,12 @@
-import { HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
+import { respondNow } from "./api/Respond.js"
+import { DiagnosticsAccepted } from "./contracts/Client.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
-import { csrfOk } from "./Auth.js"
 import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
-import { authenticate, requireUser } from "./Context.js"
-import { badRequest, HttpFailure, notFound } from "./Errors.js"
+import { authenticate, requireCsrf, requireUser } from "./Context.js"
+import { badRequest, notFound } from "./Errors.js"
 import { ServerState } from "./ServerState.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
@@ -15,11 +15,10 @@ import { ServerState } from "./ServerState.js"
 // extension (runtime/FrontendErrors.ts), answered 202.
 
 export const diagnostics = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
+  const caller = yield* authenticate
+  const { auth, live, request } = caller
   const user = yield* requireUser(auth)
-  if (!csrfOk(auth, request, live.access)) {
-    return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
-  }
+  yield* requireCsrf(caller, { expected: "X-CSRF-Token" })
   const json = yield* Effect.mapError(request.json, () => badRequest("the body must be JSON: {extensionId, message, stack?, componentStack?}"))
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))
@@ -37,6 +36,6 @@ export const diagnostics = Effect.gen(function*() {
     `too many error reports for ${report.extensionId}: at most ${diagnosticsReports} a minute per client and user`
   )
   yield* (yield* ServerState).diagnosticsWrites.withPermits(1)(recordFrontendError(report, { version: extension?.record.version ?? live.panelInfo.kind, user: user.username }))
-  return HttpServerResponse.unsafeJson({ data: { accepted: true } }, { status: 202 })
+  return respondNow(DiagnosticsAccepted, { data: { accepted: true } }, { status: 202 })
 })
 

@@ -1,14 +1,21 @@
 import { HttpServerResponse } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type { HttpBodyError } from "@effect/platform/HttpBody"
 import type { RequestError, RouteNotFound } from "@effect/platform/HttpServerError"
 import type { MultipartError } from "@effect/platform/Multipart"
-import { Cause, Data, Effect, Match } from "effect"
+import { Cause, Data, Effect } from "effect"
 import type { ParseError } from "effect/ParseResult"
-import type { DesiredStateInvalid, ExtensionNotFound, ManifestInvalid } from "../domain/Errors.js"
+import type { ConfigInvalid, DesiredStateInvalid, ExtensionNotFound, ManifestInvalid } from "../domain/Errors.js"
 import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
 import type { PlanInvalid } from "../reconcile/Reconciler.js"
 import type { DatabaseUnusable } from "../store/Database.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { StoreError } from "../store/StoreError.js"
+import type { PanelServerConflict } from "../panel/Servers.js"
+import type { RegistryFetchFailed, RegistryIndexInvalid, RegistryLookupFailed, RegistryNotConfigured } from "../registry/RegistryErrors.js"
+import type { ExtensionCodeFailed as RuntimeCodeFailed } from "../runtime/ExtensionCode.js"
+import type { ExtensionCodeFailed as RouteCodeFailed } from "./ExtensionRoutes.js"
 
 // Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
@@ -33,6 +40,9 @@ export const unauthorized = (detail = "sign in or send an API token (Authorizati
 export const forbidden = (detail: string) => new HttpFailure({ status: 403, code: "Forbidden", detail })
 export const notFound = (detail = "not found") => new HttpFailure({ status: 404, code: "NotFound", detail })
 export const badRequest = (detail: string) => new HttpFailure({ status: 400, code: "BadRequest", detail })
+/** The one CSRF failure (docs/http.md "Errors"): 403 naming where the token was expected. */
+export const csrfMismatch = (expected: string) =>
+  new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${expected})` })
 /** The panel did not answer (docs/http.md "Authentication under a real panel"): 503 naming its URL, never a 401. */
 export const panelUnavailable = (error: { readonly url: string; readonly message: string }) =>
   new HttpFailure({ status: 503, code: "PanelUnavailable", detail: error.message })
@@ -70,14 +80,29 @@ export const errorResponse = (status: number, code: string, detail: string, prob
 const tagOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
 
-/** The failures of the layers below that have an answer of their own (anything else is a 500). */
-type KnownFailure =
+/**
+ * A failure of a handler whose error channel is not typed yet (it says `unknown`): kept apart so that it
+ * stays visible, and answered as every failure without a status of its own — a logged 500.
+ */
+export class UnexpectedFailure extends Data.TaggedError("UnexpectedFailure")<{ readonly cause: unknown }> {}
+
+/**
+ * Every failure that may reach the HTTP answer. Handlers are typed against this union (`withErrorBodies`
+ * accepts nothing else), and `answers` below has one entry per tag: a new error type that can reach a
+ * handler does not compile until it is given its answer here.
+ */
+export type HttpError =
+  | HttpFailure
+  | UnexpectedFailure
   | RouteNotFound
   | RequestError
   | ParseError
   | MultipartError
+  | HttpBodyError
+  | HttpApiDecodeError
   | ManifestInvalid
   | DesiredStateInvalid
+  | ConfigInvalid
   | PlanInvalid
   | ExtensionNotFound
   | DatabaseUnusable
@@ -85,78 +110,112 @@ type KnownFailure =
   | StoreError
   | OperationRefused
   | OperationFailed
+  | PlatformError
+  | PanelServerConflict
+  | RegistryLookupFailed
+  | RegistryIndexInvalid
+  | RegistryFetchFailed
+  | RegistryNotConfigured
+  | RuntimeCodeFailed
+  | RouteCodeFailed
+
+/** What a failure answers: a status, code and detail of its own, or the logged 500 that says nothing internal. */
+type Answer =
+  | {
+    readonly status: number
+    readonly code: string
+    readonly detail: string
+    readonly problems?: ReadonlyArray<{ readonly path: string; readonly message: string }> | undefined
+    readonly headers?: Readonly<Record<string, string>> | undefined
+  }
+  | "internal"
+
+const own = (status: number) => (error: { readonly _tag: string; readonly message: string }): Answer => ({ status, code: error._tag, detail: error.message })
 
 /**
- * Status and code per failure. Exhaustive over KnownFailure: a new kind of operation failure does not
- * compile until it has its status here. A store that cannot be reached is 503 (retry later), never 422.
+ * Status and code per failure, one entry per tag of HttpError (a missing one does not compile). A store
+ * that cannot be reached is 503 (retry later), never 422. The "internal" ones are failures nobody gave an
+ * answer to so far; they stay the logged 500 they always were, but now by name.
  */
-const answerOf = Match.type<KnownFailure>().pipe(
-  Match.tagsExhaustive({
-    RouteNotFound: () => ({ status: 404, code: "NotFound", detail: "not found" }),
-    RequestError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
-    ParseError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
-    MultipartError: (error) => ({ status: 400, code: error._tag, detail: error.message }),
-    ManifestInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
-    DesiredStateInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
-    PlanInvalid: (error) => ({ status: 422, code: error._tag, detail: error.message }),
-    ExtensionNotFound: (error) => ({ status: 404, code: error._tag, detail: error.message }),
-    DatabaseUnusable: (error) => ({ status: 503, code: error._tag, detail: error.message }),
-    LockHeld: (error) => ({ status: 409, code: error._tag, detail: error.message }),
-    StoreError: (error) => ({ status: 503, code: error._tag, detail: error.message }),
-    OperationRefused: (error) => ({ status: error.reason === "not-installed" ? 404 : 409, code: error._tag, detail: error.message }),
-    SourceRejected: (error) => ({ status: 422, code: error._tag, detail: error.message }),
-    SourceUnreachable: (error) => ({ status: 502, code: error._tag, detail: error.message }),
-    MigrationsFailed: (error) => ({ status: 422, code: error._tag, detail: error.message }),
-    StoreUnavailable: (error) => ({ status: 503, code: error._tag, detail: error.message }),
-    FilesFailed: (error) => ({ status: 500, code: error._tag, detail: error.message })
-  })
-)
-
-const knownTags: Readonly<Record<KnownFailure["_tag"], true>> = {
-  RouteNotFound: true,
-  RequestError: true,
-  ParseError: true,
-  MultipartError: true,
-  ManifestInvalid: true,
-  DesiredStateInvalid: true,
-  PlanInvalid: true,
-  ExtensionNotFound: true,
-  DatabaseUnusable: true,
-  LockHeld: true,
-  StoreError: true,
-  OperationRefused: true,
-  SourceRejected: true,
-  SourceUnreachable: true,
-  MigrationsFailed: true,
-  StoreUnavailable: true,
-  FilesFailed: true
+const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError, { readonly _tag: Tag }>) => Answer } = {
+  HttpFailure: (error) => ({ status: error.status, code: error.code, detail: error.detail, problems: error.problems, headers: error.headers }),
+  UnexpectedFailure: () => "internal",
+  RouteNotFound: () => ({ status: 404, code: "NotFound", detail: "not found" }),
+  RequestError: own(400),
+  ParseError: own(400),
+  MultipartError: own(400),
+  HttpApiDecodeError: (error) => ({ status: 400, code: "BadRequest", detail: error.message }),
+  HttpBodyError: () => "internal",
+  ManifestInvalid: own(422),
+  DesiredStateInvalid: own(422),
+  ConfigInvalid: () => "internal",
+  PlanInvalid: own(422),
+  ExtensionNotFound: own(404),
+  DatabaseUnusable: own(503),
+  LockHeld: own(409),
+  StoreError: own(503),
+  OperationRefused: (error) => ({ status: error.reason === "not-installed" ? 404 : 409, code: error._tag, detail: error.message }),
+  SourceRejected: own(422),
+  SourceUnreachable: own(502),
+  MigrationsFailed: own(422),
+  StoreUnavailable: own(503),
+  FilesFailed: own(500),
+  BadArgument: () => "internal",
+  SystemError: () => "internal",
+  PanelServerConflict: () => "internal",
+  RegistryLookupFailed: () => "internal",
+  RegistryIndexInvalid: () => "internal",
+  RegistryFetchFailed: () => "internal",
+  RegistryNotConfigured: () => "internal",
+  ExtensionCodeFailed: () => "internal"
 }
 
-const isKnown = (error: unknown): error is KnownFailure => {
+const answerOf = (error: HttpError): Answer => (answers[error._tag] as (error: HttpError) => Answer)(error)
+
+/** Whether a value is one of the failures of HttpError (for the edges whose error channel is untyped). */
+export const isHttpError = (error: unknown): error is HttpError => {
   const tag = tagOf(error)
-  return tag !== undefined && Object.hasOwn(knownTags, tag)
+  return tag !== undefined && Object.hasOwn(answers, tag)
 }
 
-/** Renders a failure (or 500 for anything not known, logged with its cause). */
-export const renderFailure = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-  if (error instanceof HttpFailure) {
-    const response = errorResponse(error.status, error.code, error.detail, error.problems)
-    return Effect.succeed(error.headers === undefined ? response : HttpServerResponse.setHeaders(response, error.headers))
+/**
+ * A handler whose error channel says `unknown` joins the typed router through here: a failure HttpError
+ * knows keeps its answer, anything else becomes UnexpectedFailure (a logged 500, as before).
+ */
+export const typedFailures = <A, R>(effect: Effect.Effect<A, unknown, R>): Effect.Effect<A, HttpError, R> =>
+  Effect.catchAll(effect, (error) => Effect.fail(isHttpError(error) ? error : new UnexpectedFailure({ cause: error })))
+
+/** Renders a failure (a 500 for the ones without an answer, logged with its cause). */
+export const renderFailure = (error: HttpError): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const answer = answerOf(error)
+  if (answer === "internal") {
+    const cause = error._tag === "UnexpectedFailure" ? error.cause : error
+    return Effect.as(Effect.logError("unexpected failure while handling a request", Cause.fail(cause)), internalError())
   }
-  if (isKnown(error)) {
-    const answer = answerOf(error)
-    const response = errorResponse(answer.status, answer.code, answer.detail)
-    // A 5xx is the server's trouble: logged with its cause, as unexpected failures are.
-    return answer.status >= 500 ? Effect.as(Effect.logError(`request failed: ${answer.detail}`), response) : Effect.succeed(response)
-  }
-  return Effect.as(Effect.logError("unexpected failure while handling a request", Cause.fail(error)), internalError())
+  const response = errorResponse(answer.status, answer.code, answer.detail, answer.problems)
+  const answered = answer.headers === undefined ? response : HttpServerResponse.setHeaders(response, answer.headers)
+  // A 5xx is the server's trouble: logged with its cause, as unexpected failures are. HttpFailure's own
+  // 5xx (a 503 while booting, a stream cap) are answers the server chose, not troubles.
+  return answer.status >= 500 && error._tag !== "HttpFailure"
+    ? Effect.as(Effect.logError(`request failed: ${answer.detail}`), answered)
+    : Effect.succeed(answered)
 }
 
-export const internalError = () => errorResponse(500, "InternalServerError", "the server failed to handle this request")
+/** The body a failure answers with (the contracts' HostError encodes through it). */
+export const errorBodyOf = (error: HttpError) => {
+  const answer = answerOf(error)
+  return answer === "internal"
+    ? errorBody(500, "InternalServerError", internalDetail)
+    : errorBody(answer.status, answer.code, answer.detail, answer.problems)
+}
+
+const internalDetail = "the server failed to handle this request"
+
+export const internalError = () => errorResponse(500, "InternalServerError", internalDetail)
 
 /** Turns every failure and defect of a handler into its JSON error answer. */
-export const withErrorBodies = <R>(
-  effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
+export const withErrorBodies = <E extends HttpError, R>(
+  effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   effect.pipe(
     Effect.catchAllCause((cause) => {

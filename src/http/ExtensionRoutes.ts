@@ -11,8 +11,7 @@ import { groupPrefixes, matchRoute } from "../runtime/Routes.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
-import { csrfHeaderName, csrfOk } from "./Auth.js"
-import { authenticate, header } from "./Context.js"
+import { authenticate, header, requireCsrf } from "./Context.js"
 import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
@@ -144,9 +143,7 @@ export const extensionRoute = (group: RouteGroup) =>
     const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
       ? body._token
       : undefined
-    if (!csrfOk(auth, request, live.access, formToken)) {
-      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${csrfHeaderName(live.access)})` })
-    }
+    yield* requireCsrf({ auth, live, request }, { formToken })
 
     // {server} access, then the PermissionBroker.
     let server: RouteServer | undefined = undefined

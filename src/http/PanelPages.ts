@@ -11,6 +11,9 @@ import { authenticate, header, requireUser } from "./Context.js"
 import { notFound, panelUnavailable } from "./Errors.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
+import { respond } from "./api/Respond.js"
+import { BootstrapBody } from "./contracts/Client.js"
+import { AccountBody, ServerBody, ServersBody } from "./contracts/Panel.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
 // page — `window.__HOST__`, the stylesheets, the vendor script (the page's React), the bridge, the
@@ -94,7 +97,7 @@ export const bootstrapEndpoint = Effect.gen(function*() {
     ? undefined
     : yield* live.access.serverAccess(auth, decodeURIComponent(server)).pipe(Effect.mapError(panelUnavailable))
   const { bootstrap } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
-  return yield* HttpServerResponse.json({ data: bootstrap }, { headers: { "cache-control": "no-store" } })
+  return yield* respond(BootstrapBody, { data: bootstrap }, { headers: { "cache-control": "no-store" } })
 })
 
 /** Paths that belong to the framework's other surfaces, never to the panel's pages. */
@@ -148,7 +151,7 @@ export const shell = Effect.gen(function*() {
 export const account = Effect.gen(function*() {
   const { auth } = yield* authenticate
   const user = yield* requireUser(auth)
-  return yield* HttpServerResponse.json({ data: accountView(user) })
+  return yield* respond(AccountBody, { data: accountView(user) })
 })
 
 /** GET /api/client/servers: the servers the user may see, with the user's permissions on each. */
@@ -156,7 +159,7 @@ export const servers = Effect.gen(function*() {
   const { auth, live } = yield* authenticate
   const user = yield* requireUser(auth)
   const accesses = yield* live.access.serversOf(auth).pipe(Effect.mapError(panelUnavailable))
-  return yield* HttpServerResponse.json({ data: accesses.map((access) => serverView(live.panel, user, access)) })
+  return yield* respond(ServersBody, { data: accesses.map((access) => serverView(live.panel, user, access)) })
 })
 
 /** GET /api/client/servers/{uuid}: 404 for a server the user may not see (its existence is not told). */
@@ -166,14 +169,11 @@ export const server = Effect.gen(function*() {
   const { uuid } = yield* HttpRouter.params
   const access = uuid === undefined ? undefined : yield* live.access.serverAccess(auth, uuid).pipe(Effect.mapError(panelUnavailable))
   if (access === undefined) return yield* notFound(`no server ${uuid ?? ""}`)
-  return yield* HttpServerResponse.json({ data: serverView(live.panel, user, access, true) })
+  return yield* respond(ServerBody, { data: serverView(live.panel, user, access, true) })
 })
 
-/** The panel's routes: its JSON, its static files, and the page shell for every other GET. */
+/** The panel's static files and the page shell for every other GET (its JSON is a typed contract: http/contracts/Panel.ts). */
 export const routes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/client/account", account),
-  HttpRouter.get("/api/client/servers", servers),
-  HttpRouter.get("/api/client/servers/:uuid", server),
   HttpRouter.get("/host/panel.js", frameworkAsset("panel.js")),
   HttpRouter.get("/host/panel.css", frameworkAsset("panel.css")),
   HttpRouter.get("/host/favicon.svg", frameworkAsset("favicon.svg")),

@@ -1,4 +1,5 @@
-import { FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Data, Deferred, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -15,6 +16,7 @@ import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } fro
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
 import * as RateLimits from "./RateLimits.js"
 import * as ServerState from "./ServerState.js"
+import { clientBodyCaching, conditional } from "./Static.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
 // the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
@@ -58,17 +60,13 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
   const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
   if (auth?.user === undefined) return false
   const body = live.bodies[key]
-  if (request.headers["if-none-match"] === body.etag) {
-    response.writeHead(304, { etag: body.etag, "cache-control": "private, no-cache" })
+  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)
+  if (answer.status === 304) {
+    response.writeHead(304, answer.headers)
     response.end()
     return true
   }
-  response.writeHead(200, {
-    "content-type": "application/json",
-    "content-length": body.bytes.byteLength,
-    etag: body.etag,
-    "cache-control": "private, no-cache"
-  })
+  response.writeHead(200, { "content-type": "application/json", "content-length": body.bytes.byteLength, ...answer.headers })
   response.end(body.bytes)
   return true
 }
@@ -82,7 +80,6 @@ export const listen = (options: ListenOptions) =>
     const runtime = yield* LiveRuntime
     const clock = yield* Effect.clock
     const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis())
-    const httpApp = yield* app
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
@@ -91,7 +88,8 @@ export const listen = (options: ListenOptions) =>
     const proxies = makeTrustedProxies(config.trusted_proxies)
     // The live-update streams, capped (docs/http.md "Live updates: caps").
     const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
-    const handler = yield* NodeHttpServer.makeHandler(httpApp).pipe(
+    // The app is built in the same context it runs in: the typed endpoints' handlers take their services from it.
+    const handler = yield* Effect.flatMap(app, NodeHttpServer.makeHandler).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
       Effect.provide(perServer),
@@ -102,6 +100,9 @@ export const listen = (options: ListenOptions) =>
         HttpIncomingMessage.MaxBodySize,
         Option.some(FileSystem.Size(otherBytes))
       ),
+      // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers); only
+      // those, so the file system and everything else stay the ones the server was started with.
+      Effect.provide(Layer.mergeAll(NodeHttpPlatform.layer, Etag.layer)),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true)
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)

@@ -1,8 +1,9 @@
-import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpRouter } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { grantsOn, setGrant } from "../panel/Grants.js"
-import { csrfHeaderName, csrfOk } from "./Auth.js"
-import { authenticate, requireUser } from "./Context.js"
+import { respond } from "./api/Respond.js"
+import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
+import { authenticate, requireCsrf, requireUser } from "./Context.js"
 import { badRequest, forbidden, HttpFailure, notFound, panelUnavailable } from "./Errors.js"
 
 // Extension access on one server (docs/http.md "Extension access"): the subusers the panel reports with the
@@ -13,7 +14,6 @@ import { badRequest, forbidden, HttpFailure, notFound, panelUnavailable } from "
 // Where the panel carries extension permissions itself (embedded panel.yaml, Pelican's subuser
 // permissions) the list shows them and writing answers 409.
 
-const GrantBody = Schema.Struct({ user: Schema.NonEmptyString, permission: Schema.NonEmptyString })
 
 /** The caller, the server (owner or admin only: others 404 when they cannot open it, 403 when a subuser). */
 const ownerOrAdmin = Effect.gen(function*() {
@@ -36,7 +36,7 @@ const listing = Effect.gen(function*() {
   const names = new Set(permissions.map((entry) => entry.permission))
   return {
     server: { uuid: access.server.uuid, identifier: access.server.identifier ?? null, name: access.server.name },
-    grants_kept_by: live.access.hostGrants ? "host" : "panel",
+    grants_kept_by: live.access.hostGrants ? "host" as const : "panel" as const,
     permissions,
     subusers: subusers.map((subuser) => ({
       username: subuser.username,
@@ -51,14 +51,12 @@ const listing = Effect.gen(function*() {
   }
 })
 
-export const list = Effect.flatMap(listing, (data) => HttpServerResponse.json({ data }))
+export const list = Effect.flatMap(listing, (data) => respond(AccessListingBody, { data }))
 
 const write = (granted: boolean) =>
   Effect.gen(function*() {
     const { access, auth, live, permissions, request, subusers } = yield* ownerOrAdmin
-    if (!csrfOk(auth, request, live.access)) {
-      return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${csrfHeaderName(live.access)})` })
-    }
+    yield* requireCsrf({ auth, live, request })
     if (!live.access.hostGrants) {
       return yield* new HttpFailure({
         status: 409,
@@ -66,7 +64,7 @@ const write = (granted: boolean) =>
         detail: "this panel carries extension permissions in its own subuser permissions: change them in the panel"
       })
     }
-    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(Schema.parseJson(GrantBody))).pipe(
+    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(Schema.parseJson(GrantRequest))).pipe(
       Effect.mapError(() => badRequest("the body must be JSON: {\"user\": \"<panel username>\", \"permission\": \"<area>.<action>\"}"))
     )
     if (!subusers.some((subuser) => subuser.username === body.user)) {
@@ -76,7 +74,7 @@ const write = (granted: boolean) =>
       return yield* badRequest(`permission: no enabled extension declares "${body.permission}" (backend.permissions)`)
     }
     const changed = yield* setGrant(access.server.uuid, body.user, body.permission, granted)
-    return yield* HttpServerResponse.json({ data: { server: access.server.uuid, user: body.user, permission: body.permission, granted, changed } })
+    return yield* respond(GrantResult, { data: { server: access.server.uuid, user: body.user, permission: body.permission, granted, changed } })
   })
 
 export const grant = write(true)

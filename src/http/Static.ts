@@ -29,6 +29,32 @@ const contentTypes: Readonly<Record<string, string>> = {
   ".txt": "text/plain; charset=utf-8"
 }
 
+/**
+ * The one ETag answer (docs/http.md "Static files" and "Framework client endpoints (client-api: a user is required)"): the validators on
+ * every answer, and 304 without a body when `If-None-Match` names the bytes the client already holds.
+ * Pure, so the server's fast path (http/Server.ts) writes the same answer to node's response.
+ */
+export const conditional = (ifNoneMatch: string | undefined, etag: string, cacheControl: string) => ({
+  status: ifNoneMatch === etag ? 304 as const : 200 as const,
+  headers: { etag, "cache-control": cacheControl }
+})
+
+/** The precomputed client bodies revalidate on every use: they change with each runtime generation. */
+export const clientBodyCaching = "private, no-cache"
+
+/** `conditional` as an HTTP answer: 304, or the bytes with their content type. */
+export const withETag = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: { readonly etag: string; readonly bytes: Uint8Array },
+  cacheControl: string,
+  contentType: string
+) => {
+  const answer = conditional(header(request, "if-none-match"), body.etag, cacheControl)
+  return answer.status === 304
+    ? HttpServerResponse.empty(answer)
+    : HttpServerResponse.uint8Array(body.bytes, { headers: answer.headers, contentType })
+}
+
 /** Serves one file with ETag / Cache-Control, or 404 when it is not a regular file. */
 export const serveFile = (file: string) =>
   Effect.gen(function*() {
@@ -47,15 +73,12 @@ export const serveFile = (file: string) =>
       etags.set(file, cached)
     }
     const versioned = request.url.includes("?v=") || request.url.includes("&v=")
-    const headers = {
-      etag: cached.etag,
-      "cache-control": versioned ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate"
-    }
-    if (header(request, "if-none-match") === cached.etag) return HttpServerResponse.empty({ status: 304, headers })
-    return HttpServerResponse.uint8Array(cached.bytes, {
-      headers,
-      contentType: contentTypes[path.extname(file).toLowerCase()] ?? "application/octet-stream"
-    })
+    return withETag(
+      request,
+      cached,
+      versioned ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate",
+      contentTypes[path.extname(file).toLowerCase()] ?? "application/octet-stream"
+    )
   })
 
 /** `/host/ext/<vendor>/<name>/<file>`: files of an enabled extension's bundle or styles folder. */
