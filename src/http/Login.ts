@@ -2,10 +2,9 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Eta } from "eta"
 import { sessionCookieName, sessionLifetimeSeconds } from "../panel/Session.js"
-import { csrfOk } from "./Auth.js"
-import { authenticate, header, ServerSessions } from "./Context.js"
+import { authenticate, header, requireCsrf, ServerSessions } from "./Context.js"
 import { clientOrigin } from "./ClientAddress.js"
-import { badRequest, HttpFailure, unauthorized } from "./Errors.js"
+import { badRequest, unauthorized } from "./Errors.js"
 import { consume, signInTries, signInTriesPerAddress } from "./RateLimits.js"
 
 // The embedded panel's login (docs/http.md "Authentication (embedded panel)"): a form at /auth/login (username + API token, as issued
@@ -151,9 +150,6 @@ export const session = Effect.gen(function*() {
 })
 
 export const logout = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
-  if (!csrfOk(auth, request, live.access)) {
-    return yield* new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token)" })
-  }
+  yield* requireCsrf(yield* authenticate, { expected: "X-CSRF-Token" })
   return HttpServerResponse.expireCookie(HttpServerResponse.empty({ status: 204 }), sessionCookieName, { path: "/" })
 })

@@ -1,24 +1,20 @@
 import { HttpRouter, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { Actor } from "../../domain/Installed.js"
-import { csrfOk } from "../Auth.js"
-import { authenticate, header, requireAdmin } from "../Context.js"
-import { HttpFailure } from "../Errors.js"
+import { authenticate, header, requireAdmin, requireCsrf } from "../Context.js"
 
 // Who calls the admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked
 // on unsafe methods) or an admin's API token. Every change runs as the actor {type: "admin", user}.
 
-const csrfMismatch = () =>
-  new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: "missing or wrong CSRF token (X-CSRF-Token header or _token form field)" })
-
 /** The signed-in admin, and the request's CSRF check given the form's `_token` when there is one. */
 export const adminCaller = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
-  const user = yield* requireAdmin(auth)
+  const caller = yield* authenticate
+  const user = yield* requireAdmin(caller.auth)
   const actor = { type: "admin", user: user.username } satisfies Actor
+  // The admin API also takes the token as a form's `_token` field, and its failure says so.
   const checkCsrf = (formToken: string | undefined) =>
-    csrfOk(auth, request, live.access, formToken) ? Effect.void : Effect.fail(csrfMismatch())
-  return { actor, request, checkCsrf }
+    requireCsrf(caller, { formToken, expected: "X-CSRF-Token header or _token form field" })
+  return { actor, request: caller.request, checkCsrf }
 })
 
 /** The admin making the request, as the lifecycle's actor (CSRF by header, or `_token` of a urlencoded form). */
