@@ -8,7 +8,7 @@ import { adopt } from "../../reconcile/Adopt.js"
 import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
 import semver from "semver"
-import { applyReport, type ApplyResult, loadPlan, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
+import { applyReport, type ApplyResult, loadPlan, type PlanRequest, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
 import { progressLayer, storeLayer } from "../Runtime.js"
@@ -34,9 +34,7 @@ const describeApply = (result: ApplyResult): string => {
   ].join("\n")
 }
 
-export const reconcileCommand = Command.make(
-  "reconcile",
-  {
+const flags = {
     file: Options.text("file").pipe(Options.optional, Options.withDescription("the desired-state file (default: desired_state of config/host.yaml)")),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("only print the plan")),
     json: Options.boolean("json").pipe(Options.withDescription("print the plan object (and the apply result) only (= --format json)")),
@@ -70,7 +68,165 @@ export const reconcileCommand = Command.make(
     noHealthGates: Options.boolean("no-health-gates").pipe(
       Options.withDescription("do not run the critical health checks an install or update brings before going on")
     )
-  },
+  }
+
+type Flags = Command.Command.ParseConfig<typeof flags>
+type Format = "text" | "json" | "markdown"
+
+/** What every mode of the command works with: the flags, the file, the plan request and how to print. */
+interface Run {
+  readonly options: Flags
+  readonly file: string
+  readonly request: PlanRequest
+  readonly format: Format
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+const printPlanAs = (format: Format) => (plan: Plan) =>
+  format === "json"
+    ? printJson(plan)
+    : format === "markdown"
+    ? Console.log(formatPlanMarkdown({ plan }).trimEnd())
+    : Console.log(formatPlan(plan))
+
+/** The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too. */
+const printResultAs = (format: Format) => (plan: Plan, result: ApplyResult) =>
+  Effect.zipRight(
+    format === "json"
+      ? printJson({ ...plan, apply: applyReport(result) })
+      : format === "markdown"
+      ? Console.log(formatPlanMarkdown({ plan, apply: result }).trimEnd())
+      : describeApply(result) === "" ? Effect.void : Console.log(describeApply(result).replace(/^\n/, "")),
+    result.failed === null
+      ? Effect.void
+      : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error.message}`)
+  )
+
+/** Text: the plan is shown before its first action runs, the outcome after. JSON and markdown: one document at the end, holding both. */
+const applyOptionsOf = ({ env, format, options }: Run) => ({
+  env,
+  lockTimeout: options.lockTimeout,
+  healthGates: !options.noHealthGates,
+  ...(format === "text" ? { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) } : {})
+})
+
+/** `--adopt` (docs/admin.md "Adopt"): the same operation as the admin screen's Adopt button. */
+const runAdopt = ({ env, file, options }: Run) =>
+  Effect.gen(function*() {
+    if (Option.isSome(options.plan) || Option.isSome(options.out) || options.watch) {
+      yield* Console.error("error: reconcile: --adopt rewrites the desired-state file; it does not go with --plan, --out or --watch")
+      return yield* exitWith(2)
+    }
+    const adopted = yield* adopt(file, { write: !options.dryRun, env })
+    if (options.json) return yield* printJson(adopted)
+    const lines = [
+      ...(adopted.diff === "" ? [] : [adopted.diff.trimEnd(), ""]),
+      ...adopted.changes.map((change) => `~ ${change}`),
+      !adopted.changed
+        ? `No changes. ${adopted.file} already describes the panel.`
+        : adopted.written
+        ? `Adopted: wrote ${adopted.file}.`
+        : `Would write ${adopted.file} (dry run).`
+    ]
+    yield* Console.log(lines.join("\n"))
+    for (const note of adopted.notes) yield* Console.error(`warning: ${note}`)
+    return
+  })
+
+/** `--plan`: applies exactly a saved plan. */
+const runSavedPlan = (run: Run, planFile: string) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const reconciler = yield* Reconciler
+    const saved = yield* loadPlan(path.resolve(planFile))
+    const result = yield* reconciler.applyPlan(saved, applyOptionsOf(run))
+    yield* printResultAs(run.format)(saved, result)
+    return result.failed === null ? undefined : yield* exitWith(1)
+  })
+
+/** Upgrade preflight (docs/operations.md#upgrade-preflight): the plan, checked against other versions. */
+const runPreflight = ({ format, options, request }: Run) =>
+  Effect.gen(function*() {
+    const reconciler = yield* Reconciler
+    if (!options.dryRun || Option.isSome(options.out) || options.watch) {
+      yield* Console.error("error: reconcile: --panel-version and --host-version go with --dry-run only (an upgrade preflight changes nothing)")
+      return yield* exitWith(2)
+    }
+    for (const [flag, value] of [["--panel-version", options.panelVersion], ["--host-version", options.hostVersion]] as const) {
+      if (Option.isSome(value) && semver.coerce(value.value) === null) {
+        yield* Console.error(`error: reconcile: ${flag} "${value.value}" is not a version (like 2.1.0)`)
+        return yield* exitWith(2)
+      }
+    }
+    const { config } = yield* HostConfig
+    const panel = yield* Panel
+    const versions = runtimeVersions(Option.getOrElse(options.hostVersion, () => config.version), {
+      version: Option.getOrElse(options.panelVersion, () => panel.info.version),
+      php: panel.info.php
+    })
+    const plan = yield* reconciler.plan(request)
+    const report = yield* reconciler.preflight(request, versions)
+    yield* format === "json"
+      ? printJson({ ...plan, preflight: report })
+      : format === "markdown"
+      ? Console.log(formatPlanMarkdown({ plan: { ...plan, blocked: blockedItems(report) } }).trimEnd())
+      : Console.log(`${formatPreflight(report)}\n\n${formatPlan(plan)}`)
+    if (report.summary.blocked > 0) {
+      if (format !== "json") yield* Console.error(`error: reconcile: ${report.summary.blocked} extension(s) blocked on panel ${versions.panel ?? "(unknown)"} / host ${versions.host}`)
+      return yield* exitWith(1)
+    }
+    return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
+  })
+
+/** `--dry-run` or `--out`: the plan only, printed or saved. */
+const runPlanOnly = ({ format, options, request }: Run) =>
+  Effect.gen(function*() {
+    const reconciler = yield* Reconciler
+    const plan = yield* reconciler.plan(request)
+    if (Option.isSome(options.out)) {
+      const saved = yield* savePlan(plan, options.out.value)
+      const applyHint = `Saved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`
+      // JSON and markdown keep stdout one document (`> plan.md`); the hint goes to stderr there.
+      yield* format === "text"
+        ? Console.log(`${formatPlan(plan)}\n\n${applyHint}`)
+        : Effect.zipRight(printPlanAs(format)(plan), format === "markdown" ? Console.error(applyHint) : Effect.void)
+    } else {
+      yield* printPlanAs(format)(plan)
+    }
+    return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
+  })
+
+/** Plans and applies once, or with `--watch` once now and once per burst of changes to the file. */
+const runReconcile = (run: Run) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const reconciler = yield* Reconciler
+    const file = run.file
+    const once = Effect.flatMap(reconciler.reconcile(run.request, applyOptionsOf(run)), ({ plan, result }) =>
+      Effect.as(printResultAs(run.format)(plan, result), result))
+    if (!run.options.watch) {
+      const result = yield* once
+      return result.failed === null ? undefined : yield* exitWith(1)
+    }
+    // --watch: one run now, then one per burst of changes to the file, never two at a time.
+    const fs = yield* FileSystem.FileSystem
+    const runLogged = once.pipe(
+      Effect.catchAll((error) => Console.error(`error: reconcile: ${error.message}`)),
+      Effect.zipRight(Effect.sync(() => process.stderr.write(`watching ${file} for changes (Ctrl-C to stop)\n`)))
+    )
+    // The watcher starts with the first run (merged), so a change made while it runs is not missed.
+    const changes = fs.watch(path.dirname(file)).pipe(
+      Stream.filter((event) => path.resolve(path.dirname(file), event.path) === file || event.path === file)
+    )
+    yield* Stream.merge(Stream.make("start"), changes).pipe(
+      Stream.debounce(Duration.millis(300)),
+      Stream.runForEach(() => runLogged)
+    )
+  })
+
+export const reconcileCommand = Command.make(
+  "reconcile",
+  flags,
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
@@ -83,130 +239,16 @@ export const reconcileCommand = Command.make(
         return yield* exitWith(2)
       }
       const format = options.json ? "json" : Option.getOrElse(options.format, () => "text" as const)
-      const printPlan = (plan: Plan) =>
-        format === "json"
-          ? printJson(plan)
-          : format === "markdown"
-          ? Console.log(formatPlanMarkdown({ plan }).trimEnd())
-          : Console.log(formatPlan(plan))
-      // Text: the plan is shown before its first action runs, the outcome after. JSON and markdown: one
-      // document at the end, holding both.
-      const applyOptions = {
-        env: invocation.env,
-        lockTimeout: options.lockTimeout,
-        healthGates: !options.noHealthGates,
-        ...(format === "text" ? { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) } : {})
-      }
-      const reconciler = yield* Reconciler
-      // The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too.
-      const printResult = (plan: Plan, result: ApplyResult) =>
-        Effect.zipRight(
-          format === "json"
-            ? printJson({ ...plan, apply: applyReport(result) })
-            : format === "markdown"
-            ? Console.log(formatPlanMarkdown({ plan, apply: result }).trimEnd())
-            : describeApply(result) === "" ? Effect.void : Console.log(describeApply(result).replace(/^\n/, "")),
-          result.failed === null
-            ? Effect.void
-            : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error.message}`)
-        )
-
-      if (options.adopt) {
-        if (Option.isSome(options.plan) || Option.isSome(options.out) || options.watch) {
-          yield* Console.error("error: reconcile: --adopt rewrites the desired-state file; it does not go with --plan, --out or --watch")
-          return yield* exitWith(2)
-        }
-        // docs/admin.md "Adopt": the same operation as the admin screen's Adopt button.
-        const adopted = yield* adopt(file, { write: !options.dryRun, env: invocation.env })
-        if (options.json) return yield* printJson(adopted)
-        const lines = [
-          ...(adopted.diff === "" ? [] : [adopted.diff.trimEnd(), ""]),
-          ...adopted.changes.map((change) => `~ ${change}`),
-          !adopted.changed
-            ? `No changes. ${adopted.file} already describes the panel.`
-            : adopted.written
-            ? `Adopted: wrote ${adopted.file}.`
-            : `Would write ${adopted.file} (dry run).`
-        ]
-        yield* Console.log(lines.join("\n"))
-        for (const note of adopted.notes) yield* Console.error(`warning: ${note}`)
-        return
-      }
+      const run: Run = { options, file, request, format, env: invocation.env }
+      if (options.adopt) return yield* runAdopt(run)
       if (Option.isSome(options.plan) && (options.dryRun || Option.isSome(options.out) || options.watch)) {
         yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
         return yield* exitWith(2)
       }
-      if (Option.isSome(options.plan)) {
-        const saved = yield* loadPlan(path.resolve(options.plan.value))
-        const result = yield* reconciler.applyPlan(saved, applyOptions)
-        yield* printResult(saved, result)
-        return result.failed === null ? undefined : yield* exitWith(1)
-      }
-      // Upgrade preflight (docs/operations.md#upgrade-preflight): the plan, checked against other versions.
-      if (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion)) {
-        if (!options.dryRun || Option.isSome(options.out) || options.watch) {
-          yield* Console.error("error: reconcile: --panel-version and --host-version go with --dry-run only (an upgrade preflight changes nothing)")
-          return yield* exitWith(2)
-        }
-        for (const [flag, value] of [["--panel-version", options.panelVersion], ["--host-version", options.hostVersion]] as const) {
-          if (Option.isSome(value) && semver.coerce(value.value) === null) {
-            yield* Console.error(`error: reconcile: ${flag} "${value.value}" is not a version (like 2.1.0)`)
-            return yield* exitWith(2)
-          }
-        }
-        const { config } = yield* HostConfig
-        const panel = yield* Panel
-        const versions = runtimeVersions(Option.getOrElse(options.hostVersion, () => config.version), {
-          version: Option.getOrElse(options.panelVersion, () => panel.info.version),
-          php: panel.info.php
-        })
-        const plan = yield* reconciler.plan(request)
-        const report = yield* reconciler.preflight(request, versions)
-        yield* format === "json"
-          ? printJson({ ...plan, preflight: report })
-          : format === "markdown"
-          ? Console.log(formatPlanMarkdown({ plan: { ...plan, blocked: blockedItems(report) } }).trimEnd())
-          : Console.log(`${formatPreflight(report)}\n\n${formatPlan(plan)}`)
-        if (report.summary.blocked > 0) {
-          if (format !== "json") yield* Console.error(`error: reconcile: ${report.summary.blocked} extension(s) blocked on panel ${versions.panel ?? "(unknown)"} / host ${versions.host}`)
-          return yield* exitWith(1)
-        }
-        return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
-      }
-      if (options.dryRun || Option.isSome(options.out)) {
-        const plan = yield* reconciler.plan(request)
-        if (Option.isSome(options.out)) {
-          const saved = yield* savePlan(plan, options.out.value)
-          const applyHint = `Saved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`
-          // JSON and markdown keep stdout one document (`> plan.md`); the hint goes to stderr there.
-          yield* format === "text"
-            ? Console.log(`${formatPlan(plan)}\n\n${applyHint}`)
-            : Effect.zipRight(printPlan(plan), format === "markdown" ? Console.error(applyHint) : Effect.void)
-        } else {
-          yield* printPlan(plan)
-        }
-        return options.detailedExitcode && changeCount(plan) > 0 ? yield* exitWith(2) : undefined
-      }
-      const once = Effect.flatMap(reconciler.reconcile(request, applyOptions), ({ plan, result }) =>
-        Effect.as(printResult(plan, result), result))
-      if (!options.watch) {
-        const result = yield* once
-        return result.failed === null ? undefined : yield* exitWith(1)
-      }
-      // --watch: one run now, then one per burst of changes to the file, never two at a time.
-      const fs = yield* FileSystem.FileSystem
-      const runLogged = once.pipe(
-        Effect.catchAll((error) => Console.error(`error: reconcile: ${error.message}`)),
-        Effect.zipRight(Effect.sync(() => process.stderr.write(`watching ${file} for changes (Ctrl-C to stop)\n`)))
-      )
-      // The watcher starts with the first run (merged), so a change made while it runs is not missed.
-      const changes = fs.watch(path.dirname(file)).pipe(
-        Stream.filter((event) => path.resolve(path.dirname(file), event.path) === file || event.path === file)
-      )
-      yield* Stream.merge(Stream.make("start"), changes).pipe(
-        Stream.debounce(Duration.millis(300)),
-        Stream.runForEach(() => runLogged)
-      )
+      if (Option.isSome(options.plan)) return yield* runSavedPlan(run, options.plan.value)
+      if (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion)) return yield* runPreflight(run)
+      if (options.dryRun || Option.isSome(options.out)) return yield* runPlanOnly(run)
+      return yield* runReconcile(run)
     }).pipe(
       // Markdown goes to a pull request: a failure is a document there too (and the usual error on stderr).
       Effect.tapError((error) =>
