@@ -21,6 +21,8 @@ const layers: ReadonlyArray<ReadonlyArray<string>> = [
   ["kernel"],
   ["store"],
   ["config"],
+  // what every box asks of the machine, once: atomic file writes, ids, runtime versions
+  ["system"],
   ["domain"]
 ]
 
