@@ -134,6 +134,11 @@ export const targetOf = (database: string, file: string): DatabaseTarget => {
   return dialect === "mysql" || dialect === "pg" ? { dialect, url: database } : { dialect: "sqlite", file }
 }
 
+/** How a failure names the database: a server's URL without its password, or the SQLite file. */
+const labelOf = (target: DatabaseTarget) => target.dialect === "sqlite" ? target.file : redactUrl(target.url)
+
+const schemaOutcome = "no extension was changed; the framework tables are completed on the next run"
+
 /** A client for `target` with the framework schema in place (a SQLite file guarded as sqliteLayer says). */
 export const layerFor = (
   target: DatabaseTarget
@@ -142,7 +147,9 @@ export const layerFor = (
     Effect.mapError((error) =>
       target.dialect === "sqlite" && isDamagedDatabase(error)
         ? new DatabaseUnusable({ file: target.file, problem: "damaged", detail: String(error.cause instanceof Error ? error.cause.message : error.message) })
-        : storeError("creating the framework tables")(error)
+        // Making the tables comes before any command changes anything; they are created with IF NOT EXISTS,
+        // so a cut while creating them is finished by the next run.
+        : beforeAnyChange(labelOf(target), schemaOutcome)(storeError("creating the framework tables")(error))
     )
   ))
   if (target.dialect !== "sqlite") return Layer.provideMerge(schema, clientLayer(target))
@@ -156,10 +163,4 @@ export const layerFor = (
 
 /** The database of the `database` setting with the framework schema in place. */
 export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
-  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) =>
-    // Opening the database and making its tables come before any command changes anything; the tables are
-    // created with IF NOT EXISTS, so a cut while creating them is finished by the next run.
-    Layer.mapError(
-      layerFor(targetOf(config.database, paths.databaseFile)),
-      beforeAnyChange(redactUrl(config.database), "no extension was changed; the framework tables are completed on the next run")
-    )))
+  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) => layerFor(targetOf(config.database, paths.databaseFile))))
