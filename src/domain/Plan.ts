@@ -181,8 +181,19 @@ type PresentEntry = Extract<DesiredExtension, { _tag: "Present" }>
 /** An entry marked absent: removed if installed (unless protected). */
 const planAbsent = (draft: Draft, id: string, installed: ActualExtension | undefined, options: PlanOptions) => {
   if (installed === undefined) return
+  planRemoval(draft, id, installed, options, { verb: "removing", reason: "marked absent in the desired state" })
+}
+
+/** A removal, or the problem that the extension is protected (docs/plan-format.md). */
+const planRemoval = (
+  draft: Draft,
+  id: string,
+  installed: ActualExtension,
+  options: PlanOptions,
+  why: { readonly verb: string; readonly reason: string }
+) => {
   if (installed.protected && !options.allowDestroy) {
-    draft.problems.push(problem(`extensions.${id}`, `${id} is protected; removing it needs --allow-destroy`))
+    draft.problems.push(problem(`extensions.${id}`, `${id} is protected; ${why.verb} it needs --allow-destroy`))
     return
   }
   draft.removals.push({
@@ -190,7 +201,7 @@ const planAbsent = (draft: Draft, id: string, installed: ActualExtension | undef
     id,
     from: installed.version,
     to: null,
-    reason: "marked absent in the desired state",
+    reason: why.reason,
     capabilities: diffCapabilities(installed.capabilities, noCapabilities)
   })
 }
@@ -295,18 +306,7 @@ const planUnlisted = (draft: Draft, id: string, installed: ActualExtension, opti
     draft.final.set(id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies })
     return
   }
-  if (installed.protected && !options.allowDestroy) {
-    draft.problems.push(problem(`extensions.${id}`, `${id} is protected; pruning it needs --allow-destroy`))
-    return
-  }
-  draft.removals.push({
-    type: "remove",
-    id,
-    from: installed.version,
-    to: null,
-    reason: "not in the desired state (prune)",
-    capabilities: diffCapabilities(installed.capabilities, noCapabilities)
-  })
+  planRemoval(draft, id, installed, options, { verb: "pruning", reason: "not in the desired state (prune)" })
 }
 
 /** Every enabled extension's dependencies, checked against the end state. */

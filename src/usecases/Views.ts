@@ -3,6 +3,21 @@ import type { FrontendErrorEntry } from "../domain/FrontendErrors.js"
 import type { Capabilities, Plan } from "../domain/PlanFormat.js"
 import type { Problem } from "../domain/Problems.js"
 import type { SettingField } from "../domain/Settings.js"
+import type { ExtensionHealth as CheckedHealth, HealthCheckResult } from "../runtime/Backend.js"
+import type { RemovalImpact } from "../lifecycle/Impact.js"
+import type { AdoptResult } from "../reconcile/Adopt.js"
+import type { OperationResult } from "../lifecycle/Operation.js"
+import type { HealthStatus } from "../domain/Health.js"
+
+// Shapes the layers below already declare are re-exported under the names the admin app uses, not
+// declared again: one declaration of each (docs/architecture.md "Layers").
+
+/** `GET extensions/{vendor}/{name}/impact`: what a disable or remove would affect. */
+export type Impact = RemovalImpact
+export type HealthCheck = HealthCheckResult
+/** One extension's checks; `checkedAt` is set when they were run on request. */
+export type ExtensionHealth = CheckedHealth & { readonly checkedAt?: string }
+export type { AdoptResult, HealthStatus }
 
 // The read models of the use-case layer: the shape of every answer the admin API gives, declared once.
 // The use cases build values of these types, the admin handlers send them as `{data}`, and the admin
@@ -112,41 +127,8 @@ export interface ExtensionDetail {
   readonly managed: null | { readonly file: string; readonly absent: boolean; readonly enabled: boolean; readonly settings: ReadonlyArray<string> }
 }
 
-/** `GET extensions/{vendor}/{name}/impact`: what a disable or remove would affect. */
-export interface Impact {
-  readonly id: string
-  readonly version: string
-  readonly enabled: boolean
-  /** Enabled extensions declaring a dependency on it: disable/remove is refused without force. */
-  readonly dependents: ReadonlyArray<string>
-  /** Every installed extension declaring a dependency on it, enabled or not. */
-  readonly allDependents: ReadonlyArray<string>
-  /** Recorded migrations that a remove rolls back (down), newest last. */
-  readonly migrations: ReadonlyArray<string>
-  /** Tables created by those migrations; `rows` is null when the table is missing or cannot be counted. */
-  readonly tables: ReadonlyArray<{ readonly name: string; readonly rows: number | null }>
-  /** How many stored settings a remove deletes. */
-  readonly settings: number
-}
 
-export type HealthStatus = "ok" | "warning" | "error" | "unknown"
 
-export interface HealthCheck {
-  readonly id: string
-  readonly label: string
-  readonly severity: string | null
-  readonly status: HealthStatus
-  readonly message: string | null
-  readonly details: unknown
-  readonly declared: boolean
-}
-
-export interface ExtensionHealth {
-  readonly extensionId: string
-  readonly checks: ReadonlyArray<HealthCheck>
-  /** Set when the checks were run on request. */
-  readonly checkedAt?: string
-}
 
 /** `GET health`: the health of every booted extension. */
 export interface HealthOverview {
@@ -220,17 +202,8 @@ export interface UploadPreview {
   readonly installable: boolean
 }
 
-/** What an operation did (the lifecycle's result). */
-export interface OperationResult {
-  readonly operation: string
-  readonly id: string
-  readonly action: "installed" | "updated" | "enabled" | "disabled" | "removed" | "configured" | "unchanged"
-  readonly version: string
-  readonly fromVersion: string | null
-  readonly enabled: boolean
-  readonly migrations: ReadonlyArray<string>
-  readonly warnings: ReadonlyArray<string>
-}
+/** What an operation did: the lifecycle's result. */
+export type { OperationResult }
 
 /** `POST updates`: each update's result, or why it failed. */
 export type UpdateOutcome = OperationResult | { readonly id: string; readonly action: "failed"; readonly error: string }
@@ -289,19 +262,6 @@ export interface DesiredStateView {
   readonly drift: ReadonlyArray<Drift>
 }
 
-/** `POST desired-state/adopt`: the diff adopt makes, and whether it was written. */
-export interface AdoptResult {
-  readonly file: string
-  readonly existed: boolean
-  readonly sha256: string
-  readonly before: string
-  readonly after: string
-  readonly diff: string
-  readonly changed: boolean
-  readonly changes: ReadonlyArray<string>
-  readonly notes: ReadonlyArray<string>
-  readonly written: boolean
-}
 
 export type ActivityRow = ActivityRecord
 
