@@ -1,11 +1,13 @@
 import * as React from "react"
 import type { SlotContext } from "@host/sdk"
+import type { AccessListing, GrantRequest } from "../http/contracts/Client.js"
 
 // Host's own "Extension access" page under Pterodactyl (docs/panels.md "Extension pages under a real
 // panel"): Pterodactyl's subuser permissions are a fixed list, so Host keeps the grants of extension
 // permissions itself, and a server's owner or an admin gives them here, at
 // `/server/{id}/ext/host/access`. It reads and writes `/api/client/host/servers/{server}/access`
-// (GET → subusers with their grants and the permissions extensions declare; PUT/DELETE `{user, permission}`).
+// (GET → subusers with their grants and the permissions extensions declare; PUT/DELETE `{user, permission}`,
+// the user by their panel username).
 
 export const accessPageId = "host/access"
 
@@ -19,21 +21,10 @@ export const accessPageEnabled = () => enabled
 /** Owners and admins only: the same rule the endpoint applies. */
 export const mayManageAccess = (context: SlotContext) => context.user?.admin === true || context.server?.isOwner === true
 
-interface Subuser {
-  readonly id: number | string
-  readonly username: string
-  readonly email: string
-  readonly grants: ReadonlyArray<string>
-}
-interface Permission {
-  readonly extension: string
-  readonly permission: string
-  readonly description: string
-}
-interface Access {
-  readonly subusers: ReadonlyArray<Subuser>
-  readonly permissions: ReadonlyArray<Permission>
-}
+// The endpoint's own shapes (http/contracts/Client.ts), as types only: the page reads what Host answers.
+type Access = AccessListing
+type Subuser = AccessListing["subusers"][number]
+type Permission = AccessListing["permissions"][number]
 
 const host = () => (window as unknown as { __HOST__?: { baseUrl?: string; csrfToken?: string } }).__HOST__ ?? {}
 
@@ -77,14 +68,14 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
   const setGrant = (subuser: Subuser, permission: string, grant: boolean) =>
     setAccess((current) => current === null ? current : {
       ...current,
-      subusers: current.subusers.map((entry) => entry.id !== subuser.id ? entry : {
+      subusers: current.subusers.map((entry) => entry.username !== subuser.username ? entry : {
         ...entry,
         grants: grant ? [...entry.grants.filter((held) => held !== permission), permission] : entry.grants.filter((held) => held !== permission)
       })
     })
   /** Shown at once, written in the background, put back (with the server's reason) when the write fails. */
   const toggle = async (subuser: Subuser, permission: string, grant: boolean) => {
-    const key = `${subuser.id}|${permission}`
+    const key = `${subuser.username}|${permission}`
     setBusy(key)
     setError(null)
     setGrant(subuser, permission, grant)
@@ -93,7 +84,7 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
         method: grant ? "PUT" : "DELETE",
         credentials: "same-origin",
         headers: writeHeaders(),
-        body: JSON.stringify({ user: subuser.id, permission })
+        body: JSON.stringify({ user: subuser.username, permission } satisfies typeof GrantRequest.Type)
       })
       if (!response.ok) throw new Error(await errorText(response))
     } catch (failure) {
@@ -119,7 +110,7 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
         <p className="host-access__muted">This server has no subusers. Add them on the panel's Users page first.</p>
       )}
       {access !== null && access.permissions.length > 0 && access.subusers.map((subuser) => (
-        <section key={subuser.id} className="host-access__user" aria-label={subuser.username}>
+        <section key={subuser.username} className="host-access__user" aria-label={subuser.username}>
           <header>
             <strong>{subuser.username}</strong>
             <span className="host-access__muted">{subuser.email}</span>
@@ -129,7 +120,7 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
               <legend>{extension}</legend>
               {permissions.map((permission) => {
                 const held = subuser.grants.includes(permission.permission)
-                const key = `${subuser.id}|${permission.permission}`
+                const key = `${subuser.username}|${permission.permission}`
                 return (
                   <label key={permission.permission} className="host-access__toggle">
                     <input
@@ -142,7 +133,6 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
                     />
                     <span>
                       <code>{permission.permission}</code>
-                      <span className="host-access__muted">{permission.description}</span>
                     </span>
                   </label>
                 )

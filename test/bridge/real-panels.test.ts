@@ -7,6 +7,7 @@ import { pterodactyl } from "../../src/bridge/panels/pterodactyl.js"
 import { runHost, tempDir } from "../support/cli.js"
 import { describeBrowser, type PanelHarness, screenshot, sessionCookie, startPanel } from "../support/browser.js"
 import { startStandin, type StandinPanel } from "../support/panel-pages/server.js"
+import type { AccessListing, GrantRequest } from "../../src/http/contracts/Client.js"
 import { install } from "../http/helpers.js"
 import { writeEverywhere } from "./extensions.js"
 import { slotIds } from "../../src/domain/Slots.js"
@@ -53,32 +54,38 @@ const open = async (panel: StandinPanel, user: "alice" | "bob" | "dave" | undefi
 }
 
 /**
- * A stand-in of the drivers' `/api/client/host/servers/{server}/access` (docs/panels.md "Extension pages
- * under a real panel"): subusers bob and carol of srv-alice, grants kept in memory, every write recorded.
+ * A stand-in of Host's `/api/client/host/servers/{server}/access` under Pterodactyl (docs/panels.md "Extension
+ * pages under a real panel"; the harness runs the embedded panel, whose subusers carry their own permissions):
+ * subusers bob and carol of srv-alice, grants kept in memory by username, every write recorded. Its answers
+ * are typed by the endpoint's contract (http/contracts/Client.ts), so they are the shapes Host sends.
  */
-const grants = new Map<number, Set<string>>([[3, new Set(["everywhere.view"])], [4, new Set()]])
+const grants = new Map<string, Set<string>>([["bob", new Set(["everywhere.view"])], ["carol", new Set()]])
 const accessWrites: Array<{ method: string; server: string; body: unknown }> = []
 const accessHandler = (method: string, server: string, body: unknown) => {
   if (server !== "srv-alice") return { status: 404, body: { errors: [{ code: "NotFound", status: "404", detail: `no server ${server}` }] } }
   if (method === "GET") {
-    return {
-      status: 200,
-      body: {
-        data: {
-          subusers: [[3, "bob"], [4, "carol"]].map(([id, name]) => ({ id, username: name, email: `${name}@example.test`, grants: [...grants.get(id as number)!] })),
-          permissions: [
-            { extension: "test/everywhere", permission: "everywhere.view", description: "See the server's widgets" },
-            { extension: "test/everywhere", permission: "everywhere.manage", description: "Change the widgets' settings" }
-          ]
-        }
-      }
+    const listing: AccessListing = {
+      server: { uuid: "srv-alice", identifier: null, name: "Alice's server" },
+      grants_kept_by: "host",
+      subusers: ["bob", "carol"].map((name) => ({
+        username: name,
+        email: `${name}@example.test`,
+        uuid: null,
+        panel_permissions: ["control.console"],
+        grants: [...grants.get(name)!]
+      })),
+      permissions: [
+        { extension: "test/everywhere", permission: "everywhere.view" },
+        { extension: "test/everywhere", permission: "everywhere.manage" }
+      ]
     }
+    return { status: 200, body: { data: listing } }
   }
-  const { permission, user } = body as { user: number; permission: string }
+  const { permission, user } = body as typeof GrantRequest.Type
   accessWrites.push({ method, server, body })
   if (method === "PUT") grants.get(user)?.add(permission)
   if (method === "DELETE") grants.get(user)?.delete(permission)
-  return { status: 200, body: { data: { user, permission, granted: method === "PUT" } } }
+  return { status: 200, body: { data: { server, user, permission, granted: method === "PUT", changed: true } } }
 }
 
 const probe = (page: Page, slot: string) => page.locator(`[data-host-slot="${slot}"] [data-testid="slot-${slot}"]`)
@@ -361,12 +368,12 @@ describeBrowser("Host's Extension access page under Pterodactyl", () => {
     await bobManage.check()
     await page.waitForFunction(() => !(document.querySelector('input[data-user="bob"][data-permission="everywhere.manage"]') as HTMLInputElement).disabled)
     expect(await bobManage.isChecked()).toBe(true)
-    expect(accessWrites.at(-1)).toEqual({ method: "PUT", server: "srv-alice", body: { user: 3, permission: "everywhere.manage" } })
-    expect(grants.get(3)?.has("everywhere.manage")).toBe(true)
+    expect(accessWrites.at(-1)).toEqual({ method: "PUT", server: "srv-alice", body: { user: "bob", permission: "everywhere.manage" } })
+    expect(grants.get("bob")?.has("everywhere.manage")).toBe(true)
     await page.locator('input[data-user="bob"][data-permission="everywhere.view"]').uncheck()
     await page.waitForFunction(() => !(document.querySelector('input[data-user="bob"][data-permission="everywhere.view"]') as HTMLInputElement).disabled)
-    expect(accessWrites.at(-1)).toEqual({ method: "DELETE", server: "srv-alice", body: { user: 3, permission: "everywhere.view" } })
-    expect(grants.get(3)?.has("everywhere.view")).toBe(false)
+    expect(accessWrites.at(-1)).toEqual({ method: "DELETE", server: "srv-alice", body: { user: "bob", permission: "everywhere.view" } })
+    expect(grants.get("bob")?.has("everywhere.view")).toBe(false)
     await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
     await screenshot(page, "real-ptero-access")
     expect(await marked(page)).toBe(true)
