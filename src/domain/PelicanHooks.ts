@@ -38,14 +38,13 @@ const serverPages: ReadonlyArray<readonly [string, ReadonlyArray<string>, string
 
 /** Every container the plugin renders. */
 export const pelicanHooks: ReadonlyArray<PelicanHook> = [
-  hook("navbar", "app", "panels::user-menu.before"),
-  hook("navbar.left", "app", "panels::topbar.start"),
-  hook("navbar.before", "app", "panels::topbar.before"),
-  hook("navbar.after", "app", "panels::topbar.after"),
-  hook("navbar", "server", "panels::user-menu.before"),
-  hook("navbar.left", "server", "panels::topbar.start"),
-  hook("navbar.before", "server", "panels::topbar.before"),
-  hook("navbar.after", "server", "panels::topbar.after"),
+  // The top bar is the same in both Filament panels.
+  ...(["app", "server"] as const).flatMap((panel) => [
+    hook("navbar", panel, "panels::user-menu.before"),
+    hook("navbar.left", panel, "panels::topbar.start"),
+    hook("navbar.before", panel, "panels::topbar.before"),
+    hook("navbar.after", panel, "panels::topbar.after")
+  ]),
   hook("server.subnav", "server", "panels::sidebar.nav.end"),
   hook("server.subnav.before", "server", "panels::sidebar.nav.start"),
   hook("server.subnav.after", "server", "panels::sidebar.footer"),

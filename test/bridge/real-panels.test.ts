@@ -431,6 +431,10 @@ describeBrowser("the bridge under a Pelican-shaped panel", () => {
     await probe(page, "server.header").waitFor()
     await expect(link.getAttribute("aria-current")).resolves.toBe("page")
     await screenshot(page, "real-pelican-extension-page")
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByTestId("everywhere-page").waitFor()
+    await screenshot(page, "real-pelican-extension-page-phone")
+    await page.setViewportSize({ width: 1280, height: 800 })
     // Loaded directly (a bookmark, a reload) the outlet is there as well, as are the other areas' outlets.
     await page.goto(`${pelicanPanel.url}/server/srv-alice/ext/test/everywhere`)
     await page.getByTestId("everywhere-page").waitFor()
