@@ -14,7 +14,7 @@ import type {
   RegistryNotConfigured
 } from "../registry/RegistryErrors.js"
 import type { LockHeld } from "../store/OperationLock.js"
-import { StoreError } from "../store/StoreError.js"
+import type { StoreError } from "../store/StoreError.js"
 import type { MigrationFailed } from "./Migrations.js"
 import type { ModuleLoadError } from "../kernel/ModuleLoader.js"
 
@@ -232,10 +232,7 @@ export const classify = (
 const databaseDetail = (error: StoreError | SqlError, database: string) => {
   // The operation's own message names the database and what was left; a StoreError marked before any change
   // (store/StoreError.ts beforeAnyChange, e.g. by crash recovery inside an operation) says it once, not twice.
-  if (error._tag === "StoreError") {
-    const plain = new StoreError({ operation: error.operation, cause: error.cause })
-    return `database ${database}: ${plain.message.replace(/^database: /, "")}`
-  }
+  if (error._tag === "StoreError") return `database ${database}: ${error.failure}`
   const cause = error.cause as { readonly message?: unknown } | undefined
   const why = typeof cause?.message === "string" && cause.message !== "" ? `: ${cause.message}` : ""
   return `database ${database}: ${error.message === "" ? "a statement failed" : error.message}${why}`

@@ -11,13 +11,18 @@ export class StoreError extends Data.TaggedError("StoreError")<{
   readonly database?: string
   readonly outcome?: string
 }> {
-  override get message() {
+  /** What failed and why, without the database or the outcome: `<operation> failed: <the driver's reason>`. */
+  get failure(): string {
     const cause = this.cause as { message?: unknown; cause?: { message?: unknown } } | undefined
     const detail = typeof cause?.cause?.message === "string"
       ? cause.cause.message
       : typeof cause?.message === "string" ? cause.message : String(this.cause)
+    return `${this.operation} failed: ${detail}`
+  }
+
+  override get message() {
     const database = this.database === undefined ? "database" : `database ${this.database}`
-    return `${database}: ${this.operation} failed: ${detail}${this.outcome === undefined ? "" : `; ${this.outcome}`}`
+    return `${database}: ${this.failure}${this.outcome === undefined ? "" : `; ${this.outcome}`}`
   }
 }
 
