@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
-import { dependenciesOf, migrationsFolderOf } from "../domain/Installed.js"
+import { dependentsOf, installedStates, migrationsFolderOf } from "../domain/Installed.js"
 import { enabledDependents } from "../domain/Rules.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { MigrationsRepo } from "../store/MigrationsRepo.js"
@@ -56,14 +56,9 @@ export const removalImpact = Effect.fn("Impact.removal")(function*(id: string) {
     return yield* new OperationRefused({ operation: "remove", extensionId: id, reason: "not-installed", detail: "it is not installed", hint: "see host list" })
   }
   const record = found.value
-  const installed = new Map((yield* repo.list).map((other) => [
-    other.extensionId,
-    { version: other.version, enabled: other.enabled, dependencies: dependenciesOf(other) }
-  ]))
-  const allDependents = [...installed.entries()]
-    .filter(([other, state]) => other !== id && id in state.dependencies)
-    .map(([other]) => other)
-    .sort()
+  const all = yield* repo.list
+  const installed = installedStates(all)
+  const allDependents = dependentsOf(id, all).map((other) => other.extensionId).sort()
   const recorded = yield* Effect.flatMap(MigrationsRepo, (migrations) => migrations.listFor(id))
   const files = yield* discoverMigrations(path.join(paths.extensions, ...id.split("/"), migrationsFolderOf(record))).pipe(Effect.orElseSucceed(() => []))
   const ran = new Set(recorded.map((migration) => migration.migration))

@@ -7,10 +7,9 @@ import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { Faults } from "../config/Debug.js"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
-import { type Actor, dependenciesOf, type InstalledExtension } from "../domain/Installed.js"
+import { type Actor, installedStates } from "../domain/Installed.js"
 import type { OperationLock } from "../domain/Lock.js"
 import type { Refusal } from "../domain/Preconditions.js"
-import type { InstalledState } from "../domain/Rules.js"
 import { ActivityRepo, type ActivityWrite } from "../store/ActivityRepo.js"
 import { redactUrl } from "../store/Dialect.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -224,13 +223,6 @@ export const openJournal = (initial: JournalEntry) =>
   })
 
 // ---- what several operations read or write ----------------------------------------------------
-
-export const installedStates = (extensions: ReadonlyArray<InstalledExtension>): ReadonlyMap<string, InstalledState> =>
-  new Map(extensions.map((extension) => [extension.extensionId, {
-    version: extension.version,
-    enabled: extension.enabled,
-    dependencies: dependenciesOf(extension)
-  }]))
 
 /** The installed-state map of every installed extension, as the preconditions read it. */
 export const currentStates = Effect.map(Effect.flatMap(ExtensionsRepo, (repo) => repo.list), installedStates)
