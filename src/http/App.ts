@@ -4,7 +4,7 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import * as AdminApi from "./admin/index.js"
 import { adminPage } from "./AdminPage.js"
 import * as AdminScreens from "./AdminScreens.js"
-import { errorBody, errorResponse, typedFailures, withErrorBodies } from "./Errors.js"
+import { errorBody, errorResponse, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
@@ -61,12 +61,11 @@ const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
   HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
   // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
-  HttpRouter.concat(HttpRouter.transform(AdminScreens.routes, typedFailures)),
-  // The two handlers whose error channel is still `unknown` join the typed router through typedFailures.
-  HttpRouter.post("/admin/host/api/extensions", typedFailures(AdminApi.uploadInstall)),
+  HttpRouter.concat(AdminScreens.routes),
+  HttpRouter.post("/admin/host/api/extensions", AdminApi.uploadInstall),
   HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
   HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
-  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", typedFailures(AdminApi.extensionOperation)),
+  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", AdminApi.extensionOperation),
   HttpRouter.get("/admin/host/api/updates", AdminApi.availableUpdates),
   HttpRouter.post("/admin/host/api/updates", AdminApi.updateAll),
   HttpRouter.get("/admin/host/api/activity", AdminApi.activity),

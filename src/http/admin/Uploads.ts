@@ -128,9 +128,10 @@ const receiveUpload = (folder: string) =>
  * worker read of it. A refusal
  * the worker finds is the operation's refusal (`refusal` words it as the caller's operation).
  */
-const withUpload = <A, E, R>(
+const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
   checkCsrf: (formToken: string | undefined) => Effect.Effect<void, HttpFailure>,
-  refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => unknown,
+  // The operation's own wording of a refusal the worker found, or undefined when it has none for it.
+  refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => Refusal | undefined,
   use: (archive: UploadSource, facts: InspectedUpload | undefined) => Effect.Effect<A, E, R>,
   options: { readonly preview?: boolean } = {}
 ) =>
@@ -160,7 +161,7 @@ const withUpload = <A, E, R>(
     yield* checkCsrf(upload.formToken)
     const { facts, verdict } = yield* inspectUpload(upload.target, upload.name)
     const refused = !verdict.ok && refusedByInspection.has(verdict.tag) ? refusal(verdict, upload) : undefined
-    if (refused !== undefined) return yield* Effect.fail(refused)
+    if (refused !== undefined) return yield* refused
     // `admin_uploads: signed` refuses what is not signed by a trusted key; a preview shows it as its check.
     if (!verdict.ok && verdict.stage === "policy" && options.preview !== true) {
       return yield* new HttpFailure({ status: 403, code: "UploadPolicy", detail: `${verdict.message}; nothing was changed` })
