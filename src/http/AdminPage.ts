@@ -1,3 +1,4 @@
+import type { AdminBootstrap } from "./contracts/Admin.js"
 import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Eta } from "eta"
@@ -62,7 +63,7 @@ export const adminPage = Effect.gen(function*() {
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
       panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
       admin: { desiredState: paths.desiredState, registry: config.registry_url !== "", uploads: uploadPolicyOf(config).setting }
-    })
+    } satisfies AdminBootstrap)
   })
   return HttpServerResponse.text(html, {
     contentType: "text/html; charset=utf-8",

@@ -1,5 +1,5 @@
 import { FileSystem, HttpIncomingMessage, HttpServerRequest, Multipart, Path } from "@effect/platform"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { SourceRejected } from "../../lifecycle/Errors.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
@@ -13,8 +13,10 @@ import { header } from "../Context.js"
 import { badRequest, HttpFailure } from "../Errors.js"
 import { archiveTooLargeDetail, uploadOverheadBytes } from "../Limits.js"
 import { inspectUpload, type UploadVerdict } from "../UploadInspection.js"
-import { adminCaller, ok } from "./Caller.js"
-import { QueryFlag, queryParams } from "./Decode.js"
+import { respond } from "../api/Respond.js"
+import { InstallQuery, OperationBody, PreviewBody, UpdateQuery } from "../contracts/Admin.js"
+import { adminCaller } from "./Caller.js"
+import { queryParams } from "./Decode.js"
 import { uuid } from "../../system/Ids.js"
 
 // Uploaded `.host` archives (docs/http.md, docs/operations.md "Web installs"): received into a folder of
@@ -191,21 +193,13 @@ const sourceRefusal = (operation: "add" | "update", extensionId: (upload: Receiv
     detail: verdict.message
   })
 
-const InstallQuery = Schema.Struct({
-  force: Schema.optionalWith(QueryFlag, { default: () => false }),
-  disabled: Schema.optionalWith(QueryFlag, { default: () => false }),
-  noMigrate: Schema.optionalWith(QueryFlag, { default: () => false })
-})
-
 /** `POST extensions?force&disabled&noMigrate`: installs an uploaded archive. */
 export const uploadInstall = Effect.gen(function*() {
   const { actor, checkCsrf } = yield* adminCaller
   const flags = yield* queryParams(InstallQuery, "{force?, disabled?, noMigrate?}")
   const result = yield* withUpload(checkCsrf, sourceRefusal("add", (upload) => upload.name), (upload) => installUpload(upload, flags, actor))
-  return yield* ok(result, 201)
+  return yield* respond(OperationBody, { data: result }, { status: 201 })
 })
-
-const UpdateQuery = Schema.Struct({ force: Schema.optionalWith(QueryFlag, { default: () => false }) })
 
 /** `POST extensions/{vendor}/{name}/update` with a multipart body: updates from an uploaded archive. */
 export const uploadUpdate = (id: string, caller: Effect.Effect.Success<typeof adminCaller>) =>
@@ -228,5 +222,5 @@ export const uploadPreview = Effect.gen(function*() {
       if (facts === undefined) return yield* unreadable({ message: `${upload.name} could not be read` })
       return yield* previewOf(upload.name, facts)
     }), { preview: true })
-  return yield* ok(preview)
+  return yield* respond(PreviewBody, { data: preview })
 })
