@@ -21,23 +21,24 @@ const readFlags = Effect.gen(function*() {
   return { force: flags.force ?? false, keepData: flags.keepData ?? false } satisfies Operations.OperationFlags
 })
 
+/** `POST extensions/{vendor}/{name}/{action}`: enable, disable, remove, or update (an upload or the registry). */
 export const extensionOperation = ({ action, ...path }: OperationPath) =>
   Effect.gen(function*() {
-  const id = extensionId(path)
-  const caller = yield* adminCaller
-  // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
-  const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
-  const actor = uploading ? caller.actor : yield* adminActor
-  const operation = operations.find((known) => known === action)
-  if (operation === undefined) return yield* notFound(`unknown operation ${action}`)
-  if (operation === "update") {
-    // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
-    if (uploading) return yield* respond(OperationBody, { data: yield* uploadUpdate(id, caller) })
-    const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
-    return yield* respond(OperationBody, { data: yield* Operations.updateFromRegistry(id, version, actor) })
-  }
-  const flags = yield* readFlags
-  return yield* respond(OperationBody, { data: yield* Operations.toggleOrRemove(operation, id, flags, actor) })
+    const id = extensionId(path)
+    const caller = yield* adminCaller
+    // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
+    const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
+    const actor = uploading ? caller.actor : yield* adminActor
+    const operation = operations.find((known) => known === action)
+    if (operation === undefined) return yield* notFound(`unknown operation ${action}`)
+    if (operation === "update") {
+      // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
+      if (uploading) return yield* respond(OperationBody, { data: yield* uploadUpdate(id, caller) })
+      const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
+      return yield* respond(OperationBody, { data: yield* Operations.updateFromRegistry(id, version, actor) })
+    }
+    const flags = yield* readFlags
+    return yield* respond(OperationBody, { data: yield* Operations.toggleOrRemove(operation, id, flags, actor) })
   })
 
 /** `GET updates`: the extensions installed from the registry that it has a newer version of. */

@@ -21,25 +21,25 @@ export const readSettings = (path: ExtensionPath) =>
 /** `PUT extensions/{vendor}/{name}/settings` */
 export const writeSettings = (path: ExtensionPath) =>
   Effect.gen(function*() {
-  const actor = yield* adminActor
-  const id = extensionId(path)
-  // A missing extension is answered before its body is read.
-  yield* answered(Extensions.findInstalled(id))
-  const body = yield* jsonBody(SettingsBody, "a JSON object of setting key → value", { emptyAsObject: false })
-  const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
-    ? body.values as Record<string, unknown>
-    : body as Record<string, unknown>
-  const form = yield* answered(Settings.configureSettings(id, values, actor)).pipe(
-    Effect.catchIf(
-      (error) => error._tag === "OperationRefused" && error.reason === "settings",
-      (error) =>
-        new HttpFailure({
-          status: 422,
-          code: "SettingsInvalid",
-          detail: error.message,
-          problems: "problems" in error ? error.problems ?? [] : []
-        })
+    const actor = yield* adminActor
+    const id = extensionId(path)
+    // A missing extension is answered before its body is read.
+    yield* answered(Extensions.findInstalled(id))
+    const body = yield* jsonBody(SettingsBody, "a JSON object of setting key → value", { emptyAsObject: false })
+    const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
+      ? body.values as Record<string, unknown>
+      : body as Record<string, unknown>
+    const form = yield* answered(Settings.configureSettings(id, values, actor)).pipe(
+      Effect.catchIf(
+        (error) => error._tag === "OperationRefused" && error.reason === "settings",
+        (error) =>
+          new HttpFailure({
+            status: 422,
+            code: "SettingsInvalid",
+            detail: error.message,
+            problems: "problems" in error ? error.problems ?? [] : []
+          })
+      )
     )
-  )
-  return yield* respond(SettingsFormBody, { data: form })
+    return yield* respond(SettingsFormBody, { data: form })
   })

@@ -81,7 +81,10 @@ type ContractFailure =
     : never)
   | HttpApiDecodeError
 const _withinHttpError: (failure: ContractFailure) => HttpError = (failure) => failure
+// …and the other way round, so the inference above cannot silently come out as nothing but the decode failure.
+const _declaresHostError: (failure: HttpError) => ContractFailure = (failure) => failure
 void _withinHttpError
+void _declaresHostError
 
 const typed = <R>(router: HttpRouter.HttpRouter<unknown, R>) => router as HttpRouter.HttpRouter<ContractFailure, R>
 
