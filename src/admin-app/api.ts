@@ -2,16 +2,12 @@
 // on every change. Failures carry the API's error entries, so each screen can show the message in place
 // (and the settings form can put each one under its field).
 
-import type { ErrorEntry } from "../http/Errors.js"
+// Every shape here is the contracts' (http/contracts/Admin.ts, Errors.ts) or the use cases' read models
+// (usecases/Views.ts), imported as types only: nothing of the server reaches this bundle.
+import type { AdminBootstrap as HostAdminBootstrap } from "../http/contracts/Admin.js"
+import type { ErrorEntry } from "../http/contracts/Errors.js"
 
-export interface HostAdminBootstrap {
-  readonly version: string
-  readonly csrfToken: string | null
-  readonly user: { readonly id: number; readonly username: string; readonly email: string; readonly admin: boolean }
-  readonly panel: { readonly name: string; readonly version: string | null }
-  /** `uploads`: the web-install policy, `admin_uploads` (docs/operations.md "Web installs"). */
-  readonly admin: { readonly desiredState: string; readonly registry: boolean; readonly uploads: "any" | "signed" | "off" }
-}
+export type { HostAdminBootstrap }
 
 export const bootstrap = (): HostAdminBootstrap => {
   const host = (window as unknown as { __HOST__?: HostAdminBootstrap }).__HOST__
@@ -19,7 +15,7 @@ export const bootstrap = (): HostAdminBootstrap => {
   return host
 }
 
-/** One entry of an error body, as the server writes it (http/Errors.ts). */
+/** One entry of an error body, as the server writes it (http/contracts/Errors.ts). */
 export type { ErrorEntry }
 
 export class ApiError extends Error {
@@ -97,8 +93,8 @@ export const upload = <T>(path: string, form: FormData, onProgress: (fraction: n
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 // ---- shapes of the API's answers ---------------------------------------------------------------
-// Declared once, by the use cases that build them (src/usecases/Views.ts); type-only imports, so
-// nothing of the server reaches this bundle.
+// Declared once, as Schema, by the use cases that build them (src/usecases/Views.ts); the contracts'
+// bodies wrap them.
 
 export type {
   ActivityPage,

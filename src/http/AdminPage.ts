@@ -4,6 +4,7 @@ import { Eta } from "eta"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { authenticate } from "./Context.js"
+import type { AdminBootstrap } from "./contracts/Admin.js"
 import { forbidden } from "./Errors.js"
 import { uploadPolicyOf } from "../usecases/UploadPolicy.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
@@ -62,7 +63,7 @@ export const adminPage = Effect.gen(function*() {
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
       panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
       admin: { desiredState: paths.desiredState, registry: config.registry_url !== "", uploads: uploadPolicyOf(config).setting }
-    })
+    } satisfies AdminBootstrap)
   })
   return HttpServerResponse.text(html, {
     contentType: "text/html; charset=utf-8",

@@ -1,10 +1,9 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { LiveRuntime } from "../runtime/LiveState.js"
-import * as AdminApi from "./admin/index.js"
 import { adminPage } from "./AdminPage.js"
 import * as AdminScreens from "./AdminScreens.js"
-import { errorBody, errorResponse, typedFailures, withErrorBodies } from "./Errors.js"
+import { errorBody, errorResponse, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
@@ -14,9 +13,9 @@ import { extensionAsset, frameworkAsset } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
 import { apiRoutes } from "./api/Handlers.js"
 
-// The server's routes (docs/http.md). The client endpoints and the panel JSON are typed contracts
-// (http/contracts), implemented in http/api/Handlers.ts and mounted here beside the routes that are not
-// (yet) contracts: sign-in, static files, the admin API, the events stream and the extension routes.
+// The server's routes (docs/http.md). The client endpoints, the panel JSON, the admin API and the CI
+// webhook are typed contracts (http/contracts), implemented in http/api/ and mounted here beside the
+// routes that are not contracts: sign-in, static files, HTML pages, the events stream and the extension routes.
 
 /**
  * The load balancer's health check (docs/operations.md "Running replicas"). 200 once booted: `ok`, or
@@ -57,29 +56,16 @@ const clientRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)
 )
 
+/** The admin screens' pages (docs/admin.md, docs/http.md "Admin screens"); their JSON API is a typed contract. */
 const adminRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/admin/host/extensions", adminPage),
-  HttpRouter.get("/admin/host/api/extensions", AdminApi.listExtensions),
-  // The admin screens and their API (docs/admin.md, docs/http.md "Admin screens").
-  HttpRouter.concat(HttpRouter.transform(AdminScreens.routes, typedFailures)),
-  // The two handlers whose error channel is still `unknown` join the typed router through typedFailures.
-  HttpRouter.post("/admin/host/api/extensions", typedFailures(AdminApi.uploadInstall)),
-  HttpRouter.get("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.readSettings),
-  HttpRouter.put("/admin/host/api/extensions/:vendor/:name/settings", AdminApi.writeSettings),
-  HttpRouter.post("/admin/host/api/extensions/:vendor/:name/:action", typedFailures(AdminApi.extensionOperation)),
-  HttpRouter.get("/admin/host/api/updates", AdminApi.availableUpdates),
-  HttpRouter.post("/admin/host/api/updates", AdminApi.updateAll),
-  HttpRouter.get("/admin/host/api/activity", AdminApi.activity),
-  HttpRouter.get("/admin/host/api/health", AdminApi.health),
-  HttpRouter.post("/admin/host/api/reconcile", AdminApi.reconcile),
-  // The CI webhook is POST /admin/host/reconcile, beside (not under) the admin API prefix.
-  HttpRouter.post("/admin/host/reconcile", AdminApi.reconcile),
-  HttpRouter.post("/admin/host/api/servers", AdminApi.createServer),
-  HttpRouter.del("/admin/host/api/servers/:uuid", AdminApi.deleteServer)
+  HttpRouter.concat(AdminScreens.routes)
 )
 
 // A known admin API path asked with another method: 405 with Allow (anything else: the extension routes).
-const adminMethods = HttpRouter.all(HttpRouter.empty, "/admin/host/api/*", methodNotAllowed(adminRoutes, extensionRoute("admin")))
+// The known paths and methods are the served routes' own, so the typed endpoints count.
+const adminMethods = <E, R>(served: HttpRouter.HttpRouter<E, R>) =>
+  HttpRouter.all(HttpRouter.empty, "/admin/host/api/*", methodNotAllowed(served, extensionRoute("admin")))
 
 /** Extension routes of the three groups. */
 const extensionRoutes = HttpRouter.empty.pipe(
@@ -96,7 +82,7 @@ const extensionRoutes = HttpRouter.empty.pipe(
 // The typed endpoints come first only for reading order: the router picks a static path over a
 // parameter whatever the order.
 const routerWith = <E, R>(typed: HttpRouter.HttpRouter<E, R>) =>
-  HttpRouter.concatAll(authRoutes, typed, clientRoutes, adminRoutes, adminMethods, extensionRoutes, PanelPages.routes)
+  HttpRouter.concatAll(authRoutes, typed, clientRoutes, adminRoutes, adminMethods(typed), extensionRoutes, PanelPages.routes)
 
 /**
  * The router as one app whose every failure is a JSON error body, and every HTML answer hardened (docs/http.md

@@ -16,6 +16,7 @@ import type { PanelServerConflict } from "../panel/Servers.js"
 import type { RegistryFetchFailed, RegistryIndexInvalid, RegistryLookupFailed, RegistryNotConfigured } from "../registry/RegistryErrors.js"
 import type { ExtensionCodeFailed as RuntimeCodeFailed } from "../runtime/ExtensionCode.js"
 import type { ExtensionCodeFailed as RouteCodeFailed } from "./ExtensionRoutes.js"
+import type { ErrorEntry } from "./contracts/Errors.js"
 
 // Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
@@ -56,12 +57,8 @@ export const notServed = (generation: { readonly unavailable: ReadonlyMap<string
   return reason === undefined ? notFound(detail) : unavailableHere(id, reason)
 }
 
-export interface ErrorEntry {
-  readonly code: string
-  readonly status: string
-  readonly detail: string
-  readonly source?: { readonly pointer: string }
-}
+/** One entry of the error body; its shape is declared once, in the contracts. */
+export type { ErrorEntry }
 
 export const errorBody = (status: number, code: string, detail: string, problems?: ReadonlyArray<{ path: string; message: string }>) => ({
   errors: problems !== undefined && problems.length > 0
@@ -81,19 +78,12 @@ const tagOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
 
 /**
- * A failure of a handler whose error channel is not typed yet (it says `unknown`): kept apart so that it
- * stays visible, and answered as every failure without a status of its own — a logged 500.
- */
-export class UnexpectedFailure extends Data.TaggedError("UnexpectedFailure")<{ readonly cause: unknown }> {}
-
-/**
  * Every failure that may reach the HTTP answer. Handlers are typed against this union (`withErrorBodies`
  * accepts nothing else), and `answers` below has one entry per tag: a new error type that can reach a
  * handler does not compile until it is given its answer here.
  */
 export type HttpError =
   | HttpFailure
-  | UnexpectedFailure
   | RouteNotFound
   | RequestError
   | ParseError
@@ -139,7 +129,6 @@ const own = (status: number) => (error: { readonly _tag: string; readonly messag
  */
 const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError, { readonly _tag: Tag }>) => Answer } = {
   HttpFailure: (error) => ({ status: error.status, code: error.code, detail: error.detail, problems: error.problems, headers: error.headers }),
-  UnexpectedFailure: () => "internal",
   RouteNotFound: () => ({ status: 404, code: "NotFound", detail: "not found" }),
   RequestError: own(400),
   ParseError: own(400),
@@ -170,7 +159,10 @@ const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError,
   ExtensionCodeFailed: () => "internal"
 }
 
-const answerOf = (error: HttpError): Answer => (answers[error._tag] as (error: HttpError) => Answer)(error)
+// A failure whose tag has no entry can only be one that left the type system (a cast, a library's
+// untyped channel): it is answered as what it is, a logged 500, rather than breaking the renderer.
+const answerOf = (error: HttpError): Answer =>
+  isHttpError(error) ? (answers[error._tag] as (error: HttpError) => Answer)(error) : "internal"
 
 /** Whether a value is one of the failures of HttpError (for the edges whose error channel is untyped). */
 export const isHttpError = (error: unknown): error is HttpError => {
@@ -178,19 +170,11 @@ export const isHttpError = (error: unknown): error is HttpError => {
   return tag !== undefined && Object.hasOwn(answers, tag)
 }
 
-/**
- * A handler whose error channel says `unknown` joins the typed router through here: a failure HttpError
- * knows keeps its answer, anything else becomes UnexpectedFailure (a logged 500, as before).
- */
-export const typedFailures = <A, R>(effect: Effect.Effect<A, unknown, R>): Effect.Effect<A, HttpError, R> =>
-  Effect.catchAll(effect, (error) => Effect.fail(isHttpError(error) ? error : new UnexpectedFailure({ cause: error })))
-
 /** Renders a failure (a 500 for the ones without an answer, logged with its cause). */
 export const renderFailure = (error: HttpError): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   const answer = answerOf(error)
   if (answer === "internal") {
-    const cause = error._tag === "UnexpectedFailure" ? error.cause : error
-    return Effect.as(Effect.logError("unexpected failure while handling a request", Cause.fail(cause)), internalError())
+    return Effect.as(Effect.logError("unexpected failure while handling a request", Cause.fail(error)), internalError())
   }
   const response = errorResponse(answer.status, answer.code, answer.detail, answer.problems)
   const answered = answer.headers === undefined ? response : HttpServerResponse.setHeaders(response, answer.headers)

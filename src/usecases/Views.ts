@@ -1,285 +1,321 @@
-import type { ActivityRecord, ExtensionSource, SignatureRecord, SignatureStatus } from "../domain/Installed.js"
-import type { FrontendErrorEntry } from "../domain/FrontendErrors.js"
-import type { Capabilities, Plan } from "../domain/PlanFormat.js"
+import { Schema } from "effect"
+import type { DoctorCheck, DoctorReport } from "../domain/Doctor.js"
+import { FrontendErrorEntry } from "../domain/FrontendErrors.js"
+import type { HealthStatus } from "../domain/Health.js"
+import { ActivityRecord, ExtensionSource, SignatureRecord, SignatureStatus } from "../domain/Installed.js"
+import { ActionType, type Capabilities, Plan } from "../domain/PlanFormat.js"
 import type { Problem } from "../domain/Problems.js"
 import type { SettingField } from "../domain/Settings.js"
-import type { ExtensionHealth as CheckedHealth, HealthCheckResult } from "../runtime/Backend.js"
 import type { RemovalImpact } from "../lifecycle/Impact.js"
-import type { AdoptResult } from "../reconcile/Adopt.js"
 import type { OperationResult } from "../lifecycle/Operation.js"
-import type { HealthStatus } from "../domain/Health.js"
+import type { AdoptResult } from "../reconcile/Adopt.js"
+import type { ExtensionHealth as CheckedHealth, HealthCheckResult } from "../runtime/Backend.js"
+
+// The read models of the use-case layer: the shape of every answer the admin API gives, declared once,
+// as Schema. The use cases build values of these types, the admin API's contracts (http/contracts/Admin.ts)
+// declare their bodies with these schemas, and the admin app (a browser bundle) reads the types through
+// type-only imports, so nothing of this module reaches the bundle (docs/architecture.md "Layers").
+
+/**
+ * A shape a layer below declares as a TypeScript interface, taken into these schemas as it is: the
+ * compiler holds values to it, and at run time it is only known to be an object. The answers are never
+ * decoded or encoded through these schemas (http/api/Respond.ts), so that is all they need; such a shape
+ * becomes a full schema when its own layer declares it as one.
+ */
+const declaredBelow = <T extends object>(identifier: string): Schema.Schema<T> =>
+  Schema.declare((input: unknown): input is T => typeof input === "object" && input !== null, { identifier })
 
 // Shapes the layers below already declare are re-exported under the names the admin app uses, not
 // declared again: one declaration of each (docs/architecture.md "Layers").
 
 /** `GET extensions/{vendor}/{name}/impact`: what a disable or remove would affect. */
+export const Impact = declaredBelow<RemovalImpact>("RemovalImpact")
 export type Impact = RemovalImpact
 export type HealthCheck = HealthCheckResult
 /** One extension's checks; `checkedAt` is set when they were run on request. */
-export type ExtensionHealth = CheckedHealth & { readonly checkedAt?: string }
+export const ExtensionHealth = declaredBelow<CheckedHealth & { readonly checkedAt?: string }>("ExtensionHealth")
+export type ExtensionHealth = typeof ExtensionHealth.Type
+export const AdoptResultView = declaredBelow<AdoptResult>("AdoptResult")
 export type { AdoptResult, HealthStatus }
+export const DoctorReportView = declaredBelow<DoctorReport>("DoctorReport")
+/** `GET extensions/{id}/doctor`: the report `host doctor <id>` prints (docs/operations.md "host doctor"). */
+export type { DoctorCheck, DoctorReport }
+const SettingFieldView = declaredBelow<SettingField>("SettingField")
+const CapabilitiesView = declaredBelow<Capabilities>("Capabilities")
+const ProblemView = declaredBelow<Problem>("Problem")
+/** What an operation did: the lifecycle's result. */
+export const OperationResultView = declaredBelow<OperationResult>("OperationResult")
+export type { OperationResult }
 
-// The read models of the use-case layer: the shape of every answer the admin API gives, declared once.
-// The use cases build values of these types, the admin handlers send them as `{data}`, and the admin
-// app (a browser bundle) reads them through type-only imports, so this module imports nothing but types
-// from domain/ and holds no code (docs/architecture.md "Layers").
-
-export type ExtensionStatus = "enabled" | "disabled" | "quarantined" | "corrupt"
+export const ExtensionStatus = Schema.Literal("enabled", "disabled", "quarantined", "corrupt")
+export type ExtensionStatus = typeof ExtensionStatus.Type
 
 /** `GET extensions`: one installed extension as the list shows it. */
-export interface ExtensionListRow {
-  readonly id: string
-  readonly name: string
-  readonly version: string
-  readonly enabled: boolean
-  readonly status: ExtensionStatus
-  readonly quarantine: string | null
-  readonly signature: SignatureStatus
-  readonly source: ExtensionSource
-  readonly updatedAt: string
-  readonly frontendErrors: ReadonlyArray<FrontendErrorEntry>
-}
+export const ExtensionListRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  version: Schema.String,
+  enabled: Schema.Boolean,
+  status: ExtensionStatus,
+  quarantine: Schema.NullOr(Schema.String),
+  signature: SignatureStatus,
+  source: ExtensionSource,
+  updatedAt: Schema.String,
+  frontendErrors: Schema.Array(FrontendErrorEntry)
+})
+export type ExtensionListRow = typeof ExtensionListRow.Type
 
 /** `GET extensions/overview`: one row of the Extensions screen. */
-export interface ExtensionRow {
-  readonly id: string
-  readonly name: string
-  readonly description: string
-  readonly version: string
-  readonly enabled: boolean
-  readonly status: ExtensionStatus
-  readonly quarantine: string | null
-  readonly signature: SignatureStatus
-  readonly signatureKey: string | null
-  readonly source: ExtensionSource
-  readonly updateAvailable: string | null
-  readonly dependents: ReadonlyArray<string>
-  readonly managed: boolean
-  readonly frontendErrors: ReadonlyArray<FrontendErrorEntry>
-  readonly updatedAt: string
-}
+export const ExtensionRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  version: Schema.String,
+  enabled: Schema.Boolean,
+  status: ExtensionStatus,
+  quarantine: Schema.NullOr(Schema.String),
+  signature: SignatureStatus,
+  signatureKey: Schema.NullOr(Schema.String),
+  source: ExtensionSource,
+  updateAvailable: Schema.NullOr(Schema.String),
+  dependents: Schema.Array(Schema.String),
+  managed: Schema.Boolean,
+  frontendErrors: Schema.Array(FrontendErrorEntry),
+  updatedAt: Schema.String
+})
+export type ExtensionRow = typeof ExtensionRow.Type
 
 /** `requires` of a manifest or registry entry against this panel: each range with the version it meets. */
-export interface RequiresReport {
-  readonly ok: boolean
-  readonly unmet: ReadonlyArray<string>
-  readonly warnings: ReadonlyArray<string>
-  readonly ranges: ReadonlyArray<{ readonly key: string; readonly range: string; readonly actual: string | null; readonly ok: boolean; readonly detail: string | null }>
-}
+export const RequiresReport = Schema.Struct({
+  ok: Schema.Boolean,
+  unmet: Schema.Array(Schema.String),
+  warnings: Schema.Array(Schema.String),
+  ranges: Schema.Array(Schema.Struct({
+    key: Schema.String,
+    range: Schema.String,
+    actual: Schema.NullOr(Schema.String),
+    ok: Schema.Boolean,
+    detail: Schema.NullOr(Schema.String)
+  }))
+})
+export type RequiresReport = typeof RequiresReport.Type
 
-export interface MigrationRow {
-  readonly name: string
-  readonly status: "pending" | "ran" | "file missing"
-  readonly batch: number | null
-  readonly ranAt: string | null
-}
+export const MigrationRow = Schema.Struct({
+  name: Schema.String,
+  status: Schema.Literal("pending", "ran", "file missing"),
+  batch: Schema.NullOr(Schema.Number),
+  ranAt: Schema.NullOr(Schema.String)
+})
+export type MigrationRow = typeof MigrationRow.Type
 
-export interface ScheduleRow {
-  readonly id: string
-  readonly label: string
-  readonly command: string
-  readonly cron: string
-  readonly withoutOverlapping: boolean
-  readonly nextRun: string | null
-}
+export const ScheduleRow = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  command: Schema.String,
+  cron: Schema.String,
+  withoutOverlapping: Schema.Boolean,
+  nextRun: Schema.NullOr(Schema.String)
+})
+export type ScheduleRow = typeof ScheduleRow.Type
 
-export interface RouteRow {
-  readonly method: string
-  readonly path: string
-  readonly permission: string | null
-  readonly file: string
-}
+export const RouteRow = Schema.Struct({
+  method: Schema.String,
+  path: Schema.String,
+  permission: Schema.NullOr(Schema.String),
+  file: Schema.String
+})
+export type RouteRow = typeof RouteRow.Type
+
+const Author = Schema.Struct({ name: Schema.String, email: Schema.optional(Schema.String), url: Schema.optional(Schema.String) })
 
 /** `GET extensions/{vendor}/{name}`: everything the detail screen shows (docs/admin.md "Extension detail"). */
-export interface ExtensionDetail {
-  readonly frontendErrors: ReadonlyArray<FrontendErrorEntry>
-  readonly id: string
-  readonly name: string
-  readonly version: string
-  readonly description: string
-  readonly license: string | null
-  readonly authors: ReadonlyArray<{ readonly name: string; readonly email?: string | undefined; readonly url?: string | undefined }>
-  readonly enabled: boolean
-  readonly status: ExtensionStatus
-  readonly quarantine: string | null
-  readonly loaded: boolean
-  readonly signature: SignatureRecord
-  readonly source: ExtensionSource
-  readonly installedAt: string
-  readonly updatedAt: string
-  readonly updateAvailable: string | null
-  readonly requires: RequiresReport
-  readonly dependencies: ReadonlyArray<{ readonly id: string; readonly range: string; readonly installed: string | null; readonly enabled: boolean; readonly ok: boolean }>
-  readonly dependents: ReadonlyArray<{ readonly id: string; readonly enabled: boolean }>
-  readonly capabilities: {
-    readonly permissions: ReadonlyArray<string>
-    readonly routes: Readonly<Record<string, ReadonlyArray<RouteRow>>>
-    readonly routeFiles: Readonly<Record<string, string | undefined>>
-    readonly slots: ReadonlyArray<string>
-    readonly pages: ReadonlyArray<{ readonly area: string; readonly path: string }>
-    readonly migrations: ReadonlyArray<MigrationRow>
-    readonly schedules: ReadonlyArray<ScheduleRow>
-    readonly commands: ReadonlyArray<{ readonly name: string; readonly description: string }>
-    readonly listeners: ReadonlyArray<string>
-    readonly healthChecks: ReadonlyArray<{ readonly id: string; readonly label: string; readonly severity?: string | undefined }>
-    readonly settings: number
-  }
-  readonly managed: null | { readonly file: string; readonly absent: boolean; readonly enabled: boolean; readonly settings: ReadonlyArray<string> }
-}
-
-
-
+export const ExtensionDetail = Schema.Struct({
+  frontendErrors: Schema.Array(FrontendErrorEntry),
+  id: Schema.String,
+  name: Schema.String,
+  version: Schema.String,
+  description: Schema.String,
+  license: Schema.NullOr(Schema.String),
+  authors: Schema.Array(Author),
+  enabled: Schema.Boolean,
+  status: ExtensionStatus,
+  quarantine: Schema.NullOr(Schema.String),
+  loaded: Schema.Boolean,
+  signature: SignatureRecord,
+  source: ExtensionSource,
+  installedAt: Schema.String,
+  updatedAt: Schema.String,
+  updateAvailable: Schema.NullOr(Schema.String),
+  requires: RequiresReport,
+  dependencies: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    range: Schema.String,
+    installed: Schema.NullOr(Schema.String),
+    enabled: Schema.Boolean,
+    ok: Schema.Boolean
+  })),
+  dependents: Schema.Array(Schema.Struct({ id: Schema.String, enabled: Schema.Boolean })),
+  capabilities: Schema.Struct({
+    permissions: Schema.Array(Schema.String),
+    routes: Schema.Record({ key: Schema.String, value: Schema.Array(RouteRow) }),
+    routeFiles: Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) }),
+    slots: Schema.Array(Schema.String),
+    pages: Schema.Array(Schema.Struct({ area: Schema.String, path: Schema.String })),
+    migrations: Schema.Array(MigrationRow),
+    schedules: Schema.Array(ScheduleRow),
+    commands: Schema.Array(Schema.Struct({ name: Schema.String, description: Schema.String })),
+    listeners: Schema.Array(Schema.String),
+    healthChecks: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String, severity: Schema.optional(Schema.String) })),
+    settings: Schema.Number
+  }),
+  managed: Schema.NullOr(Schema.Struct({
+    file: Schema.String,
+    absent: Schema.Boolean,
+    enabled: Schema.Boolean,
+    settings: Schema.Array(Schema.String)
+  }))
+})
+export type ExtensionDetail = typeof ExtensionDetail.Type
 
 /** `GET health`: the health of every booted extension. */
-export interface HealthOverview {
-  readonly extensions: ReadonlyArray<ExtensionHealth>
-  readonly critical_failures: ReadonlyArray<string>
-}
+export const HealthOverview = Schema.Struct({
+  extensions: Schema.Array(ExtensionHealth),
+  critical_failures: Schema.Array(Schema.String)
+})
+export type HealthOverview = typeof HealthOverview.Type
 
-/** `GET extensions/{id}/doctor`: the report `host doctor <id>` prints (docs/operations.md "host doctor"). */
-export interface DoctorCheck {
-  readonly id: string
-  readonly verdict: "ok" | "warning" | "fail"
-  readonly evidence: string
-  readonly fix: string
-}
-
-export interface DoctorReport {
-  readonly sections: ReadonlyArray<{ readonly subject: string; readonly version: string | null; readonly checks: ReadonlyArray<DoctorCheck> }>
-  readonly summary: { readonly ok: number; readonly warning: number; readonly fail: number }
-  readonly healthy: boolean
-}
-
-export type SettingValue = string | number | boolean | null
+export const SettingValue = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+export type SettingValue = typeof SettingValue.Type
 
 /** `GET extensions/{id}/settings`: the settings form; secrets are never echoed (their value is null). */
-export interface SettingsForm {
-  readonly title: string | null
-  readonly description: string | null
-  readonly fields: ReadonlyArray<SettingField>
-  readonly values: Readonly<Record<string, SettingValue>>
-  readonly secrets: Readonly<Record<string, boolean>>
+export const SettingsForm = Schema.Struct({
+  title: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  fields: Schema.Array(SettingFieldView),
+  values: Schema.Record({ key: Schema.String, value: SettingValue }),
+  secrets: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
   /** The keys the desired-state file sets (an edit here is drift). */
-  readonly managed: ReadonlyArray<string>
-}
+  managed: Schema.Array(Schema.String)
+})
+export type SettingsForm = typeof SettingsForm.Type
 
 export type { SettingField }
 
 /** One check of an upload preview; the first failing one is the preview's refusal. */
-export interface PreviewCheck {
-  readonly check: string
-  readonly ok: boolean
-  readonly detail: string
-}
+export const PreviewCheck = Schema.Struct({ check: Schema.String, ok: Schema.Boolean, detail: Schema.String })
+export type PreviewCheck = typeof PreviewCheck.Type
 
-export type UploadSetting = "any" | "signed" | "off"
+export const UploadSetting = Schema.Literal("any", "signed", "off")
+export type UploadSetting = typeof UploadSetting.Type
 
 /** `POST extensions/preview`: what installing the uploaded archive would do, and which check refuses it. */
-export interface UploadPreview {
-  readonly archive: string
-  readonly sha256: string
-  readonly bytes: number
-  readonly id: string | null
-  readonly version: string | null
-  readonly name: string | null
-  readonly description: string | null
-  readonly signature: { readonly status: SignatureStatus; readonly key: string | null; readonly trustedAs: string | null }
+export const UploadPreview = Schema.Struct({
+  archive: Schema.String,
+  sha256: Schema.String,
+  bytes: Schema.Number,
+  id: Schema.NullOr(Schema.String),
+  version: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  signature: Schema.Struct({ status: SignatureStatus, key: Schema.NullOr(Schema.String), trustedAs: Schema.NullOr(Schema.String) }),
   /** Which web-install policy decided, and what it said about this archive. */
-  readonly upload_policy: {
-    readonly setting: UploadSetting
-    readonly from: "admin_uploads" | "require_signatures" | "default"
-    readonly ok: boolean
-    readonly detail: string
-  }
-  readonly installed: { readonly version: string; readonly enabled: boolean } | null
-  readonly action: "install" | "update" | "reinstall" | "downgrade"
-  readonly requires: RequiresReport
-  readonly dependencies: Readonly<Record<string, string>>
-  readonly settings: number
-  readonly capabilities: Capabilities | null
-  readonly checks: ReadonlyArray<PreviewCheck>
-  readonly refusal: { readonly check: string; readonly detail: string } | null
-  readonly installable: boolean
-}
-
-/** What an operation did: the lifecycle's result. */
-export type { OperationResult }
+  upload_policy: Schema.Struct({
+    setting: UploadSetting,
+    from: Schema.Literal("admin_uploads", "require_signatures", "default"),
+    ok: Schema.Boolean,
+    detail: Schema.String
+  }),
+  installed: Schema.NullOr(Schema.Struct({ version: Schema.String, enabled: Schema.Boolean })),
+  action: Schema.Literal("install", "update", "reinstall", "downgrade"),
+  requires: RequiresReport,
+  dependencies: Schema.Record({ key: Schema.String, value: Schema.String }),
+  settings: Schema.Number,
+  capabilities: Schema.NullOr(CapabilitiesView),
+  checks: Schema.Array(PreviewCheck),
+  refusal: Schema.NullOr(Schema.Struct({ check: Schema.String, detail: Schema.String })),
+  installable: Schema.Boolean
+})
+export type UploadPreview = typeof UploadPreview.Type
 
 /** `POST updates`: each update's result, or why it failed. */
-export type UpdateOutcome = OperationResult | { readonly id: string; readonly action: "failed"; readonly error: string }
+export const UpdateOutcome = Schema.Union(
+  OperationResultView,
+  Schema.Struct({ id: Schema.String, action: Schema.Literal("failed"), error: Schema.String })
+)
+export type UpdateOutcome = typeof UpdateOutcome.Type
 
 /** `GET updates`: an extension installed from the registry that has a newer version there. */
-export interface AvailableUpdate {
-  readonly id: string
-  readonly current: string
-  readonly available: string
-}
+export const AvailableUpdate = Schema.Struct({ id: Schema.String, current: Schema.String, available: Schema.String })
+export type AvailableUpdate = typeof AvailableUpdate.Type
 
 /** `GET registry?q=`: one registry entry, with its versions and `requires` checked here. */
-export interface RegistryEntry {
-  readonly id: string
-  readonly name: string
-  readonly description: string
-  readonly tags: ReadonlyArray<string>
-  readonly license: string
-  readonly authors: ReadonlyArray<{ readonly name: string; readonly email?: string | undefined; readonly url?: string | undefined }>
-  readonly repository: string | null
-  readonly latest: string
-  readonly versions: ReadonlyArray<{ readonly version: string; readonly requires: boolean; readonly latest: boolean }>
-  readonly requires: RequiresReport
-  readonly dependencies: Readonly<Record<string, string>>
-  readonly installed: { readonly version: string; readonly enabled: boolean; readonly source: string } | null
-  readonly updateAvailable: string | null
-}
+export const RegistryEntry = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  tags: Schema.Array(Schema.String),
+  license: Schema.String,
+  authors: Schema.Array(Author),
+  repository: Schema.NullOr(Schema.String),
+  latest: Schema.String,
+  versions: Schema.Array(Schema.Struct({ version: Schema.String, requires: Schema.Boolean, latest: Schema.Boolean })),
+  requires: RequiresReport,
+  dependencies: Schema.Record({ key: Schema.String, value: Schema.String }),
+  installed: Schema.NullOr(Schema.Struct({ version: Schema.String, enabled: Schema.Boolean, source: Schema.String })),
+  updateAvailable: Schema.NullOr(Schema.String)
+})
+export type RegistryEntry = typeof RegistryEntry.Type
 
 /** The search's `meta`: where the index came from. */
-export interface RegistrySearchMeta {
-  readonly url: string
-  readonly source: string
-  readonly fetchedAt: string
-  readonly warning: string | null
-  readonly query: string
-}
+export const RegistrySearchMeta = Schema.Struct({
+  url: Schema.String,
+  source: Schema.String,
+  fetchedAt: Schema.String,
+  warning: Schema.NullOr(Schema.String),
+  query: Schema.String
+})
+export type RegistrySearchMeta = typeof RegistrySearchMeta.Type
 
 /** A change on the panel since the desired-state file was applied: a planned action, or an extension it does not list. */
-export interface Drift {
-  readonly id: string
-  readonly type: Plan["actions"][number]["type"] | "unlisted"
-  readonly detail: string
-}
+export const Drift = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Union(ActionType, Schema.Literal("unlisted")),
+  detail: Schema.String
+})
+export type Drift = typeof Drift.Type
 
 /** The plan as the desired-state screen shows it: without its basis, with its text rendering. */
-export type PlanView = Omit<Plan, "basis"> & { readonly text: string }
+export const PlanView = Schema.Struct({ ...Plan.omit("basis").fields, text: Schema.String })
+export type PlanView = typeof PlanView.Type
 
 /** `GET desired-state`: the file, the plan against it (or why there is none), and the drift. */
-export interface DesiredStateView {
-  readonly file: string
-  readonly exists: boolean
-  readonly text: string | null
-  readonly sha256: string | null
-  readonly plan: PlanView | null
-  readonly planError: { readonly code: string; readonly detail: string; readonly problems: ReadonlyArray<Problem> } | null
-  readonly drift: ReadonlyArray<Drift>
-}
+export const DesiredStateView = Schema.Struct({
+  file: Schema.String,
+  exists: Schema.Boolean,
+  text: Schema.NullOr(Schema.String),
+  sha256: Schema.NullOr(Schema.String),
+  plan: Schema.NullOr(PlanView),
+  planError: Schema.NullOr(Schema.Struct({ code: Schema.String, detail: Schema.String, problems: Schema.Array(ProblemView) })),
+  drift: Schema.Array(Drift)
+})
+export type DesiredStateView = typeof DesiredStateView.Type
 
-
+export const ActivityRow = ActivityRecord
 export type ActivityRow = ActivityRecord
 
 /** `GET activity/page`: one page, the total that matches, and the filter that was applied. */
-export interface ActivityPage {
-  readonly data: ReadonlyArray<ActivityRow>
-  readonly meta: {
-    readonly total: number
-    readonly limit: number
-    readonly offset: number
-    readonly extension: string | null
-    readonly action: string | null
-  }
-}
+export const ActivityPage = Schema.Struct({
+  data: Schema.Array(ActivityRow),
+  meta: Schema.Struct({
+    total: Schema.Number,
+    limit: Schema.Number,
+    offset: Schema.Number,
+    extension: Schema.NullOr(Schema.String),
+    action: Schema.NullOr(Schema.String)
+  })
+})
+export type ActivityPage = typeof ActivityPage.Type
 
 /** `POST servers`: a server of the embedded panel. */
-export interface ServerRow {
-  readonly uuid: string
-  readonly name: string
-  readonly owner: string
-}
+export const ServerRow = Schema.Struct({ uuid: Schema.String, name: Schema.String, owner: Schema.String })
+export type ServerRow = typeof ServerRow.Type

@@ -12,18 +12,31 @@ import { errorBody, HttpFailure, isHttpError, notFound, withErrorBodies } from "
 class NotAnHttpError extends Data.TaggedError("NotAnHttpError")<{}> {}
 
 describe("HTTP contracts", () => {
-  it("declare the client endpoints and the panel JSON at their paths", () => {
+  it("declare the client endpoints, the panel JSON, the admin API and the CI webhook at their paths", () => {
     const declared: Array<string> = []
     const statuses = new Map<string, ReadonlyArray<number>>()
     HttpApi.reflect(HostApi, {
       onGroup: () => undefined,
       onEndpoint: ({ endpoint, errors, successes }) => {
         declared.push(`${endpoint.method} ${endpoint.path}`)
-        statuses.set(endpoint.name, [...successes.keys(), ...errors.keys()].sort())
+        statuses.set(`${endpoint.method} ${endpoint.path}`, [...successes.keys(), ...errors.keys()].sort())
       }
     })
     expect(declared.sort()).toEqual([
+      "DELETE /admin/host/api/servers/:uuid",
       "DELETE /api/client/host/servers/:server/access",
+      "GET /admin/host/api/activity",
+      "GET /admin/host/api/activity/page",
+      "GET /admin/host/api/desired-state",
+      "GET /admin/host/api/extensions",
+      "GET /admin/host/api/extensions/:vendor/:name",
+      "GET /admin/host/api/extensions/:vendor/:name/doctor",
+      "GET /admin/host/api/extensions/:vendor/:name/impact",
+      "GET /admin/host/api/extensions/:vendor/:name/settings",
+      "GET /admin/host/api/extensions/overview",
+      "GET /admin/host/api/health",
+      "GET /admin/host/api/registry",
+      "GET /admin/host/api/updates",
       "GET /api/client/account",
       "GET /api/client/host/bootstrap",
       "GET /api/client/host/config",
@@ -33,11 +46,26 @@ describe("HTTP contracts", () => {
       "GET /api/client/host/slots",
       "GET /api/client/servers",
       "GET /api/client/servers/:uuid",
+      "POST /admin/host/api/desired-state/adopt",
+      "POST /admin/host/api/extensions",
+      "POST /admin/host/api/extensions/:vendor/:name/:action",
+      "POST /admin/host/api/extensions/:vendor/:name/health",
+      "POST /admin/host/api/extensions/preview",
+      "POST /admin/host/api/reconcile",
+      "POST /admin/host/api/registry/install",
+      "POST /admin/host/api/servers",
+      "POST /admin/host/api/updates",
+      "POST /admin/host/reconcile",
       "POST /api/client/host/diagnostics",
+      "PUT /admin/host/api/extensions/:vendor/:name/settings",
       "PUT /api/client/host/servers/:server/access"
     ])
-    expect(statuses.get("diagnostics")).toEqual([202, 400, 401, 403, 404, 429, 500, 503])
-    expect(statuses.get("slots")).toEqual([200, 400, 401, 500, 503])
+    expect(statuses.get("POST /api/client/host/diagnostics")).toEqual([202, 400, 401, 403, 404, 429, 500, 503])
+    expect(statuses.get("GET /api/client/host/slots")).toEqual([200, 400, 401, 500, 503])
+    // An admin endpoint: every status the admin API answers it with, its success first among them.
+    expect(statuses.get("POST /admin/host/api/extensions")).toEqual([201, 400, 401, 403, 404, 409, 413, 422, 500, 502, 503])
+    // A stopped apply answers 422 with the plan and what was applied, as a success body beside 200.
+    expect(statuses.get("POST /admin/host/reconcile")).toEqual([200, 400, 401, 403, 409, 422, 422, 500, 503])
   })
 
   it("declare the one error body: a failure encodes as the server renders it, and reads back as an HttpFailure", () => {

@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerResponse, UrlParams } from "@effect/platform"
+import { UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { Actor } from "../../domain/Installed.js"
 import { authenticate, header, requireAdmin, requireCsrf } from "../Context.js"
@@ -32,7 +32,4 @@ export const adminActor = Effect.gen(function*() {
 })
 
 /** The `{vendor}/{name}` of the path, as an extension id. */
-export const extensionIdParam = Effect.map(HttpRouter.params, ({ name, vendor }) => `${vendor}/${name}`)
-
-/** The admin API's answer: `{data}`. */
-export const ok = (data: unknown, status = 200) => HttpServerResponse.json({ data }, { status })
+export const extensionId = (path: { readonly vendor: string; readonly name: string }) => `${path.vendor}/${path.name}`

@@ -47,10 +47,3 @@ export const queryParams = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: stri
     }))
     return Schema.decodeUnknown(schema)(present).pipe(Effect.mapError(refusal("query", shape)))
   })
-
-/** A flag in a query string: `1`, `true`, `yes` or `on` (any case) is true, anything else false. */
-export const QueryFlag = Schema.transform(Schema.String, Schema.Boolean, {
-  strict: true,
-  decode: (value) => ["1", "true", "yes", "on"].includes(value.toLowerCase()),
-  encode: (flag) => (flag ? "true" : "false")
-})

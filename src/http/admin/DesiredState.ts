@@ -1,8 +1,10 @@
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { adoptDesiredState as adopt, desiredStateView } from "../../usecases/DesiredStateView.js"
 import { ServerSettings } from "../Context.js"
 import { HttpFailure } from "../Errors.js"
-import { adminActor, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { AdoptBody, AdoptRequest, DesiredStateBody } from "../contracts/Admin.js"
+import { adminActor } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
 
 // The desired-state screen (docs/admin.md "Desired state"): the file, its plan and drift; adopt.
@@ -11,12 +13,7 @@ import { jsonBody } from "./Decode.js"
 export const desiredState = Effect.gen(function*() {
   yield* adminActor
   const { env } = yield* ServerSettings
-  return yield* ok(yield* desiredStateView(env))
-})
-
-const AdoptRequest = Schema.Struct({
-  write: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  expected_sha256: Schema.optional(Schema.String)
+  return yield* respond(DesiredStateBody, { data: yield* desiredStateView(env) })
 })
 
 /** `POST desired-state/adopt {write?, expected_sha256?}`: the diff adopt would make; with write, writes it. */
@@ -27,5 +24,5 @@ export const adoptDesiredState = Effect.gen(function*() {
   const result = yield* adopt({ write: body.write, expectedSha256: body.expected_sha256 }, env).pipe(
     Effect.catchTag("AdoptRefused", (error) => new HttpFailure({ status: 409, code: "AdoptRefused", detail: error.message }))
   )
-  return yield* ok(result)
+  return yield* respond(AdoptBody, { data: result })
 })

@@ -3,7 +3,9 @@ import { DoctorUnknownExtension } from "../../lifecycle/Doctor.js"
 import { extensionDoctor as doctorReport } from "../../usecases/Doctor.js"
 import * as Extensions from "../../usecases/Extensions.js"
 import { notFound } from "../Errors.js"
-import { adminActor, extensionIdParam, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { DetailBody, DoctorBody, ExtensionListBody, type ExtensionPath, HealthBody, HealthNowBody, ImpactBody, OverviewBody } from "../contracts/Admin.js"
+import { adminActor, extensionId } from "./Caller.js"
 import { answered } from "./Failures.js"
 
 // The installed extensions: the list, the Extensions screen's rows, one extension's detail, the impact
@@ -12,48 +14,48 @@ import { answered } from "./Failures.js"
 /** `GET extensions` */
 export const listExtensions = Effect.gen(function*() {
   yield* adminActor
-  return yield* ok(yield* Extensions.listExtensions)
+  return yield* respond(ExtensionListBody, { data: yield* Extensions.listExtensions })
 })
 
 /** `GET extensions/overview` */
 export const extensionsOverview = Effect.gen(function*() {
   yield* adminActor
-  return yield* ok(yield* Extensions.extensionsOverview)
+  return yield* respond(OverviewBody, { data: yield* Extensions.extensionsOverview })
 })
 
 /** `GET extensions/{vendor}/{name}` */
-export const extensionDetail = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  return yield* ok(yield* answered(Extensions.extensionDetail(id)))
-})
+export const extensionDetail = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    return yield* respond(DetailBody, { data: yield* answered(Extensions.extensionDetail(extensionId(path))) })
+  })
 
 /** `GET extensions/{vendor}/{name}/impact` */
-export const extensionImpact = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  return yield* ok(yield* Extensions.extensionImpact(id))
-})
+export const extensionImpact = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    return yield* respond(ImpactBody, { data: yield* Extensions.extensionImpact(extensionId(path)) })
+  })
 
 /** `POST extensions/{vendor}/{name}/health`: runs this extension's health checks now. */
-export const extensionHealthNow = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  return yield* ok(yield* answered(Extensions.extensionHealthNow(id)))
-})
+export const extensionHealthNow = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    return yield* respond(HealthNowBody, { data: yield* answered(Extensions.extensionHealthNow(extensionId(path))) })
+  })
 
 /** `GET health`: the health of every booted extension. */
 export const health = Effect.gen(function*() {
   yield* adminActor
-  return yield* ok(yield* Extensions.healthOverview)
+  return yield* respond(HealthBody, { data: yield* Extensions.healthOverview })
 })
 
 /** `GET extensions/{vendor}/{name}/doctor`: the report `host doctor <id>` prints, over this server's generation. */
-export const extensionDoctor = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  const report = yield* answered(doctorReport(id)).pipe(
-    Effect.catchTag("DoctorUnknownExtension", (error: DoctorUnknownExtension) => notFound(error.message))
-  )
-  return yield* ok(report)
-})
+export const extensionDoctor = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    const report = yield* answered(doctorReport(extensionId(path))).pipe(
+      Effect.catchTag("DoctorUnknownExtension", (error: DoctorUnknownExtension) => notFound(error.message))
+    )
+    return yield* respond(DoctorBody, { data: report })
+  })

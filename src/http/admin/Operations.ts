@@ -1,29 +1,17 @@
-import { HttpRouter } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as Operations from "../../usecases/Operations.js"
 import { header } from "../Context.js"
 import { notFound } from "../Errors.js"
-import { adminActor, adminCaller, extensionIdParam, ok } from "./Caller.js"
-import { isJsonRequest, jsonBody, QueryFlag, queryParams } from "./Decode.js"
+import { respond } from "../api/Respond.js"
+import { FlagsBody, FlagsQuery, OperationBody, type OperationPath, RegistryUpdate, UpdateAllBody, UpdatesBody } from "../contracts/Admin.js"
+import { adminActor, adminCaller, extensionId } from "./Caller.js"
+import { isJsonRequest, jsonBody, queryParams } from "./Decode.js"
 import { uploadUpdate } from "./Uploads.js"
 
 // Operations on one installed extension (docs/http.md): `POST extensions/{vendor}/{name}/{action}` with
 // action enable, disable, remove or update; and the registry updates of every extension.
 
 const operations = ["enable", "disable", "remove", "update"] as const
-
-/** The flags every operation body may carry; enable, disable and remove read `force` and `keepData`. */
-const FlagsBody = Schema.Struct({
-  force: Schema.optional(Schema.Boolean),
-  keepData: Schema.optional(Schema.Boolean),
-  disabled: Schema.optional(Schema.Boolean),
-  noMigrate: Schema.optional(Schema.Boolean)
-})
-
-const FlagsQuery = Schema.Struct({
-  force: Schema.optional(QueryFlag),
-  keepData: Schema.optional(QueryFlag)
-})
 
 /** `force` and `keepData` from the query string and, for a JSON request, the body (which wins). */
 const readFlags = Effect.gen(function*() {
@@ -33,35 +21,34 @@ const readFlags = Effect.gen(function*() {
   return { force: flags.force ?? false, keepData: flags.keepData ?? false } satisfies Operations.OperationFlags
 })
 
-const RegistryUpdate = Schema.Struct({ version: Schema.optional(Schema.String) })
-
-export const extensionOperation = Effect.gen(function*() {
-  const id = yield* extensionIdParam
-  const { action } = yield* HttpRouter.params
-  const caller = yield* adminCaller
-  // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
-  const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
-  const actor = uploading ? caller.actor : yield* adminActor
-  const operation = operations.find((known) => known === action)
-  if (operation === undefined) return yield* notFound(`unknown operation ${action ?? ""}`)
-  if (operation === "update") {
-    // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
-    if (uploading) return yield* ok(yield* uploadUpdate(id, caller))
-    const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
-    return yield* ok(yield* Operations.updateFromRegistry(id, version, actor))
-  }
-  const flags = yield* readFlags
-  return yield* ok(yield* Operations.toggleOrRemove(operation, id, flags, actor))
-})
+/** `POST extensions/{vendor}/{name}/{action}`: enable, disable, remove, or update (an upload or the registry). */
+export const extensionOperation = ({ action, ...path }: OperationPath) =>
+  Effect.gen(function*() {
+    const id = extensionId(path)
+    const caller = yield* adminCaller
+    // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
+    const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
+    const actor = uploading ? caller.actor : yield* adminActor
+    const operation = operations.find((known) => known === action)
+    if (operation === undefined) return yield* notFound(`unknown operation ${action}`)
+    if (operation === "update") {
+      // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
+      if (uploading) return yield* respond(OperationBody, { data: yield* uploadUpdate(id, caller) })
+      const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
+      return yield* respond(OperationBody, { data: yield* Operations.updateFromRegistry(id, version, actor) })
+    }
+    const flags = yield* readFlags
+    return yield* respond(OperationBody, { data: yield* Operations.toggleOrRemove(operation, id, flags, actor) })
+  })
 
 /** `GET updates`: the extensions installed from the registry that it has a newer version of. */
 export const availableUpdates = Effect.gen(function*() {
   yield* adminActor
-  return yield* ok(yield* Operations.availableUpdates)
+  return yield* respond(UpdatesBody, { data: yield* Operations.availableUpdates })
 })
 
 /** `POST updates`: updates every extension installed from the registry; one failure does not stop the rest. */
 export const updateAll = Effect.gen(function*() {
   const actor = yield* adminActor
-  return yield* ok(yield* Operations.updateAll(actor))
+  return yield* respond(UpdateAllBody, { data: yield* Operations.updateAll(actor) })
 })

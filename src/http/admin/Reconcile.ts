@@ -1,12 +1,14 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Either, Schema } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { reconcileDesiredState } from "../../usecases/Reconcile.js"
 import { authenticate, header, ServerSettings } from "../Context.js"
 import { HttpFailure, unauthorized } from "../Errors.js"
 import * as Webhook from "../Webhook.js"
-import { adminActor, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { ReconcileBody, ReconcileRequest } from "../contracts/Admin.js"
+import { adminActor } from "./Caller.js"
 import { decodeJson } from "./Decode.js"
 
 // `POST /admin/host/api/reconcile` and `POST /admin/host/reconcile` (CI webhooks, docs/gitops.md).
@@ -69,12 +71,6 @@ const reconcileCaller = (body: Uint8Array) =>
     return { _tag: "Webhook", delivery } satisfies ReconcileCaller
   })
 
-const ReconcileRequest = Schema.Struct({
-  dry_run: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  prune: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  allow_destroy: Schema.optionalWith(Schema.Boolean, { default: () => false })
-})
-
 /**
  * Plans the desired-state file of `config/host.yaml` and applies it (`{"dry_run": true}`: plan only). The
  * body is the plan, with `apply` when applied; 200 when everything applied, 409 when another operation
@@ -97,8 +93,8 @@ export const reconcile = Effect.gen(function*() {
   }).pipe(
     Effect.flatMap((outcome) =>
       outcome._tag === "Planned"
-        ? ok(outcome.plan)
-        : ok({ ...outcome.plan, apply: outcome.apply }, outcome.complete ? 200 : 422)
+        ? respond(ReconcileBody, { data: outcome.plan })
+        : respond(ReconcileBody, { data: { ...outcome.plan, apply: outcome.apply } }, { status: outcome.complete ? 200 : 422 })
     )
   )
   if (caller._tag === "Admin") return yield* run

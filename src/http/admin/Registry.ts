@@ -1,9 +1,10 @@
-import { HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { installFromRegistry } from "../../usecases/Operations.js"
 import { searchRegistry } from "../../usecases/RegistrySearch.js"
 import { HttpFailure } from "../Errors.js"
-import { adminActor, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { OperationBody, RegistryInstallRequest, RegistrySearchBody, RegistrySearchQuery } from "../contracts/Admin.js"
+import { adminActor } from "./Caller.js"
 import { jsonBody, queryParams } from "./Decode.js"
 import { answered } from "./Failures.js"
 
@@ -12,12 +13,10 @@ import { answered } from "./Failures.js"
 const registryFailed = (error: { readonly _tag: string; readonly message: string }) =>
   new HttpFailure({ status: 502, code: error._tag, detail: error.message })
 
-const SearchQuery = Schema.Struct({ q: Schema.optionalWith(Schema.String, { default: () => "" }) })
-
 /** `GET registry?q=`: registry entries matching the search, each with versions and `requires` checked here. */
 export const registrySearch = Effect.gen(function*() {
   yield* adminActor
-  const { q } = yield* queryParams(SearchQuery, "{q?}")
+  const { q } = yield* queryParams(RegistrySearchQuery, "{q?}")
   // An index that cannot be read is the registry's failure, not this server's: 502 with its own tag.
   const { data, meta } = yield* answered(searchRegistry(q)).pipe(
     Effect.catchTags({
@@ -26,14 +25,12 @@ export const registrySearch = Effect.gen(function*() {
       RegistryIndexInvalid: registryFailed
     })
   )
-  return yield* HttpServerResponse.json({ data, meta })
+  return yield* respond(RegistrySearchBody, { data, meta })
 })
-
-const RegistryInstall = Schema.Struct({ id: Schema.String, version: Schema.optional(Schema.String) })
 
 /** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
 export const registryInstall = Effect.gen(function*() {
   const actor = yield* adminActor
-  const body = yield* jsonBody(RegistryInstall, "{id, version?}")
-  return yield* ok(yield* installFromRegistry(body, actor), 201)
+  const body = yield* jsonBody(RegistryInstallRequest, "{id, version?}")
+  return yield* respond(OperationBody, { data: yield* installFromRegistry(body, actor) }, { status: 201 })
 })

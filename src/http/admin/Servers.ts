@@ -1,9 +1,10 @@
-import { HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { NewServer } from "../../panel/Servers.js"
 import * as Servers from "../../usecases/Servers.js"
 import { HttpFailure, notFound } from "../Errors.js"
-import { adminActor, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { ServerBody, ServerRemovedBody } from "../contracts/Admin.js"
+import { adminActor } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
 
 // Servers of the embedded panel (docs/http.md "Admin JSON API (`/admin/host/api`, an admin's token or session)"): added and removed by an admin.
@@ -15,15 +16,15 @@ export const createServer = Effect.gen(function*() {
   const server = yield* Servers.createServer(body).pipe(
     Effect.catchTag("PanelServerConflict", (error) => new HttpFailure({ status: 409, code: "Conflict", detail: error.message }))
   )
-  return yield* ok(server, 201)
+  return yield* respond(ServerBody, { data: server }, { status: 201 })
 })
 
 /** `DELETE /admin/host/api/servers/{uuid}`: removes a server (ServerDeleted follows). */
-export const deleteServer = Effect.gen(function*() {
-  yield* adminActor
-  const { uuid } = yield* HttpRouter.params
-  const removed = yield* Servers.deleteServer(uuid ?? "").pipe(
-    Effect.catchTag("PanelServerConflict", (error) => notFound(error.message))
-  )
-  return yield* ok(removed)
-})
+export const deleteServer = ({ uuid }: { readonly uuid: string }) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    const removed = yield* Servers.deleteServer(uuid).pipe(
+      Effect.catchTag("PanelServerConflict", (error) => notFound(error.message))
+    )
+    return yield* respond(ServerRemovedBody, { data: removed })
+  })

@@ -1,8 +1,10 @@
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as Extensions from "../../usecases/Extensions.js"
 import * as Settings from "../../usecases/Settings.js"
 import { HttpFailure } from "../Errors.js"
-import { adminActor, extensionIdParam, ok } from "./Caller.js"
+import { respond } from "../api/Respond.js"
+import { type ExtensionPath, SettingsBody, SettingsFormBody } from "../contracts/Admin.js"
+import { adminActor, extensionId } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
 import { answered } from "./Failures.js"
 
@@ -10,39 +12,34 @@ import { answered } from "./Failures.js"
 // configure, each invalid field answered with its own error entry.
 
 /** `GET extensions/{vendor}/{name}/settings` */
-export const readSettings = Effect.gen(function*() {
-  yield* adminActor
-  const id = yield* extensionIdParam
-  return yield* ok(yield* answered(Settings.settingsForm(id)))
-})
-
-/** `{values: {key: value}}`, or the object of key → value itself. */
-const SettingsBody = Schema.Union(
-  Schema.Struct({ values: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-)
+export const readSettings = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    yield* adminActor
+    return yield* respond(SettingsFormBody, { data: yield* answered(Settings.settingsForm(extensionId(path))) })
+  })
 
 /** `PUT extensions/{vendor}/{name}/settings` */
-export const writeSettings = Effect.gen(function*() {
-  const actor = yield* adminActor
-  const id = yield* extensionIdParam
-  // A missing extension is answered before its body is read.
-  yield* answered(Extensions.findInstalled(id))
-  const body = yield* jsonBody(SettingsBody, "a JSON object of setting key → value", { emptyAsObject: false })
-  const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
-    ? body.values as Record<string, unknown>
-    : body as Record<string, unknown>
-  const form = yield* answered(Settings.configureSettings(id, values, actor)).pipe(
-    Effect.catchIf(
-      (error) => error._tag === "OperationRefused" && error.reason === "settings",
-      (error) =>
-        new HttpFailure({
-          status: 422,
-          code: "SettingsInvalid",
-          detail: error.message,
-          problems: "problems" in error ? error.problems ?? [] : []
-        })
+export const writeSettings = (path: ExtensionPath) =>
+  Effect.gen(function*() {
+    const actor = yield* adminActor
+    const id = extensionId(path)
+    // A missing extension is answered before its body is read.
+    yield* answered(Extensions.findInstalled(id))
+    const body = yield* jsonBody(SettingsBody, "a JSON object of setting key → value", { emptyAsObject: false })
+    const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
+      ? body.values as Record<string, unknown>
+      : body as Record<string, unknown>
+    const form = yield* answered(Settings.configureSettings(id, values, actor)).pipe(
+      Effect.catchIf(
+        (error) => error._tag === "OperationRefused" && error.reason === "settings",
+        (error) =>
+          new HttpFailure({
+            status: 422,
+            code: "SettingsInvalid",
+            detail: error.message,
+            problems: "problems" in error ? error.problems ?? [] : []
+          })
+      )
     )
-  )
-  return yield* ok(form)
-})
+    return yield* respond(SettingsFormBody, { data: form })
+  })

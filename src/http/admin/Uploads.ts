@@ -1,5 +1,5 @@
 import { FileSystem, HttpIncomingMessage, HttpServerRequest, Multipart, Path } from "@effect/platform"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { SourceRejected } from "../../lifecycle/Errors.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
@@ -13,8 +13,10 @@ import { header } from "../Context.js"
 import { badRequest, HttpFailure } from "../Errors.js"
 import { archiveTooLargeDetail, uploadOverheadBytes } from "../Limits.js"
 import { inspectUpload, type UploadVerdict } from "../UploadInspection.js"
-import { adminCaller, ok } from "./Caller.js"
-import { QueryFlag, queryParams } from "./Decode.js"
+import { respond } from "../api/Respond.js"
+import { InstallQuery, OperationBody, PreviewBody, UpdateQuery } from "../contracts/Admin.js"
+import { adminCaller } from "./Caller.js"
+import { queryParams } from "./Decode.js"
 import { uuid } from "../../system/Ids.js"
 
 // Uploaded `.host` archives (docs/http.md, docs/operations.md "Web installs"): received into a folder of
@@ -128,9 +130,10 @@ const receiveUpload = (folder: string) =>
  * worker read of it. A refusal
  * the worker finds is the operation's refusal (`refusal` words it as the caller's operation).
  */
-const withUpload = <A, E, R>(
+const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
   checkCsrf: (formToken: string | undefined) => Effect.Effect<void, HttpFailure>,
-  refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => unknown,
+  // The operation's own wording of a refusal the worker found, or undefined when it has none for it.
+  refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => Refusal | undefined,
   use: (archive: UploadSource, facts: InspectedUpload | undefined) => Effect.Effect<A, E, R>,
   options: { readonly preview?: boolean } = {}
 ) =>
@@ -160,7 +163,7 @@ const withUpload = <A, E, R>(
     yield* checkCsrf(upload.formToken)
     const { facts, verdict } = yield* inspectUpload(upload.target, upload.name)
     const refused = !verdict.ok && refusedByInspection.has(verdict.tag) ? refusal(verdict, upload) : undefined
-    if (refused !== undefined) return yield* Effect.fail(refused)
+    if (refused !== undefined) return yield* refused
     // `admin_uploads: signed` refuses what is not signed by a trusted key; a preview shows it as its check.
     if (!verdict.ok && verdict.stage === "policy" && options.preview !== true) {
       return yield* new HttpFailure({ status: 403, code: "UploadPolicy", detail: `${verdict.message}; nothing was changed` })
@@ -190,21 +193,13 @@ const sourceRefusal = (operation: "add" | "update", extensionId: (upload: Receiv
     detail: verdict.message
   })
 
-const InstallQuery = Schema.Struct({
-  force: Schema.optionalWith(QueryFlag, { default: () => false }),
-  disabled: Schema.optionalWith(QueryFlag, { default: () => false }),
-  noMigrate: Schema.optionalWith(QueryFlag, { default: () => false })
-})
-
 /** `POST extensions?force&disabled&noMigrate`: installs an uploaded archive. */
 export const uploadInstall = Effect.gen(function*() {
   const { actor, checkCsrf } = yield* adminCaller
   const flags = yield* queryParams(InstallQuery, "{force?, disabled?, noMigrate?}")
   const result = yield* withUpload(checkCsrf, sourceRefusal("add", (upload) => upload.name), (upload) => installUpload(upload, flags, actor))
-  return yield* ok(result, 201)
+  return yield* respond(OperationBody, { data: result }, { status: 201 })
 })
-
-const UpdateQuery = Schema.Struct({ force: Schema.optionalWith(QueryFlag, { default: () => false }) })
 
 /** `POST extensions/{vendor}/{name}/update` with a multipart body: updates from an uploaded archive. */
 export const uploadUpdate = (id: string, caller: Effect.Effect.Success<typeof adminCaller>) =>
@@ -227,5 +222,5 @@ export const uploadPreview = Effect.gen(function*() {
       if (facts === undefined) return yield* unreadable({ message: `${upload.name} could not be read` })
       return yield* previewOf(upload.name, facts)
     }), { preview: true })
-  return yield* ok(preview)
+  return yield* respond(PreviewBody, { data: preview })
 })

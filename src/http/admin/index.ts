@@ -1,5 +1,7 @@
-// The admin JSON API (docs/http.md) under /admin/host/api, one module per concern. Each handler decodes
-// its input (Decode.ts), calls one use case (src/usecases/) and renders the answer or the refusal.
+// The admin JSON API (docs/http.md) under /admin/host/api, one module per concern, declared in
+// http/contracts/Admin.ts and served by http/api/AdminHandlers.ts. Each handler checks the caller, decodes
+// its input (Decode.ts, with the contract's schemas), calls one use case (src/usecases/) and answers the
+// contract's body or the refusal.
 
 export { activity, activityPage } from "./Activity.js"
 export { adminActor } from "./Caller.js"

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpRouter } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, type HttpRouter } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Effect, Layer } from "effect"
 import { effectiveSettings } from "../../domain/Settings.js"
 import { type ClientBodies, extensionMetadata } from "../../runtime/ClientView.js"
@@ -6,13 +7,14 @@ import type { LoadedExtension } from "../../runtime/Runtime.js"
 import { type SlotEntry, slotMap } from "../../runtime/Slots.js"
 import { SettingsRepo } from "../../store/SettingsRepo.js"
 import { authenticate, requireUser } from "../Context.js"
-import { notFound, typedFailures } from "../Errors.js"
+import { type HttpError, notFound } from "../Errors.js"
 import * as Diagnostics from "../Diagnostics.js"
 import * as PanelPages from "../PanelPages.js"
 import * as ServerAccess from "../ServerAccess.js"
 import { clientBodyCaching, withETag } from "../Static.js"
 import { HostApi } from "../contracts/Api.js"
 import { type ExtensionMetadata, PublicSettingsBody, type SlotsBody } from "../contracts/Client.js"
+import { AdminLive, WebhookLive } from "./AdminHandlers.js"
 import { respond } from "./Respond.js"
 
 // The typed endpoints (http/contracts) implemented with HttpApiBuilder, and turned into routes the
@@ -68,11 +70,29 @@ const PanelLive = HttpApiBuilder.group(HostApi, "panel", (handlers) =>
     .handle("server", () => PanelPages.server))
 
 /**
+ * What the routes HttpApiBuilder builds can fail with: the errors the contracts declare (every one is
+ * HostError, whose type is HttpError) and the decode failure of a path. The compiler checks each handler
+ * against its endpoint's error schema; HttpApiBuilder's router only forgets the type (its error channel
+ * is `unknown` whatever the API), so it is stated again here, and checked to be within HttpError.
+ */
+type ContractFailure =
+  | (typeof HostApi extends HttpApi.HttpApi<string, infer Groups, infer ApiError, unknown>
+    ? ApiError | HttpApiGroup.HttpApiGroup.Error<Groups> | HttpApiEndpoint.HttpApiEndpoint.Error<HttpApiGroup.HttpApiGroup.Endpoints<Groups>>
+    : never)
+  | HttpApiDecodeError
+const _withinHttpError: (failure: ContractFailure) => HttpError = (failure) => failure
+// …and the other way round, so the inference above cannot silently come out as nothing but the decode failure.
+const _declaresHostError: (failure: HttpError) => ContractFailure = (failure) => failure
+void _withinHttpError
+void _declaresHostError
+
+const typed = <R>(router: HttpRouter.HttpRouter<unknown, R>) => router as HttpRouter.HttpRouter<ContractFailure, R>
+
+/**
  * The typed endpoints as a router to mount. The handlers' services are taken from the context this runs
- * in (the server's), as HttpApiBuilder does; their failures are HttpError by the contracts' typing, which
- * typedFailures states for the router HttpApiBuilder hands back untyped.
+ * in (the server's), as HttpApiBuilder does.
  */
 export const apiRoutes = HttpApiBuilder.Router.router.pipe(
-  Effect.map((router) => HttpRouter.transform(router, typedFailures)),
-  Effect.provide(Layer.provideMerge(Layer.mergeAll(ClientLive, PanelLive), HttpApiBuilder.Router.Live))
+  Effect.map(typed),
+  Effect.provide(Layer.provideMerge(Layer.mergeAll(ClientLive, PanelLive, AdminLive, WebhookLive), HttpApiBuilder.Router.Live))
 )

@@ -1,0 +1,38 @@
+import { HttpApiBuilder } from "@effect/platform"
+import * as Admin from "../admin/index.js"
+import { HostApi } from "../contracts/Api.js"
+
+// The admin API and the CI webhook (http/contracts/Admin.ts) implemented with HttpApiBuilder. Each
+// handler is the admin module's own (http/admin/): it checks the caller first, then reads its query or
+// body (declared in the contract, decoded by http/admin/Decode.ts), calls one use case, and answers the
+// contract's body through api/Respond.ts. The endpoints with a body are `handleRaw` so that nothing is
+// decoded before the caller is known.
+
+export const AdminLive = HttpApiBuilder.group(HostApi, "admin", (handlers) =>
+  handlers
+    .handle("list", () => Admin.listExtensions)
+    .handleRaw("install", () => Admin.uploadInstall)
+    .handle("overview", () => Admin.extensionsOverview)
+    .handleRaw("preview", () => Admin.uploadPreview)
+    .handle("detail", ({ path }) => Admin.extensionDetail(path))
+    .handle("impact", ({ path }) => Admin.extensionImpact(path))
+    .handle("healthNow", ({ path }) => Admin.extensionHealthNow(path))
+    .handle("doctor", ({ path }) => Admin.extensionDoctor(path))
+    .handle("readSettings", ({ path }) => Admin.readSettings(path))
+    .handleRaw("writeSettings", ({ path }) => Admin.writeSettings(path))
+    .handleRaw("operation", ({ path }) => Admin.extensionOperation(path))
+    .handle("updates", () => Admin.availableUpdates)
+    .handle("updateAll", () => Admin.updateAll)
+    .handle("activity", () => Admin.activity)
+    .handle("activityPage", () => Admin.activityPage)
+    .handle("health", () => Admin.health)
+    .handleRaw("reconcile", () => Admin.reconcile)
+    .handleRaw("createServer", () => Admin.createServer)
+    .handle("deleteServer", ({ path }) => Admin.deleteServer(path))
+    .handle("registrySearch", () => Admin.registrySearch)
+    .handleRaw("registryInstall", () => Admin.registryInstall)
+    .handle("desiredState", () => Admin.desiredState)
+    .handleRaw("adopt", () => Admin.adoptDesiredState))
+
+/** `POST /admin/host/reconcile`: the same handler as the admin API's reconcile (it tells a signed delivery from an admin). */
+export const WebhookLive = HttpApiBuilder.group(HostApi, "webhook", (handlers) => handlers.handleRaw("reconcile", () => Admin.reconcile))
