@@ -6,7 +6,8 @@ import type { SignatureStatus } from "../domain/Installed.js"
 import { decodeManifest, type Manifest } from "../domain/Manifest.js"
 import { problem, type Problem } from "../domain/Problems.js"
 import { describeYamlProblems, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
-import { ArchiveIOError, ArchiveRefused, ioError, type RefusalReason, SignatureRefused } from "./ArchiveErrors.js"
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { ArchiveIOError, ArchiveRefused, ioError, nodeIoError, type RefusalReason, SignatureRefused } from "./ArchiveErrors.js"
 import {
   checkSignatures,
   encodeSignatureFile,
@@ -72,6 +73,63 @@ const tarOverheadPerEntry = 3 * 512
 export const archiveFileName = (id: string, version: string): string => `${id.replace("/", "-")}-${version}.host`
 
 // ---------------------------------------------------------------------------------------------
+// File work in slices
+
+/**
+ * How much synchronous file work runs between two turns of the event loop: a package's files are
+ * read and written with node:fs directly (docs/decisions.md "Packing and unpacking call node:fs
+ * synchronously, in slices"), and a server keeps answering in between.
+ */
+const sliceBytes = 4 * 1024 * 1024
+const sliceItems = 256
+
+/** Lets the event loop run (timers, sockets, other fibers) before the next slice. */
+const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/**
+ * `step` over every item, synchronously, in slices of at most `sliceItems` items or `sliceBytes`
+ * bytes (as `weight` counts them); the first exception fails with `failure(item)` of it.
+ */
+const sliced = <A, B>(
+  items: ReadonlyArray<A>,
+  step: (item: A, index: number) => B,
+  weight: (result: B) => number,
+  failure: (item: A) => (cause: unknown) => ArchiveIOError
+): Effect.Effect<Array<B>, ArchiveIOError> =>
+  Effect.suspend(() => {
+    const results: Array<B> = []
+    let index = 0
+    /** Runs one slice; the failure of the item that threw, if one did. */
+    const slice = (): ArchiveIOError | undefined => {
+      const end = Math.min(items.length, index + sliceItems)
+      let bytes = 0
+      while (index < end && bytes < sliceBytes) {
+        const item = items[index]!
+        try {
+          const result = step(item, index)
+          results.push(result)
+          bytes += weight(result)
+        } catch (cause) {
+          return failure(item)(cause)
+        }
+        index++
+      }
+      return undefined
+    }
+    return Effect.gen(function*() {
+      while (index < items.length) {
+        if (index > 0) yield* nextTurn
+        const failed = slice()
+        if (failed !== undefined) return yield* failed
+      }
+      return results
+    })
+  })
+
+// ---------------------------------------------------------------------------------------------
 // Packing
 
 export interface PackOptions {
@@ -133,7 +191,6 @@ const tarEntries = (
  * checksums.json or signature.json at the root is regenerated rather than copied.
  */
 export const packTree = Effect.fn("Archive.packTree")(function*(root: string, options: PackOptions = {}) {
-  const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const limits = options.limits ?? defaultLimits
   const listed = (yield* listFiles(root).pipe(Effect.mapError(ioError("read", root))))
@@ -142,26 +199,23 @@ export const packTree = Effect.fn("Archive.packTree")(function*(root: string, op
   if (listed.length > limits.files) {
     return yield* refuse("too-many-files", `the tree has ${listed.length} files; the limit is ${limits.files}`)
   }
-  const infos = yield* Effect.forEach(listed, (file) => {
-    const absolute = path.join(root, file)
-    return fs.stat(absolute).pipe(Effect.mapError(ioError("read", absolute)))
-  }, { concurrency: 32 })
-  const unpackedBytes = infos.reduce((sum, info) => sum + Number(info.size), 0)
+  const absolute = (file: string) => path.join(root, file)
+  const readFailure = (file: string) => nodeIoError("read", absolute(file))
+  const infos = yield* sliced(listed, (file) => statSync(absolute(file)), () => 0, readFailure)
+  const unpackedBytes = infos.reduce((sum, info) => sum + info.size, 0)
   if (unpackedBytes > limits.unpackedBytes) {
     return yield* refuse(
       "unpacked-too-large",
       `the files add up to ${formatBytes(unpackedBytes)}; the limit is ${formatBytes(limits.unpackedBytes)}`
     )
   }
-  const files = yield* Effect.forEach(listed, (file, index) => {
-    const absolute = path.join(root, file)
-    return fs.readFile(absolute).pipe(
-      Effect.mapError(ioError("read", absolute)),
-      Effect.map((data) => ({ path: file, data, executable: (infos[index]!.mode & 0o111) !== 0 }))
-    )
-  }, { concurrency: 32 })
+  // Each file is hashed as it is read, while its bytes are still in the cache.
+  const files = yield* sliced(listed, (file, index) => {
+    const data = readFileSync(absolute(file))
+    return { path: file, data, executable: (infos[index]!.mode & 0o111) !== 0, sha256: sha256Hex(data) }
+  }, (file) => file.data.byteLength, readFailure)
   const checksums: Record<string, string> = {}
-  for (const file of files) checksums[file.path] = sha256Hex(file.data)
+  for (const file of files) checksums[file.path] = file.sha256
   const checksumsJson = encodeChecksums(checksums)
   const signature: SignatureFile | undefined = options.secretKey === undefined ? undefined : {
     alg: "ed25519",
@@ -668,16 +722,21 @@ export const unpackArchive = Effect.fn("Archive.unpack")(function*(inspection: I
     // Only the deepest folders need creating: `recursive` makes their parents.
     const parents = new Set(inspection.directories.map((directory) => directory.slice(0, Math.max(0, directory.lastIndexOf("/")))))
     const leaves = inspection.directories.filter((directory) => !parents.has(directory))
-    yield* Effect.forEach(leaves, (directory) => {
-      const absolute = path.join(partial, directory)
-      return fs.makeDirectory(absolute, { recursive: true }).pipe(Effect.mapError(ioError("create", absolute)))
-    }, { concurrency: 16, discard: true })
-    yield* Effect.forEach(inspection.files, (file) => {
-      const absolute = path.join(partial, file.path)
-      return fs.writeFile(absolute, file.data, { flag: "wx", mode: fileMode(file.executable) }).pipe(
-        Effect.mapError(ioError("write", absolute))
-      )
-    }, { concurrency: 32, discard: true })
+    yield* sliced(
+      leaves,
+      (directory) => mkdirSync(path.join(partial, directory), { recursive: true }),
+      () => 0,
+      (directory) => nodeIoError("create", path.join(partial, directory))
+    )
+    yield* sliced(
+      inspection.files,
+      (file) => {
+        writeFileSync(path.join(partial, file.path), file.data, { flag: "wx", mode: fileMode(file.executable) })
+        return file.data.byteLength
+      },
+      (written) => written,
+      (file) => nodeIoError("write", path.join(partial, file.path))
+    )
     yield* fs.rename(partial, target).pipe(Effect.mapError(ioError("rename", partial)))
     return target
   })

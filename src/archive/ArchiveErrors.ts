@@ -99,6 +99,29 @@ export const ioError = (operation: ArchiveIOError["operation"], path: string) =>
   return new ArchiveIOError({ operation, path, detail })
 }
 
+/** The platform's reason for each errno code (as @effect/platform-node names them); others are "Unknown". */
+const errnoReasons: Readonly<Record<string, string>> = {
+  ENOENT: "NotFound",
+  EACCES: "PermissionDenied",
+  EEXIST: "AlreadyExists",
+  EISDIR: "BadResource",
+  ENOTDIR: "BadResource",
+  EBUSY: "Busy",
+  ELOOP: "BadResource"
+}
+
+/**
+ * Maps an exception of a direct `node:fs` call to the ArchiveIOError that the same call through the
+ * platform's FileSystem gives (same reason, same sentence), so packing and unpacking can call node:fs
+ * synchronously (docs/decisions.md "Packing and unpacking call node:fs synchronously, in slices")
+ * without changing a message.
+ */
+export const nodeIoError = (operation: ArchiveIOError["operation"], path: string) => (cause: unknown): ArchiveIOError => {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code
+  const reason = (code === undefined ? undefined : errnoReasons[code]) ?? "Unknown"
+  return new ArchiveIOError({ operation, path, detail: systemReason(reason, cause instanceof Error ? cause.message : String(cause)) })
+}
+
 const systemReason = (reason: string, description: string | undefined): string => {
   switch (reason) {
     case "NotFound":
