@@ -4,10 +4,9 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Data, Deferred, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
-import type { ClientBodies } from "../runtime/ClientView.js"
+import { loadSessionKey, makeSessions } from "../panel/Session.js"
 import { HostConfig } from "../config/HostConfig.js"
-import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
 import { app } from "./App.js"
 import { generationFrame } from "./ClientEvents.js"
 import { EventStreams, makeEventStreams } from "./EventStreams.js"
@@ -16,12 +15,11 @@ import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } fro
 import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
 import * as RateLimits from "./RateLimits.js"
 import * as ServerState from "./ServerState.js"
-import { clientBodyCaching, conditional } from "./Static.js"
 
-// `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
-// the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
-// and hands every other request (and every fast-path request it cannot answer, e.g. a 401) to the
-// Effect app, which runs with per-request tracing disabled.
+// `host serve`'s HTTP server: a node:http server whose every request runs through the one Effect app
+// (http/App.ts). What a request does not need is not done per request: the app, its routes and the
+// server's services are built once here, and the request fibers run with spans off (docs/http.md
+// "Performance").
 
 export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly host: string; readonly port: number; readonly detail: string }> {
   override get message() {
@@ -34,41 +32,6 @@ export interface ListenOptions extends ServerOptions {
   readonly port: number
   /** Largest request body accepted, uploads aside (they follow `limits.archive_bytes`): default 1 MiB. */
   readonly maxBodyBytes?: number
-  /** Answer the hot client endpoints before the Effect app (default true; off to measure the difference). */
-  readonly fastPath?: boolean
-}
-
-const fastPaths: Readonly<Record<string, keyof ClientBodies>> = {
-  "/api/client/host/slots": "slots",
-  "/api/client/host/extensions": "extensions",
-  "/api/client/host/config": "config"
-}
-
-const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
-
-/** Answers a fast-path request, or returns false to let the Effect app answer it. */
-export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
-(request: IncomingMessage, response: ServerResponse): boolean => {
-  if (request.method !== "GET") return false
-  const url = request.url ?? ""
-  const query = url.indexOf("?")
-  const key = fastPaths[query < 0 ? url : url.slice(0, query)]
-  if (key === undefined) return false
-  // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in (well under a microsecond).
-  const live = Effect.runSync(runtime.current)
-  if (live === undefined) return false
-  const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
-  if (auth?.user === undefined) return false
-  const body = live.bodies[key]
-  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)
-  if (answer.status === 304) {
-    response.writeHead(304, answer.headers)
-    response.end()
-    return true
-  }
-  response.writeHead(200, { "content-type": "application/json", "content-length": body.bytes.byteLength, ...answer.headers })
-  response.end(body.bytes)
-  return true
 }
 
 /**
@@ -103,22 +66,21 @@ export const listen = (options: ListenOptions) =>
       // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers); only
       // those, so the file system and everything else stay the ones the server was started with.
       Effect.provide(Layer.mergeAll(NodeHttpPlatform.layer, Etag.layer)),
-      HttpMiddleware.withTracerDisabledWhenEffect(() => true)
+      // No request span, and no span for what a request calls (the repositories' withSpan): nothing
+      // exports them, and each one costs a stack trace (docs/http.md "Performance").
+      HttpMiddleware.withTracerDisabledWhenEffect(() => true),
+      Effect.withTracerEnabled(false)
     )
-    const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
-    const serve = (request: IncomingMessage, response: ServerResponse) => {
-      if (!fast(request, response)) handler(request, response)
-    }
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const created = createServer((request, response) => {
-          if (!refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes })) serve(request, response)
+          if (!refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes })) handler(request, response)
         })
         // A client that waits for `100 Continue` before sending a body too large is answered without it.
         created.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
           if (refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes, waitingForContinue: true })) return
           response.writeContinue()
-          serve(request, response)
+          handler(request, response)
         })
         return created
       }),

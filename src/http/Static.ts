@@ -32,7 +32,7 @@ const contentTypes: Readonly<Record<string, string>> = {
 /**
  * The one ETag answer (docs/http.md "Static files" and "Framework client endpoints (client-api: a user is required)"): the validators on
  * every answer, and 304 without a body when `If-None-Match` names the bytes the client already holds.
- * Pure, so the server's fast path (http/Server.ts) writes the same answer to node's response.
+ * Pure: the validators and the status are decided before any response is made.
  */
 export const conditional = (ifNoneMatch: string | undefined, etag: string, cacheControl: string) => ({
   status: ifNoneMatch === etag ? 304 as const : 200 as const,

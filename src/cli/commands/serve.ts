@@ -15,8 +15,7 @@ import { untilStopSignal } from "../StopSignal.js"
 // `host serve`: the panel's HTTP server with the extension runtime (docs/http.md). Listens on
 // config server.host / server.port (HOST_PORT), or --listen / --port; port 0 picks a free port. Once
 // bound it prints one line, `Listening on http://HOST:PORT`, on stdout; /host/ready answers 200 once
-// the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully. HOST_HTTP_FAST_PATH=0
-// turns off the precomputed answers of the hot client endpoints (for benchmarks).
+// the first runtime generation has booted. SIGINT / SIGTERM stop it gracefully.
 
 export const serveCommand = Command.make(
   "serve",
@@ -43,8 +42,7 @@ export const serveCommand = Command.make(
             port: Option.getOrElse(port, () => config.server.port),
             publicDirectories: [paths.publicAssets, join(invocation.frameworkRoot, "dist", "public", "host")],
             frameworkRoot: invocation.frameworkRoot,
-            env: invocation.env,
-            fastPath: invocation.env.HOST_HTTP_FAST_PATH !== "0"
+            env: invocation.env
           })
           const runtime = yield* LiveState.LiveRuntime
           yield* runtime.useListenUrl(address.url)

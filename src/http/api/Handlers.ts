@@ -28,7 +28,7 @@ const _extensionConforms: (extension: LoadedExtension) => ExtensionMetadata = ex
 void _slotsConform
 void _extensionConforms
 
-/** The three read-only client bodies, precomputed per runtime generation (Server.ts answers them earlier when it can). */
+/** The three read-only client bodies, precomputed per runtime generation: a request only picks the bytes. */
 const precomputed = (key: keyof ClientBodies) =>
   Effect.gen(function*() {
     const { auth, live, request } = yield* authenticate
