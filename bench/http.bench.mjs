@@ -1,6 +1,6 @@
 // P5: ready time and RSS of `host serve` with 100 enabled extensions (goal ≤ 1.5 s, ≤ 200 MB).
 // P3: GET /api/client/host/slots with 50 enabled extensions, 64 connections, against bare node:http
-// serving the same bytes in the same run (goal ≥ 0.5× its req/s, p99 ≤ 5 ms); also measured with the
+// serving the same bytes in the same run (goal ≥ 0.9× its req/s, p99 ≤ bare + 2 ms); also measured with the
 // fast path off (HOST_HTTP_FAST_PATH=0: the normal Effect route) to show what the fast path buys.
 // Each extension has a bundle registering two slots and a TypeScript api-client route file.
 import { execFileSync, spawn } from "node:child_process"
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { report } from "./report.mjs"
 import { startServe } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
@@ -128,12 +129,17 @@ try {
   await load(baseline.url, headers)
   const bare = await load(baseline.url, headers)
   await stop(baseline.child)
-  console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.5×, p99 ≤ 5 ms):`)
+  console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.9×, p99 ≤ bare + 2 ms):`)
   const line = (label, result) =>
     console.log(`  ${label.padEnd(28)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +
       `${(result.requests.average / bare.requests.average).toFixed(2)}× bare  (${result.non2xx} non-2xx, ${result.errors} errors)`)
   line("bare node:http", bare)
   for (const [label, { result }] of Object.entries(results)) line(label, result)
+  // The goal is one path at this speed; until the Effect route gets there the served path is the fast one,
+  // and the goal is judged on the Effect route (docs/decisions.md "The fast path stays until the one path is as fast").
+  const effectRoute = results["host serve (Effect route)"].result
+  const ratio = effectRoute.requests.average / bare.requests.average
+  report({ id: "P3", measure: "GET /api/client/host/slots, Effect route vs bare node:http", value: `${ratio.toFixed(2)}×, p99 ${effectRoute.latency.p99} ms vs ${bare.latency.p99} ms`, goal: "≥ 0.9×, p99 ≤ bare + 2 ms", met: ratio >= 0.9 && effectRoute.latency.p99 <= bare.latency.p99 + 2 && effectRoute.non2xx === 0 })
 } finally {
   rmSync(root, { recursive: true, force: true })
   rmSync(sources, { recursive: true, force: true })

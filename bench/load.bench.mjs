@@ -2,7 +2,7 @@
 // requests at 128 connections against `host serve` — the framework's client endpoints, api-client, web
 // and admin routes of extensions (tokens of a user, a subuser and an admin), the admin API and readiness —
 // while other processes disable and enable three of the extensions being called, over
-// and over. Goals: 0 5xx, p99 reported (against bare node:http under the same load), RSS growth < 10 %
+// and over. Goals: 0 5xx, ≥ 0.4× bare node:http's req/s and p99 ≤ 3× its p99 under the same load, RSS growth < 10 %
 // after a warm-up run (judged on the RSS level: medians of the run's first and last thirds).
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { report } from "./report.mjs"
 import { startServe } from "./serve.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
@@ -139,6 +140,15 @@ servers:
   console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections after a ${warmup}-request warm-up; ${toggles - togglesInWarmup} disable/enable operations meanwhile (${togglesInWarmup} during the warm-up)`)
   console.log(`  status: ${result["2xx"]} 2xx, ${result["4xx"]} 4xx (the toggled extensions' routes while disabled), ${result["5xx"]} 5xx (goal 0), ${result.errors} errors, ${result.timeouts} timeouts`)
   console.log(`  latency: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms (bare node:http: p99 ${bare.latency.p99} ms, ${(result.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}×); ${result.requests.average.toFixed(0)} req/s (${(result.requests.average / bare.requests.average).toFixed(2)}× bare)`)
+  const ratio = result.requests.average / bare.requests.average
+  const p99Times = result.latency.p99 / Math.max(1, bare.latency.p99)
+  report({
+    id: "R4",
+    measure: `mixed load, ${mix.length} kinds, ${connections} connections, vs bare node:http`,
+    value: `${ratio.toFixed(2)}×, p99 ${p99Times.toFixed(1)}× bare, ${result["5xx"]} 5xx`,
+    goal: "≥ 0.4×, p99 ≤ 3× bare, 0 5xx",
+    met: ratio >= 0.4 && p99Times <= 3 && result["5xx"] === 0
+  })
   // GC makes RSS swing by tens of MB between samples; a leak shows as the level rising, so the goal is
   // judged on the median of the run's last third against its first third (the raw figure is shown too).
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? rssAfter

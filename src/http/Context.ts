@@ -40,18 +40,28 @@ export interface AuthenticatedRequest {
   readonly auth: RequestAuth
 }
 
-/** The request, its generation and its user (a wrong Bearer token is 401 right away). */
-export const authenticate = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const live = yield* currentGeneration
-  const sessions = yield* ServerSessions
-  const auth = yield* live.access.authenticate(
-    { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie") },
-    sessions
-  ).pipe(Effect.mapError(panelUnavailable))
-  if (auth.invalidToken) return yield* unauthorized("the API token is not valid")
-  return { live, request, auth } satisfies AuthenticatedRequest
-})
+const answered = (live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) =>
+  auth.invalidToken ? Effect.fail(unauthorized("the API token is not valid")) : Effect.succeed({ live, request, auth } satisfies AuthenticatedRequest)
+
+/**
+ * The request, its generation and its user (a wrong Bearer token is 401 right away). Every request but a
+ * few static files comes through here, so it reads its services in one step and takes the driver's
+ * synchronous answer when it has one (`peek`: the embedded panel always has it), asking a real panel
+ * through `authenticate` otherwise (docs/http.md "Performance").
+ */
+export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions> =
+  Effect.contextWithEffect((context: Context.Context<HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions>) => {
+    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+    const sessions = Context.get(context, ServerSessions)
+    return Effect.flatMap(Context.get(context, LiveRuntime).current, (live) => {
+      if (live === undefined) return Effect.fail(notReady())
+      const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie") }
+      const known = live.access.peek(credentials, sessions)
+      return known !== undefined
+        ? answered(live, request, known)
+        : Effect.flatMap(Effect.mapError(live.access.authenticate(credentials, sessions), panelUnavailable), (auth) => answered(live, request, auth))
+    })
+  })
 
 export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
   auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed(auth.user)

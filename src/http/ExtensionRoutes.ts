@@ -52,20 +52,24 @@ export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")
 const fromExtension = (error: unknown) => intendedFailure(error) ?? new ExtensionCodeFailed({ cause: error })
 
 const FormBody = Schema.Record({ key: Schema.String, value: Schema.String })
+// Made once: a schema built inside the handler would be built again for every request.
+const decodeJsonBody = Schema.decodeUnknown(Schema.parseJson())
+const decodeFormBody = Schema.decodeUnknown(FormBody)
+const utf8 = new TextDecoder()
 
 /** Reads the body once: JSON, form fields, text, or undefined when there is none. */
 const readBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Array<ArrayBuffer>) =>
   Effect.gen(function*() {
     if (bytes.byteLength === 0) return undefined
     const type = header(request, "content-type") ?? ""
-    const text = new TextDecoder().decode(bytes)
+    const text = utf8.decode(bytes)
     if (type.includes("json")) {
-      return yield* Schema.decodeUnknown(Schema.parseJson())(text).pipe(
+      return yield* decodeJsonBody(text).pipe(
         Effect.mapError(() => new HttpFailure({ status: 400, code: "BadRequest", detail: "the body is not valid JSON" }))
       )
     }
     if (type.includes("application/x-www-form-urlencoded")) {
-      return yield* Schema.decodeUnknown(FormBody)(Object.fromEntries(new URLSearchParams(text)))
+      return yield* decodeFormBody(Object.fromEntries(new URLSearchParams(text)))
     }
     return text
   })
@@ -160,17 +164,25 @@ export const extensionRoute = (group: RouteGroup) =>
       }
     }
 
-    const webRequest = toWebRequest(request, bytes)
-    const stopped = yield* runMiddleware(extension.middleware[middlewareGroup[group]] ?? [], webRequest, id)
-    if (stopped !== undefined) return stopped
+    // The web Request is made when middleware or the handler first reads it: most handlers never do.
+    let webRequest: Request | undefined
+    const requestOnce = () => (webRequest ??= toWebRequest(request, bytes))
+    const middleware = extension.middleware[middlewareGroup[group]] ?? []
+    if (middleware.length > 0) {
+      const stopped = yield* runMiddleware(middleware, requestOnce(), id)
+      if (stopped !== undefined) return stopped
+    }
 
-    const stored = yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
+    // An extension that declares no settings has none to read (effectiveSettings keeps declared keys only).
+    const stored = extension.manifest.settings.length === 0 ? {} : yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
     const runtime = yield* Effect.runtime<never>()
     const sql = awaitableSql(yield* SqlClient.SqlClient, runtime)
     const query: Record<string, string> = {}
     for (const [key, value] of new URLSearchParams(request.url.split("?")[1] ?? "")) query[key] = value
     const context: RouteContext = {
-      request: webRequest,
+      get request() {
+        return requestOnce()
+      },
       params,
       query,
       body,

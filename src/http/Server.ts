@@ -103,7 +103,10 @@ export const listen = (options: ListenOptions) =>
       // The HTTP platform and ETag generator HttpApiBuilder's router asks for (file answers); only
       // those, so the file system and everything else stay the ones the server was started with.
       Effect.provide(Layer.mergeAll(NodeHttpPlatform.layer, Etag.layer)),
-      HttpMiddleware.withTracerDisabledWhenEffect(() => true)
+      // No request span, and no span for what a request calls (the repositories' withSpan): nothing
+      // exports them, and each one costs a stack trace (docs/http.md "Performance").
+      HttpMiddleware.withTracerDisabledWhenEffect(() => true),
+      Effect.withTracerEnabled(false)
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
     const serve = (request: IncomingMessage, response: ServerResponse) => {
