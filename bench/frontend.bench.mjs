@@ -1,7 +1,7 @@
 // P6: the bridge on a panel page. 20 enabled extensions each put a component into dashboard.widgets; the
 // time from DOMContentLoaded until all 20 have rendered, median of cold page loads (a fresh browser
 // context each: no cache) in headless Chromium, against the same dashboard with no extension enabled
-// (until its widgets container is there), measured in the same run. Goal: ≤ 100 ms added.
+// (until its widgets container is there), measured in the same run. Goal: ≤ 50 ms added (issue 23).
 // Also the size of /host/bridge.js gzipped (goal ≤ 25 KB; React is the panel's vendor script, not in it).
 import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { chromium } from "playwright-core"
+import { report } from "./report.mjs"
 import { benchPanelRoot } from "./trees.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
@@ -122,7 +123,9 @@ if (!existsSync(chromiumPath)) {
     const withExtensions = median(loaded)
     console.log(`P6: DOMContentLoaded → dashboard shown, no extensions: median ${base.toFixed(1)} ms (${baseline.map((t) => t.toFixed(0)).join(", ")})`)
     console.log(`P6: DOMContentLoaded → all ${count} extension widgets rendered: median ${withExtensions.toFixed(1)} ms (${loaded.map((t) => t.toFixed(0)).join(", ")})`)
-    console.log(`P6: added by ${count} extensions: ${(withExtensions - base).toFixed(1)} ms (goal ≤ 100 ms), ${loads} cold loads each`)
+    const added = withExtensions - base
+    console.log(`P6: added by ${count} extensions: ${added.toFixed(1)} ms, ${loads} cold loads each`)
+    report({ id: "P6", measure: `embedded panel, time ${count} extensions' widgets add after DOMContentLoaded`, value: `${added.toFixed(0)} ms`, goal: "≤ 50 ms", met: added <= 50 })
   } finally {
     await browser.close()
     rmSync(root, { recursive: true, force: true })

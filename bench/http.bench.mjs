@@ -1,11 +1,10 @@
-// P5: ready time and RSS of `host serve` with 100 enabled extensions (goal ≤ 1.5 s, ≤ 200 MB).
 // P3: GET /api/client/host/slots with 50 enabled extensions, 64 connections, against bare node:http
 // serving the same bytes in the same run (goal ≥ 0.9× its req/s, p99 ≤ bare + 2 ms); also measured with the
 // fast path off (HOST_HTTP_FAST_PATH=0: the normal Effect route) to show what the fast path buys.
-// Each extension has a bundle registering two slots and a TypeScript api-client route file.
+// (P5, the server's start, is bench/serve-start.bench.mjs.) Each extension has a bundle registering two slots and a TypeScript api-client route file.
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -66,11 +65,6 @@ const stop = (child) =>
     setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
   })
 
-const rssMb = (pid) => {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8")
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
-}
-
 const load = (url, headers) =>
   new Promise((resolve, reject) => {
     autocannon({ url, connections, duration, headers }, (error, result) => (error ? reject(error) : resolve(result)))
@@ -97,17 +91,6 @@ try {
   const installStart = Date.now()
   for (let index = 0; index < total; index++) host("add", writeExtension(index))
   console.log(`setup: installed ${total} extensions in ${((Date.now() - installStart) / 1000).toFixed(1)} s`)
-
-  // ---- P5 ------------------------------------------------------------------------------------
-  const p5 = []
-  for (let run = 0; run < 3; run++) {
-    const server = await startServer()
-    await new Promise((r) => setTimeout(r, 300))
-    p5.push({ readyMs: server.readyMs, rss: rssMb(server.child.pid) })
-    await stop(server.child)
-  }
-  console.log(`P5 ready time and RSS, ${total} enabled extensions (goal ≤ 1500 ms, ≤ 200 MB):`)
-  p5.forEach((run, index) => console.log(`  start ${index + 1}: ready in ${run.readyMs.toFixed(0)} ms, RSS ${run.rss.toFixed(1)} MB`))
 
   // ---- P3 ------------------------------------------------------------------------------------
   for (let index = served; index < total; index++) host("disable", `bench/bench-${String(index).padStart(3, "0")}`)

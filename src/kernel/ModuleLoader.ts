@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { readFile } from "node:fs/promises"
 import { pathToFileURL } from "node:url"
 import { writeFileAtomic } from "../system/AtomicFile.js"
 
@@ -8,6 +9,12 @@ import { writeFileAtomic } from "../system/AtomicFile.js"
 // are bundled with esbuild on load, and `@host/sdk` / `@host/sdk/server` resolve to the framework's own
 // copy, so an installed extension needs no node_modules of its own for them. The compiled module is
 // kept under storage/host/modules/<sha256>.mjs and imported from there.
+//
+// A server starts far more often than an extension's code changes, so compiling is skipped when nothing
+// it read changed (docs/decisions.md "Compiled-module cache"): beside the compiled modules, one small
+// record per source file (storage/host/modules/sources/<sha256 of the path>.json) names the compiled
+// module and the sha256 of every file esbuild read for it. When each of those files still has that
+// content, the compiled module is imported as it is; otherwise it is compiled again and the record rewritten.
 
 export class ModuleLoadError extends Data.TaggedError("ModuleLoadError")<{
   readonly file: string
@@ -48,6 +55,23 @@ const describe = (error: unknown): string => {
   return error instanceof Error ? error.message : String(error)
 }
 
+/** The record kept per source file: what the compiled module was made from. */
+const CompiledRecord = Schema.parseJson(Schema.Struct({
+  /** How it was compiled (the SDK it resolves to, the loader's options): another recipe compiles again. */
+  recipe: Schema.String,
+  /** The compiled module's file name in the cache folder. */
+  module: Schema.String,
+  /** Every file the bundle read, by absolute path, with the sha256 of its content then. */
+  inputs: Schema.Record({ key: Schema.String, value: Schema.String })
+}))
+const decodeRecord = Schema.decodeUnknownOption(CompiledRecord)
+const encodeRecord = Schema.encodeSync(CompiledRecord)
+
+/** Raised when the compile options below change, so records written by an older loader compile again. */
+const RECIPE_VERSION = 1
+
+const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex")
+
 export const make = (options: ModuleLoaderOptions) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -58,6 +82,8 @@ export const make = (options: ModuleLoaderOptions) =>
     const compile = (file: string) =>
       Effect.tryPromise({
         try: async () => {
+          // What each file held when esbuild came to read it (read here just before esbuild does).
+          const read = new Map<string, string>()
           const esbuild = await importModule<typeof import("esbuild")>("esbuild")
           const result = await esbuild.build({
             entryPoints: [file],
@@ -71,22 +97,58 @@ export const make = (options: ModuleLoaderOptions) =>
               name: "host-sdk",
               setup(build) {
                 build.onResolve({ filter: /^@host\/sdk(\/server)?$/ }, (args) => ({ path: sdkFile(args.path), external: true }))
+                build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
+                  read.set(args.path, sha256(await readFile(args.path)))
+                  return undefined
+                })
               }
             }]
           })
-          return result.outputFiles[0]!.text
+          return { code: result.outputFiles[0]!.text, inputs: read }
         },
         catch: (error) => new ModuleLoadError({ file, detail: describe(error) })
       })
 
+    const recipe = `${RECIPE_VERSION}|${options.sdkDirectory}`
+    const recordFile = (file: string) => path.join(options.cacheDirectory, "sources", `${sha256(file)}.json`)
+
+    /** The compiled module recorded for `file`, if every file it was made from still has the recorded content. */
+    const cached = (file: string) =>
+      Effect.gen(function*() {
+        const record = decodeRecord(yield* fs.readFileString(recordFile(file)))
+        if (Option.isNone(record) || record.value.recipe !== recipe) return Option.none<string>()
+        for (const [input, digest] of Object.entries(record.value.inputs)) {
+          if (sha256(yield* fs.readFile(input)) !== digest) return Option.none<string>()
+        }
+        const compiled = path.join(options.cacheDirectory, record.value.module)
+        return (yield* fs.exists(compiled)) ? Option.some(compiled) : Option.none<string>()
+      }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+
+    /** Compiles `file`, keeps the module and the record of what it was made from; returns the module's path. */
+    const compileAndKeep = (file: string) =>
+      Effect.gen(function*() {
+        const { code, inputs } = yield* compile(file)
+        const name = `${sha256(code)}.mjs`
+        const compiled = path.join(options.cacheDirectory, name)
+        yield* Effect.gen(function*() {
+          if (!(yield* fs.exists(compiled))) yield* writeFileAtomic(compiled, code)
+          // A file changed while it was compiled may be in the module in either version: no record then,
+          // so the next load compiles again.
+          for (const [input, digest] of inputs) if (sha256(yield* fs.readFile(input)) !== digest) return
+          yield* fs.makeDirectory(path.dirname(recordFile(file)), { recursive: true })
+          yield* writeFileAtomic(recordFile(file), encodeRecord({ recipe, module: name, inputs: Object.fromEntries(inputs) }))
+        }).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.provideService(Path.Path, path),
+          Effect.mapError((error) => new ModuleLoadError({ file, detail: error.message }))
+        )
+        return compiled
+      })
+
     const load = (file: string) =>
       Effect.gen(function*() {
-        const code = yield* compile(file)
-        const compiled = path.join(options.cacheDirectory, `${createHash("sha256").update(code).digest("hex")}.mjs`)
-        yield* Effect.gen(function*() {
-          if (yield* fs.exists(compiled)) return
-          yield* writeFileAtomic(compiled, code).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
-        }).pipe(Effect.mapError((error) => new ModuleLoadError({ file, detail: error.message })))
+        const hit = yield* cached(file)
+        const compiled = Option.isSome(hit) ? hit.value : yield* compileAndKeep(file)
         return yield* Effect.tryPromise({
           try: () => importModule(pathToFileURL(compiled).href),
           catch: (error) => new ModuleLoadError({ file, detail: describe(error) })

@@ -2,6 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Clock, Context, DateTime, Duration, Effect, Layer, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import type { LifecycleEvent } from "../domain/Events.js"
+import type { InstalledExtension } from "../domain/Installed.js"
 import { CoreKeys, CoreRows } from "../store/CoreRows.js"
 import { LifecycleEvents } from "../kernel/Events.js"
 import { type LoadedModule, ModuleLoader } from "../kernel/ModuleLoader.js"
@@ -70,7 +71,7 @@ interface Seen {
   readonly fingerprint: string
   /** The stamp of config/panel.yaml when it was last read, and what it said. */
   readonly panelStamp: string
-  readonly panelState: { readonly info: PanelInfo; readonly directory: PanelDirectory }
+  readonly panelState: PanelState
   readonly installedVersions: ReadonlyMap<string, string>
   /** The state generation the current runtime was built from. */
   readonly lastGeneration: number
@@ -78,159 +79,279 @@ interface Seen {
   readonly convergeAgainAt: number
 }
 
-const make = (options: LiveRuntimeOptions) =>
+interface PanelState {
+  readonly info: PanelInfo
+  readonly directory: PanelDirectory
+}
+
+/** Everything the pieces below share: the services, and the live runtime's own state. */
+interface Live {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly paths: HostConfig["Type"]["paths"]
+  readonly hostVersion: string
+  readonly panel: Panel["Type"]
+  readonly context: Context.Context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>
+  readonly panelFile: string
+  /** The current generation (undefined before the first boot finished). */
+  readonly live: SubscriptionRef.SubscriptionRef<LiveGeneration | undefined>
+  readonly seen: Ref.Ref<Seen>
+  readonly baseUrl: Ref.Ref<string>
+}
+
+/** `mtime:size` of a file, or `absent`: what the poll compares to notice an edited panel.yaml. */
+const stampOf = (live: Live, file: string) =>
+  live.fs.stat(file).pipe(
+    Effect.map((info) => `${Option.getOrElse(Option.map(info.mtime, (date) => date.getTime()), () => 0)}:${info.size}`),
+    Effect.orElseSucceed(() => "absent")
+  )
+
+/** What this replica serves and lacks, for `host status` on this root: written when it changes. */
+const makeReplicaReporter = (live: Live) =>
+  Effect.map(Ref.make(""), (reported) => (generation: Generation, stateGenerationSeen: number) =>
+    Effect.gen(function*() {
+      const unavailable = [...generation.unavailable].map(([id, reason]) => ({ id, reason }))
+      const key = JSON.stringify([stateGenerationSeen, unavailable])
+      if ((yield* Ref.getAndSet(reported, key)) === key) return
+      const now = yield* DateTime.now
+      yield* writeReplicaReport({
+        pid: process.pid,
+        state_generation: stateGenerationSeen,
+        runtime_generation: generation.number,
+        updated_at: DateTime.formatIso(now),
+        unavailable
+      }).pipe(Effect.catchAll((error) => Effect.logWarning(`could not write this replica's report: ${error.message}`)))
+    }).pipe(Effect.provide(live.context)))
+
+/**
+ * Servers that appeared in or vanished from the panel since it was last read — by this server or, at
+ * start, by an earlier one (the list is kept in a host/core settings row) — become ServerCreated and
+ * ServerDeleted events for the generation's listeners.
+ */
+const announceServers = (live: Live, generation: Generation, directory: PanelDirectory) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const { baseUrlConfigured, config, paths } = yield* HostConfig
+    const rows = yield* CoreRows
+    const servers = directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
+    const known = yield* rows.get(CoreKeys.panelServers).pipe(Effect.map(Option.getOrUndefined), Effect.orElseSucceed(() => undefined))
+    const events = serverEvents(known ?? servers, servers)
+    if (known === undefined || events.length > 0) {
+      yield* rows.put(CoreKeys.panelServers, servers).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`could not record the panel's servers: ${error.message}`))
+      )
+    }
+    for (const event of events) yield* dispatchHostEvent(generation, event)
+  }).pipe(Effect.provide(live.context))
+
+/**
+ * Brings this root's files to the records (docs/operations.md "Running replicas") and says when to try
+ * again. Deferred (an operation on this host is switching files): what was unavailable stays so until
+ * checked again. Modules of a tree replaced under the same record are dropped from the cache.
+ */
+const convergeFiles = (
+  live: Live,
+  replicaFiles: ReplicaFiles["Type"],
+  installed: ReadonlyArray<InstalledExtension>,
+  retryInterval: Duration.Duration,
+  moduleCache: Map<string, LoadedModule>
+) =>
+  Effect.gen(function*() {
+    const converged = yield* replicaFiles.converge(installed)
+    const previous = yield* SubscriptionRef.get(live.live)
+    const files = converged.deferred
+      ? { ...converged, unavailable: new Map([...(previous?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
+      : converged
+    const now = yield* Clock.currentTimeMillis
+    const convergeAgainAt = files.deferred ? now : files.unavailable.size > 0 ? now + Duration.toMillis(retryInterval) : Number.POSITIVE_INFINITY
+    yield* Ref.update(live.seen, (state) => ({ ...state, convergeAgainAt }))
+    for (const id of files.changed) {
+      const directory = live.path.join(live.paths.extensions, ...id.split("/")) + live.path.sep
+      for (const key of moduleCache.keys()) if (key.startsWith(directory)) moduleCache.delete(key)
+    }
+    return { files, previous }
+  })
+
+/** What a generation is built from: the panel file's stamp, the records, and what is unavailable here. */
+const fingerprintOf = (stamp: string, installed: ReadonlyArray<InstalledExtension>, unavailable: ReadonlyMap<string, string>) =>
+  `${stamp}\n${installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")}\n${
+    [...unavailable].map(([id, reason]) => `${id}|${reason}`).join("\n")
+  }`
+
+/** Logs what a new generation quarantined or cannot serve here, once per reason. */
+const logNewProblems = (generation: Generation, previous: Generation | undefined) =>
+  Effect.gen(function*() {
+    for (const warning of generation.warnings) yield* Effect.logWarning(warning)
+    for (const [id, reason] of generation.quarantined) {
+      if (previous?.quarantined.get(id) !== reason) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
+    }
+    for (const [id, reason] of generation.unavailable) {
+      if (previous?.unavailable.get(id) !== reason) yield* Effect.logWarning(`unavailable on this replica: ${id}: ${reason}`)
+    }
+  })
+
+/**
+ * The rebuild: reads the records, converges the files, and — when anything a generation is built from
+ * changed (or with `force`) — builds the next generation and makes it current. Run under one semaphore.
+ */
+const makeRebuild = (live: Live, retryInterval: Duration.Duration) =>
+  Effect.gen(function*() {
     const extensionsRepo = yield* ExtensionsRepo
     const stateGeneration = yield* StateGeneration
     const replicaFiles = yield* ReplicaFiles
-    const panel = yield* Panel
     const loader = yield* ModuleLoader
-    const events = yield* LifecycleEvents
-    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>()
-    const hostVersion = config.version
+    const report = yield* makeReplicaReporter(live)
     const moduleCache = new Map<string, LoadedModule>()
-    const lock = yield* Effect.makeSemaphore(1)
-    const panelFile = path.join(paths.root, "config", "panel.yaml")
 
-    const live = yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined)
-    const current = SubscriptionRef.get(live)
-    const baseUrl = yield* Ref.make(config.base_url)
-    const seen = yield* Ref.make<Seen>({
-      fingerprint: "",
-      panelStamp: "",
-      panelState: { info: panel.info, directory: panel.directory },
-      installedVersions: new Map(),
-      lastGeneration: -1,
-      convergeAgainAt: 0
-    })
-    /** The replica report last written, so an unchanged one is not written again. */
-    const reported = yield* Ref.make("")
-
-    const stampOf = (file: string) =>
-      fs.stat(file).pipe(
-        Effect.map((info) => `${Option.getOrElse(Option.map(info.mtime, (date) => date.getTime()), () => 0)}:${info.size}`),
-        Effect.orElseSucceed(() => "absent")
+    /** The panel's users and servers: read again only when config/panel.yaml changed. */
+    const panelStateFor = (stamp: string, before: Seen) =>
+      stamp === before.panelStamp ? Effect.succeed(before.panelState) : live.panel.reload.pipe(
+        Effect.catchAll((error) =>
+          Effect.as(Effect.logWarning(`config/panel.yaml: ${error.message}; keeping the previous users and servers`), before.panelState)
+        )
       )
 
-    const persistQuarantine = (generation: Generation, installedVersions: ReadonlyMap<string, string>) =>
-      recordQuarantine(generation, installedVersions).pipe(Effect.provide(context))
-
-    const interval = options.pollInterval ?? Duration.millis(500)
-    const retryInterval = options.retryInterval ?? Duration.seconds(10)
-
-    /** What this replica serves and lacks, for `host status` on this root (written when it changes). */
-    const report = (generation: Generation, stateGenerationSeen: number) =>
-      Effect.gen(function*() {
-        const unavailable = [...generation.unavailable].map(([id, reason]) => ({ id, reason }))
-        const key = JSON.stringify([stateGenerationSeen, unavailable])
-        if ((yield* Ref.getAndSet(reported, key)) === key) return
-        const now = yield* DateTime.now
-        yield* writeReplicaReport({
-          pid: process.pid,
-          state_generation: stateGenerationSeen,
-          runtime_generation: generation.number,
-          updated_at: DateTime.formatIso(now),
-          unavailable
-        }).pipe(Effect.catchAll((error) => Effect.logWarning(`could not write this replica's report: ${error.message}`)))
-      }).pipe(Effect.provide(context))
-
-    // The panel's servers as last seen (a host/core row), to tell created and deleted ones apart.
-    const readKnownServers = Effect.flatMap(CoreRows, (rows) => rows.get(CoreKeys.panelServers)).pipe(
-      Effect.map(Option.getOrUndefined),
-      Effect.orElseSucceed(() => undefined),
-      Effect.provide(context)
-    )
-    const writeKnownServers = (servers: ReadonlyArray<{ readonly uuid: string; readonly name: string }>) =>
-      Effect.flatMap(CoreRows, (rows) => rows.put(CoreKeys.panelServers, servers)).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`could not record the panel's servers: ${error.message}`)),
-        Effect.provide(context)
-      )
-
-    const rebuild = (force: boolean) =>
+    return (force: boolean) =>
       Effect.gen(function*() {
         // Read before the records, so a generation raised meanwhile is seen again at the next poll.
         const seenGeneration = yield* stateGeneration.current
         const installed = yield* extensionsRepo.list
-        const stamp = yield* stampOf(panelFile)
-        const converged = yield* replicaFiles.converge(installed)
-        const previous = yield* current
-        // Deferred (an operation on this host is switching files): what was unavailable stays so until checked again.
-        const files = converged.deferred
-          ? { ...converged, unavailable: new Map([...(previous?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
-          : converged
-        const now = yield* Clock.currentTimeMillis
-        const convergeAgainAt = files.deferred
-          ? now
-          : files.unavailable.size > 0
-          ? now + Duration.toMillis(retryInterval)
-          : Number.POSITIVE_INFINITY
-        yield* Ref.update(seen, (state) => ({ ...state, convergeAgainAt }))
-        for (const id of files.changed) {
-          // Modules are cached by file and record; a tree replaced under the same record must be loaded again.
-          const directory = path.join(paths.extensions, ...id.split("/")) + path.sep
-          for (const key of moduleCache.keys()) if (key.startsWith(directory)) moduleCache.delete(key)
-        }
-        const nextFingerprint = `${stamp}\n${
-          installed.map((e) => `${e.extensionId}|${e.version}|${e.enabled}|${e.updatedAt}`).join("\n")
-        }\n${[...files.unavailable].map(([id, reason]) => `${id}|${reason}`).join("\n")}`
-        const before = yield* Ref.get(seen)
+        const stamp = yield* stampOf(live, live.panelFile)
+        const { files, previous } = yield* convergeFiles(live, replicaFiles, installed, retryInterval, moduleCache)
+        const nextFingerprint = fingerprintOf(stamp, installed, files.unavailable)
+        const before = yield* Ref.get(live.seen)
         if (!force && previous !== undefined && nextFingerprint === before.fingerprint && files.changed.length === 0) {
-          yield* Ref.update(seen, (state) => ({ ...state, lastGeneration: seenGeneration }))
+          yield* Ref.update(live.seen, (state) => ({ ...state, lastGeneration: seenGeneration }))
           yield* report(previous.generation, seenGeneration)
           return previous
         }
-        const panelState = stamp === before.panelStamp ? before.panelState : yield* panel.reload.pipe(
-          Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning(`config/panel.yaml: ${error.message}; keeping the previous users and servers`), before.panelState)
-          )
-        )
+        const panelState = yield* panelStateFor(stamp, before)
         const installedVersions = new Map(installed.map((e) => [e.extensionId, e.version]))
-        yield* Ref.update(seen, (state) => ({ ...state, panelStamp: stamp, panelState, installedVersions }))
+        yield* Ref.update(live.seen, (state) => ({ ...state, panelStamp: stamp, panelState, installedVersions }))
         const number = (previous?.generation.number ?? 0) + 1
         const started = yield* Clock.currentTimeMillis
         const generation = yield* buildGeneration({
           number,
           installed,
-          extensionsPath: paths.extensions,
-          versions: runtimeVersions(hostVersion, panelState.info),
+          extensionsPath: live.paths.extensions,
+          versions: runtimeVersions(live.hostVersion, panelState.info),
           loader,
           moduleCache,
           unavailable: files.unavailable
-        }).pipe(Effect.provide(context))
-        for (const warning of generation.warnings) yield* Effect.logWarning(warning)
-        for (const [id, reason] of generation.quarantined) {
-          if (previous?.generation.quarantined.get(id) !== reason) yield* Effect.logWarning(`quarantined ${id}: ${reason}`)
-        }
-        for (const [id, reason] of generation.unavailable) {
-          if (previous?.generation.unavailable.get(id) !== reason) yield* Effect.logWarning(`unavailable on this replica: ${id}: ${reason}`)
-        }
+        }).pipe(Effect.provide(live.context))
+        yield* logNewProblems(generation, previous?.generation)
         const next: LiveGeneration = {
           generation,
-          bodies: clientBodies(generation, { version: hostVersion, baseUrl: yield* Ref.get(baseUrl) }),
+          bodies: clientBodies(generation, { version: live.hostVersion, baseUrl: yield* Ref.get(live.baseUrl) }),
           panel: panelState.directory,
-          access: panel.access(panelState.directory),
+          access: live.panel.access(panelState.directory),
           panelInfo: panelState.info
         }
         // Only a generation that was built counts as seen: a failed build is tried again at the next poll.
-        yield* Ref.update(seen, (state) => ({ ...state, fingerprint: nextFingerprint, lastGeneration: seenGeneration }))
-        yield* SubscriptionRef.set(live, next)
+        yield* Ref.update(live.seen, (state) => ({ ...state, fingerprint: nextFingerprint, lastGeneration: seenGeneration }))
+        yield* SubscriptionRef.set(live.live, next)
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${(yield* Clock.currentTimeMillis) - started} ms`
         )
-        yield* persistQuarantine(generation, installedVersions)
+        yield* recordQuarantine(generation, installedVersions).pipe(Effect.provide(live.context))
         yield* report(generation, seenGeneration)
-        // Servers that appeared in or vanished from config/panel.yaml since it was last read — by this
-        // server or, at start, by an earlier one (the list is kept in a host/core settings row).
-        const servers = panelState.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
-        const known = yield* readKnownServers
-        const events = serverEvents(known ?? servers, servers)
-        if (known === undefined || events.length > 0) yield* writeKnownServers(servers)
-        for (const event of events) yield* dispatchHostEvent(generation, event)
+        yield* announceServers(live, generation, panelState.directory)
         return next
       })
+  })
+
+/**
+ * The poll of changes made by other processes (runs until interrupted): one row by its key, and a stat of config/panel.yaml. Only
+ * a change (or convergence left to retry) rebuilds; a database that cannot be read keeps the current
+ * generation serving. A failing poll warns once, and says so when the database answers again.
+ */
+const pollStateGeneration = (live: Live, refresh: () => Effect.Effect<LiveGeneration>, interval: Duration.Duration) =>
+  Effect.gen(function*() {
+    const stateGeneration = yield* StateGeneration
+    const changed = Effect.gen(function*() {
+      const generationNow = yield* stateGeneration.current
+      const stamp = yield* stampOf(live, live.panelFile)
+      const state = yield* Ref.get(live.seen)
+      return generationNow !== state.lastGeneration || stamp !== state.panelStamp || (yield* Clock.currentTimeMillis) >= state.convergeAgainAt
+    })
+    const poll = (failing: boolean): Effect.Effect<boolean> =>
+      changed.pipe(
+        Effect.tap(() => failing ? Effect.logInfo("the database answers again") : Effect.void),
+        Effect.flatMap((changed) => changed ? refresh() : Effect.void),
+        Effect.as(false),
+        Effect.catchAll((error) =>
+          failing ? Effect.succeed(true) : Effect.as(Effect.logWarning(`${error.message}; serving the current generation`), true)
+        )
+      )
+    return yield* Effect.iterate(false, { while: () => true, body: (failing) => Effect.delay(poll(failing), interval) })
+  })
+
+/**
+ * A real panel's server list (its application API, when a key is configured), read again every
+ * `panel.reloadEvery`: servers that appeared or vanished become ServerCreated/ServerDeleted events.
+ */
+const followPanelServers = (live: Live, every: Duration.DurationInput) => {
+  const pollPanel = Effect.gen(function*() {
+    const next = yield* live.panel.reload
+    const previous = yield* Ref.modify(live.seen, (state) => [state.panelState, { ...state, panelState: next }])
+    const before = previous.directory.servers.map((server) => server.uuid).join("\n")
+    if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
+    const updated = yield* SubscriptionRef.updateAndGet(live.live, (now) =>
+      now === undefined ? now : { ...now, panel: next.directory, access: live.panel.access(next.directory), panelInfo: next.info })
+    if (updated === undefined) return
+    yield* announceServers(live, updated.generation, next.directory)
+  }).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
+  return Effect.repeat(Effect.delay(pollPanel, every), Schedule.forever)
+}
+
+/**
+ * Identity-cache counters, where `host panel:status` (another process) reads them:
+ * storage/host/replica/panel.json (docs/panels.md "Identity cache counters"), written when they change.
+ */
+const writeIdentityStats = (live: Live, counters: Effect.Effect<IdentityStats>) =>
+  Effect.gen(function*() {
+    const lastStats = yield* Ref.make("")
+    const write = Effect.gen(function*() {
+      const stats = yield* counters
+      const report = {
+        pid: process.pid,
+        driver: live.panel.info.kind,
+        identity_cache: { hits: stats.hits, misses: stats.misses, panel_requests: stats.panelRequests },
+        updated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+      }
+      const key = `${stats.hits}|${stats.misses}|${stats.panelRequests}`
+      if ((yield* Ref.getAndSet(lastStats, key)) === key) return
+      yield* writePanelStats(report)
+    }).pipe(Effect.provide(live.context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
+    return yield* Effect.repeat(Effect.delay(write, Duration.seconds(1)), Schedule.forever)
+  })
+
+const make = (options: LiveRuntimeOptions) =>
+  Effect.gen(function*() {
+    const { baseUrlConfigured, config, paths } = yield* HostConfig
+    const panel = yield* Panel
+    const events = yield* LifecycleEvents
+    const path = yield* Path.Path
+    const live: Live = {
+      fs: yield* FileSystem.FileSystem,
+      path,
+      paths,
+      hostVersion: config.version,
+      panel,
+      context: yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>(),
+      panelFile: path.join(paths.root, "config", "panel.yaml"),
+      live: yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined),
+      seen: yield* Ref.make<Seen>({
+        fingerprint: "",
+        panelStamp: "",
+        panelState: { info: panel.info, directory: panel.directory },
+        installedVersions: new Map(),
+        lastGeneration: -1,
+        convergeAgainAt: 0
+      }),
+      baseUrl: yield* Ref.make(config.base_url)
+    }
+    const current = SubscriptionRef.get(live.live)
+    const lock = yield* Effect.makeSemaphore(1)
+    const rebuild = yield* makeRebuild(live, Duration.decode(options.retryInterval ?? Duration.seconds(10)))
 
     const refresh = (force = false): Effect.Effect<LiveGeneration> =>
       lock.withPermits(1)(rebuild(force)).pipe(
@@ -250,89 +371,26 @@ const make = (options: LiveRuntimeOptions) =>
       dispatch(event).pipe(Effect.zipRight(Effect.forkIn(Effect.ignore(refresh()), scope)), Effect.asVoid)
     )
 
-    // The poll: one row by its key, and a stat of config/panel.yaml. Only a change (or convergence left to
-    // retry) rebuilds; a database that cannot be read keeps the current generation serving. A failing poll
-    // warns once, and says so when the database answers again.
-    const pollOnce = Effect.gen(function*() {
-      const generationNow = yield* stateGeneration.current
-      const stamp = yield* stampOf(panelFile)
-      const state = yield* Ref.get(seen)
-      return generationNow !== state.lastGeneration || stamp !== state.panelStamp || (yield* Clock.currentTimeMillis) >= state.convergeAgainAt
-    })
-    const poll = (failing: boolean): Effect.Effect<boolean> =>
-      pollOnce.pipe(
-        Effect.tap(() => failing ? Effect.logInfo("the database answers again") : Effect.void),
-        Effect.flatMap((changed) => changed ? refresh() : Effect.void),
-        Effect.as(false),
-        Effect.catchAll((error) =>
-          failing ? Effect.succeed(true) : Effect.as(Effect.logWarning(`${error.message}; serving the current generation`), true)
-        )
-      )
-    yield* refresh(true).pipe(
-      Effect.zipRight(Effect.iterate(false, { while: () => true, body: (failing) => Effect.delay(poll(failing), interval) })),
-      Effect.ignore,
-      Effect.forkScoped
-    )
-
-    // A real panel's server list (its application API, when a key is configured) is read again every
-    // `panel.reloadEvery`: servers that appeared or vanished become ServerCreated/ServerDeleted events.
-    const reloadEvery = panel.reloadEvery
-    if (reloadEvery !== undefined) {
-      const pollPanel = Effect.gen(function*() {
-        const next = yield* panel.reload
-        const previous = yield* Ref.modify(seen, (state) => [state.panelState, { ...state, panelState: next }])
-        const before = previous.directory.servers.map((server) => server.uuid).join("\n")
-        if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
-        const updated = yield* SubscriptionRef.updateAndGet(live, (now) =>
-          now === undefined ? now : { ...now, panel: next.directory, access: panel.access(next.directory), panelInfo: next.info })
-        if (updated === undefined) return
-        const servers = next.directory.servers.map((server) => ({ uuid: server.uuid, name: server.name }))
-        const known = yield* readKnownServers
-        const events = serverEvents(known ?? servers, servers)
-        if (known === undefined || events.length > 0) yield* writeKnownServers(servers)
-        for (const event of events) yield* dispatchHostEvent(updated.generation, event)
-      }).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
-      yield* Effect.repeat(Effect.delay(pollPanel, reloadEvery), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
-    }
-
-    // Identity-cache counters, where `host panel:status` (another process) reads them: storage/host/replica/panel.json
-    // (docs/panels.md "Identity cache counters"), written when they change.
-    const lastStats = yield* Ref.make("")
-    const writeStats = (counters: Effect.Effect<IdentityStats>) => Effect.gen(function*() {
-      const stats = yield* counters
-      const report = {
-        pid: process.pid,
-        driver: panel.info.kind,
-        identity_cache: { hits: stats.hits, misses: stats.misses, panel_requests: stats.panelRequests },
-        updated_at: new Date(yield* Clock.currentTimeMillis).toISOString()
-      }
-      const key = `${stats.hits}|${stats.misses}|${stats.panelRequests}`
-      if ((yield* Ref.getAndSet(lastStats, key)) === key) return
-      yield* writePanelStats(report)
-    }).pipe(Effect.provide(context), Effect.catchAll((error) => Effect.logWarning(`panel.json: ${error.message}`)))
-    if (panel.stats !== undefined) {
-      yield* Effect.repeat(Effect.delay(writeStats(panel.stats), Duration.seconds(1)), Schedule.forever).pipe(Effect.ignore, Effect.forkScoped)
-    }
-
+    const poll = pollStateGeneration(live, refresh, Duration.decode(options.pollInterval ?? Duration.millis(500)))
+    yield* refresh(true).pipe(Effect.zipRight(poll), Effect.ignore, Effect.forkScoped)
+    if (panel.reloadEvery !== undefined) yield* followPanelServers(live, panel.reloadEvery).pipe(Effect.ignore, Effect.forkScoped)
+    if (panel.stats !== undefined) yield* writeIdentityStats(live, panel.stats).pipe(Effect.ignore, Effect.forkScoped)
     // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
-    yield* devSignals(paths.storage).pipe(
-      Stream.runForEach(() => refresh()),
-      Effect.forkScoped
-    )
+    yield* devSignals(paths.storage).pipe(Stream.runForEach(() => refresh()), Effect.forkScoped)
 
     const useListenUrl = (url: string) =>
       baseUrlConfigured === true ? Effect.void : Effect.zipRight(
-        Ref.set(baseUrl, url),
+        Ref.set(live.baseUrl, url),
         // The precomputed bodies of the generation already built carry the old URL.
-        SubscriptionRef.update(live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: hostVersion, baseUrl: url }) })
+        SubscriptionRef.update(live.live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
       )
 
     // Swaps only: the same generation with other panel users or a new base URL is not announced again.
-    const changes = live.changes.pipe(
+    const changes = live.live.changes.pipe(
       Stream.filterMap(Option.fromNullable),
       Stream.changesWith((a, b) => a.generation.number === b.generation.number)
     )
-    return { current, changes, refresh, baseUrl: Ref.get(baseUrl), useListenUrl } satisfies LiveRuntimeService
+    return { current, changes, refresh, baseUrl: Ref.get(live.baseUrl), useListenUrl } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))
