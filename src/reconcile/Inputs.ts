@@ -6,7 +6,7 @@ import { encodeChecksums, type Inspection, inspectArchive, inspectFile, limitsFr
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
 import { hashFiles, listFiles, packageMetaFiles, parseChecksums, readTextIfExists, sha256Hex } from "../archive/Tree.js"
-import { TreeHashing } from "../archive/TreeCache.js"
+import { type TreeHashes, TreeHashing } from "../archive/TreeCache.js"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import { type DesiredState, decodeDesiredState } from "../domain/DesiredState.js"
 import { DesiredStateInvalid, ManifestInvalid } from "../domain/Errors.js"
@@ -20,6 +20,7 @@ import { Registry, type RegistryService, type ResolvedExtension } from "../regis
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { CoreKeys, CoreRows, type SensitiveKeys } from "../store/CoreRows.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
+import { join } from "node:path"
 import { readYamlCached } from "./ParsedYamlCache.js"
 
 // Reading what the planner compares: the desired-state file, the installed extensions (tables and files)
@@ -79,7 +80,7 @@ interface TreeReading {
 }
 
 /** Reads an extension folder: manifest, layout, capabilities and the digest of its files. */
-const readTree = Effect.fn("Reconcile.readTree")(function*(root: string, label: string) {
+const readTree = Effect.fnUntraced(function*(root: string, label: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const validation = yield* validateDirectory(root, frameworkVersion)
@@ -107,7 +108,7 @@ const readTree = Effect.fn("Reconcile.readTree")(function*(root: string, label: 
 export type Detail = "light" | "full"
 
 /** The manifest and file digest of a folder, without the declared-file checks (planning in-sync extensions). */
-const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: string, label: string) {
+const readTreeLight = Effect.fnUntraced(function*(root: string, label: string) {
   const path = yield* Path.Path
   const text = yield* readTextIfExists(path.join(root, "extension.yaml"))
   if (text === undefined) return yield* new ManifestInvalid({ source: label, problems: [problem("extension.yaml", `not found in ${root}`)] })
@@ -119,75 +120,88 @@ const readTreeLight = Effect.fn("Reconcile.readTreeLight")(function*(root: strin
   return { manifest: decoded.manifest, checksums, digest: sha256Hex(encodeChecksums(checksums)) }
 })
 
-/** One installed extension: its record, settings, files, and whether the files match checksums.json. */
-const readInstalled = (
-  record: InstalledExtension,
-  settings: Readonly<Record<string, unknown>>,
-  sensitiveKeys: ReadonlyArray<string>,
-  protectedIds: ReadonlySet<string>,
-  detail: Detail
-) =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    const { paths } = yield* HostConfig
-    const root = path.join(paths.extensions, ...record.extensionId.split("/"))
-    const manifest = manifestOf(record)
-    // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
-    // A dev link (host dev --link) is the author's working folder and never checked: unverifiable.
-    const linked = record.source.type === "dev-link"
-    const recorded = linked ? undefined : yield* readTextIfExists(path.join(root, "checksums.json"))
-    const present = recorded !== undefined || (yield* Effect.map(Effect.either(listFiles(root)), (listing) => listing._tag === "Right"))
-    // Integrity compares every entry of the tree (hashInstalledTree); the full reading adds capabilities.
-    const trees = yield* TreeHashing
-    const hashes = present && !linked ? yield* Effect.option(trees.installed(root)) : Option.none()
-    const capabilities = present && detail === "full"
-      ? Option.map(yield* Effect.option(readTree(root, record.extensionId)), (reading) => reading.capabilities)
-      : Option.none()
-    const integrity: Integrity = !present
-      ? "missing"
-      : recorded === undefined
-      ? "unverifiable"
-      : Option.match(hashes, {
-        onNone: () => "modified",
-        onSome: (actual) =>
-          Option.match(Either.getRight(parseChecksums(recorded)), {
-            onNone: () => "modified",
-            onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(actual) ? "intact" : "modified")
-          })
-      })
-    return {
-      id: record.extensionId,
-      version: record.version,
-      enabled: record.enabled,
-      dependencies: dependenciesOf(record),
-      settings,
-      fields: manifest?.settings ?? [],
-      capabilities: Option.getOrUndefined(capabilities) ??
-        { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
-      integrity,
-      digest: recorded === undefined ? null : sha256Hex(recorded),
-      protected: protectedIds.has(record.extensionId),
-      sensitiveKeys,
-      requires: manifest?.document.requires ?? {}
-    } satisfies ActualExtension
-  })
+/** What readInstalled needs that is the same for every extension: read once per readActual. */
+interface InstalledContext {
+  readonly extensionsFolder: string
+  readonly trees: TreeHashes
+  readonly settings: ReadonlyMap<string, Readonly<Record<string, unknown>>>
+  readonly sensitive: SensitiveKeys
+  readonly protectedIds: ReadonlySet<string>
+  readonly detail: Detail
+}
+
+/** Whether an installed tree's entries match its checksums.json (same paths, same order, same digests). */
+const integrityOf = (present: boolean, recorded: string | undefined, hashes: Option.Option<Record<string, string>>): Integrity =>
+  !present
+    ? "missing"
+    : recorded === undefined
+    ? "unverifiable"
+    : Option.match(hashes, {
+      onNone: () => "modified",
+      onSome: (actual) =>
+        Option.match(Either.getRight(parseChecksums(recorded)), {
+          onNone: () => "modified",
+          onSome: (expected) => (JSON.stringify(expected) === JSON.stringify(actual) ? "intact" : "modified")
+        })
+    })
+
+/**
+ * One installed extension: its record, settings, files, and whether the files match checksums.json.
+ * Called once per installed extension, so it is untraced and takes its services from `context`: a
+ * span and a service lookup per extension cost a panel of hundreds more than the stat calls
+ * (docs/decisions.md "Planning in sync costs one pass of stats").
+ */
+const readInstalled = Effect.fnUntraced(function*(record: InstalledExtension, context: InstalledContext) {
+  const root = join(context.extensionsFolder, ...record.extensionId.split("/"))
+  const manifest = manifestOf(record)
+  // checksums.json missing while the folder exists reads as unverifiable; both missing as missing.
+  // A dev link (host dev --link) is the author's working folder and never checked: unverifiable.
+  const linked = record.source.type === "dev-link"
+  const recorded = linked ? undefined : yield* readTextIfExists(join(root, "checksums.json"))
+  const present = recorded !== undefined || Either.isRight(yield* Effect.either(listFiles(root)))
+  // Integrity compares every entry of the tree (hashInstalledTree); the full reading adds capabilities.
+  const hashes = present && !linked ? yield* Effect.option(context.trees.installed(root)) : Option.none()
+  const capabilities = present && context.detail === "full"
+    ? Option.map(yield* Effect.option(readTree(root, record.extensionId)), (reading) => reading.capabilities)
+    : Option.none()
+  return {
+    id: record.extensionId,
+    version: record.version,
+    enabled: record.enabled,
+    dependencies: dependenciesOf(record),
+    settings: context.settings.get(record.extensionId) ?? {},
+    fields: manifest?.settings ?? [],
+    capabilities: Option.getOrUndefined(capabilities) ??
+      { permissions: manifest?.permissions ?? [], routes: [], slots: [], migrations: [], schedules: [], settings: [] },
+    integrity: integrityOf(present, recorded, hashes),
+    digest: recorded === undefined ? null : sha256Hex(recorded),
+    protected: context.protectedIds.has(record.extensionId),
+    sensitiveKeys: context.sensitive[record.extensionId] ?? [],
+    requires: manifest?.document.requires ?? {}
+  } satisfies ActualExtension
+})
 
 /**
  * The installed extensions as the planner sees them, one after another (the file reads are synchronous:
- * concurrent fibers would only add their own cost); `only` limits the reading to some ids.
+ * concurrent fibers would only add their own cost); `only` limits the reading to some ids, and an empty
+ * `only` reads nothing (the full reading of an in-sync plan).
  */
 export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: Detail, only?: ReadonlySet<string>) {
+  if (only !== undefined && only.size === 0) return new Map<string, ActualExtension>()
   const records = (yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list))
     .filter((record) => only === undefined || only.has(record.extensionId))
-  const protectedIds = yield* readProtected
-  const settings = yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything)
-  const sensitive = yield* readSensitiveKeys
-  const extensions = yield* Effect.forEach(
-    records,
-    (record) =>
-      readInstalled(record, settings.get(record.extensionId) ?? {}, sensitive[record.extensionId] ?? [], protectedIds, detail),
-  )
-  return new Map(extensions.map((extension) => [extension.id, extension]))
+  const { paths } = yield* HostConfig
+  const context: InstalledContext = {
+    extensionsFolder: paths.extensions,
+    trees: yield* TreeHashing,
+    protectedIds: yield* readProtected,
+    settings: yield* Effect.flatMap(SettingsRepo, (repo) => repo.getEverything),
+    sensitive: yield* readSensitiveKeys,
+    detail
+  }
+  const extensions = new Map<string, ActualExtension>()
+  for (const record of records) extensions.set(record.extensionId, yield* readInstalled(record, context))
+  return extensions
 })
 
 /** A desired source cannot be read (or, applying, the plan's source for an action cannot be used). */
@@ -213,7 +227,7 @@ const installedCandidate = (id: string, installed: ActualExtension, digest: stri
 })
 
 /** What a folder source provides now. */
-export const readPathCandidate = Effect.fn("Reconcile.readPathCandidate")(function*(
+export const readPathCandidate = Effect.fnUntraced(function*(
   id: string,
   folder: string,
   detail: Detail,
