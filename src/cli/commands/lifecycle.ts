@@ -17,7 +17,7 @@ import {
   unlockOperation,
   updateExtension,
   updateFromRegistryAll
-} from "../../usecases/Operations.js"
+} from "../../usecases/ExtensionOperations.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { type Invocation, progressLayer, storeLayer } from "../Runtime.js"
