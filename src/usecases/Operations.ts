@@ -1,14 +1,15 @@
 import { Effect, Either, Option } from "effect"
 import type { Actor } from "../domain/Installed.js"
-import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
+import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
+import { addExtension, removeExtension, setEnabled } from "./ExtensionOperations.js"
 import type { AvailableUpdate, UpdateOutcome } from "./Views.js"
-
-// The operations the admin API runs: each is one lifecycle operation with the admin as its actor, and
-// after a change the server's runtime swaps to a new generation before the answer goes out, so the next
-// request sees it (docs/http.md "Runtime generations, quarantine, live state").
+// The operations the admin API runs: those of ./ExtensionOperations.ts (which the CLI runs) with the
+// admin as actor, plus one thing: after a change the server's runtime swaps to a new
+// generation before the answer goes out, so the next request sees it (docs/http.md "Runtime generations,
+// quarantine, live state"); a CLI process has no runtime to swap.
 
 /** An admin waits this long (seconds) for another operation's lock before the request is refused. */
 export const adminLockTimeout = 5
@@ -29,7 +30,7 @@ export interface InstallFlags {
 
 /** `POST extensions`: installs an uploaded archive. */
 export const installUpload = (upload: UploadSource, flags: InstallFlags, actor: Actor) =>
-  Effect.flatMap(Lifecycle, (lifecycle) => thenSwap(lifecycle.add(upload, { actor, ...flags })))
+  thenSwap(addExtension(upload, { actor, ...flags }))
 
 /** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
 export const installFromRegistry = (request: { readonly id: string; readonly version?: string | undefined }, actor: Actor) =>
@@ -60,12 +61,11 @@ export interface OperationFlags {
 
 /** `enable`, `disable` or `remove` of an installed extension. */
 export const toggleOrRemove = (operation: "enable" | "disable" | "remove", id: string, flags: OperationFlags, actor: Actor) =>
-  Effect.flatMap(Lifecycle, (lifecycle) =>
-    thenSwap(
-      operation === "remove"
-        ? lifecycle.remove(id, { actor, force: flags.force, keepData: flags.keepData, lockTimeout: adminLockTimeout })
-        : lifecycle[operation](id, { actor, force: flags.force, lockTimeout: adminLockTimeout })
-    ))
+  thenSwap(
+    operation === "remove"
+      ? removeExtension(id, { actor, force: flags.force, keepData: flags.keepData, lockTimeout: adminLockTimeout })
+      : setEnabled(operation, id, { actor, force: flags.force, lockTimeout: adminLockTimeout })
+  )
 
 /** `GET updates`: the extensions installed from the registry that it has a newer version of. */
 export const availableUpdates = Effect.map(

@@ -1,21 +1,13 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Data, Duration, Effect } from "effect"
-import { bootForCli, extensionCommands } from "../../runtime/Backend.js"
-import { callExtensionCode } from "../../runtime/ExtensionCode.js"
+import { Console, Effect } from "effect"
+import { listExtensionCommands, runExtensionCommand as runCommand } from "../../usecases/ExtensionCommands.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
 
-// Console commands of extensions (`HasCommands`): `host commands` lists them, `host <name> …` runs one.
-// Extension code is loaded only for a name that is not a built-in, so built-ins stay fast.
-
-export class UnknownCommand extends Data.TaggedError("UnknownCommand")<{
-  readonly name: string
-}> {
-  override get message() {
-    return `${this.name} is neither a built-in command nor one of an enabled extension (see host --help and host commands)`
-  }
-}
+// Console commands of extensions (`HasCommands`): `host commands` lists them, `host <name> …` runs one,
+// through usecases/ExtensionCommands.ts. Extension code is loaded only for a name that is not a
+// built-in, so built-ins stay fast.
 
 export const commandsCommand = Command.make(
   "commands",
@@ -23,8 +15,7 @@ export const commandsCommand = Command.make(
   ({ json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const commands = yield* Effect.flatMap(bootForCli, extensionCommands).pipe(Effect.provide(storeLayer(invocation)))
-      const rows = commands.map((command) => ({ name: command.name, description: command.description, extension: command.extensionId }))
+      const rows = yield* listExtensionCommands.pipe(Effect.provide(storeLayer(invocation)))
       if (json) return yield* printJson(rows)
       if (rows.length === 0) return yield* Console.log("No extension commands.")
       yield* Console.log(formatTable(["Command", "Extension", "Description"], rows.map((row) => [row.name, row.extension, row.description])))
@@ -35,16 +26,10 @@ export const commandsCommand = Command.make(
 export const runExtensionCommand = (name: string, args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
-    const code = yield* Effect.gen(function*() {
-      const commands = yield* Effect.flatMap(bootForCli, extensionCommands)
-      const command = commands.find((candidate) => candidate.name === name)
-      if (command === undefined) {
-        // An unknown command is a usage error (exit 2), like an unknown built-in.
-        yield* Console.error(`error: ${new UnknownCommand({ name }).message}`)
-        return 2
-      }
-      const result = yield* callExtensionCode(command.extensionId, name, () => command.run(args), Duration.infinity)
-      return typeof result === "number" && Number.isInteger(result) ? result : 0
-    }).pipe(Effect.provide(storeLayer(invocation)))
+    const code = yield* runCommand(name, args).pipe(
+      // An unknown command is a usage error (exit 2), like an unknown built-in.
+      Effect.catchTag("UnknownCommand", (unknown) => Effect.as(Console.error(`error: ${unknown.message}`), 2)),
+      Effect.provide(storeLayer(invocation))
+    )
     if (code !== 0) return yield* exitWith(code)
   })

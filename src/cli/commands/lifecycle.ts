@@ -1,25 +1,29 @@
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Data, Effect, Either, Layer, Option } from "effect"
-import { HostConfig } from "../../config/HostConfig.js"
-import { ExtensionNotFound } from "../../domain/Errors.js"
-import { migrationsFolderOf } from "../../domain/Installed.js"
 import { looksLikeReference, parseReference } from "../../domain/Registry.js"
-import { Lifecycle, type OperationResult } from "../../lifecycle/Lifecycle.js"
-import { discoverMigrations } from "../../lifecycle/Migrations.js"
+import type { OperationResult } from "../../lifecycle/Lifecycle.js"
 import { formatBytes } from "../../domain/Bytes.js"
-import * as RegistryUpdates from "../../lifecycle/RegistryUpdates.js"
+import type { UpdateOutcome } from "../../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../../lifecycle/Source.js"
-import { Registry } from "../../registry/Registry.js"
-import { type RegistryIndexError, RegistryLookupFailed } from "../../registry/RegistryErrors.js"
-import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
-import { MigrationsRepo } from "../../store/MigrationsRepo.js"
-import { OperationLocks } from "../../store/OperationLock.js"
+import { RegistryLookupFailed } from "../../registry/RegistryErrors.js"
+import {
+  addExtension,
+  checkUpdates as checkUpdatesUseCase,
+  migrationStatus,
+  pruneArtifacts,
+  removeExtension,
+  setEnabled,
+  unlockOperation,
+  updateExtension,
+  updateFromRegistryAll
+} from "../../usecases/ExtensionOperations.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { type Invocation, progressLayer, storeLayer } from "../Runtime.js"
 
-// add, update, enable, disable, remove, unlock, migrate:status, artifacts:prune: thin adapters over lifecycle/.
+// add, update, enable, disable, remove, unlock, migrate:status, artifacts:prune: each decodes its
+// arguments, runs one use case of usecases/Operations.ts and renders the result.
 
 const actor = { type: "cli" } as const
 
@@ -33,14 +37,14 @@ const extensionId = Args.text({ name: "extension" }).pipe(Args.withDescription("
 /** The store (with the registry) and progress lines on stderr: what lifecycle calls run on. */
 const operationLayer = (invocation: Invocation) => progressLayer.pipe(Layer.provideMerge(storeLayer(invocation)))
 
-/** Runs a lifecycle call with the store, the registry, progress lines on stderr, and prints its result. */
-const runOperation = <E>(
-  operation: (lifecycle: Lifecycle) => Effect.Effect<OperationResult, E, Registry>,
+/** Runs an operation's use case with the store, the registry, progress lines on stderr, and prints its result. */
+const runOperation = <E, R extends Layer.Layer.Success<ReturnType<typeof operationLayer>>>(
+  operation: Effect.Effect<OperationResult, E, R>,
   asJson: boolean
 ) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
-    const result = yield* Effect.flatMap(Lifecycle, operation).pipe(Effect.provide(operationLayer(invocation)))
+    const result = yield* operation.pipe(Effect.provide(operationLayer(invocation)))
     if (asJson) return yield* printJson(result)
     yield* Console.log(describeResult(result))
   })
@@ -89,13 +93,6 @@ const referenceFromArgument = (argument: string) =>
     onRight: (reference) => Effect.succeed(reference)
   })
 
-/** A registry source pinned to the version the registry resolves now (so what is checked is what installs). */
-const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
-  spec._tag === "Registry"
-    ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec)), (resolved) =>
-      SourceSpec.Registry({ id: resolved.id, range: resolved.version }))
-    : Effect.succeed(spec)
-
 class SourceNotFound extends Data.TaggedError("SourceNotFound")<{
   readonly source: string
 }> {
@@ -118,16 +115,16 @@ export const addCommand = Command.make(
   },
   (options) =>
     Effect.flatMap(sourceFromArgument(options.source), (spec) =>
-      runOperation((lifecycle) =>
-        Effect.flatMap(pinned(spec), (source) =>
-          lifecycle.add(source, {
-            actor,
-            force: options.force,
-            noMigrate: options.noMigrate,
-            disabled: options.disabled,
-            lockTimeout: options.lockTimeout,
-            ...(source._tag === "Registry" ? { expectedId: source.id } : {})
-          })), options.json))
+      runOperation(
+        addExtension(spec, {
+          actor,
+          force: options.force,
+          noMigrate: options.noMigrate,
+          disabled: options.disabled,
+          lockTimeout: options.lockTimeout
+        }),
+        options.json
+      ))
 ).pipe(Command.withDescription("Install an extension from a folder, a .host file or the registry (enabled unless --disabled)"))
 
 class UpdateNeedsId extends Data.TaggedError("UpdateNeedsId")<{}> {
@@ -141,7 +138,7 @@ const checkUpdates = (argument: Option.Option<string>, asJson: boolean) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
     const reference = yield* optionalReference(argument)
-    const { targets, updates } = yield* RegistryUpdates.checkUpdates(reference).pipe(Effect.provide(operationLayer(invocation)))
+    const { targets, updates } = yield* checkUpdatesUseCase(reference).pipe(Effect.provide(operationLayer(invocation)))
     if (asJson) return yield* printJson(updates)
     if (updates.length === 0) {
       return yield* Console.log(
@@ -173,12 +170,10 @@ const updateFromRegistry = (
       result.action === "unchanged" ? `${result.id} is up to date (v${result.version}).` : describeResult(result)
     const reportFailure = (id: string, error: { readonly message: string }) =>
       Effect.sync(() => process.stderr.write(`error: ${error.message.startsWith("update ") ? error.message : `update: ${id}: ${error.message}`}\n`))
-    const outcomes: ReadonlyArray<RegistryUpdates.UpdateOutcome> = yield* Effect.gen(function*() {
-      const reference = yield* optionalReference(argument)
-      if (Option.isNone(reference)) return yield* RegistryUpdates.updateAll(operation, reportFailure)
-      const [target] = yield* RegistryUpdates.updateTargets(reference)
-      return [Either.right(yield* RegistryUpdates.updateTarget(target!, operation))]
-    }).pipe(Effect.provide(operationLayer(invocation)))
+    const outcomes: ReadonlyArray<UpdateOutcome> = yield* Effect.flatMap(
+      optionalReference(argument),
+      (reference) => updateFromRegistryAll(reference, operation, reportFailure)
+    ).pipe(Effect.provide(operationLayer(invocation)))
     const failed = outcomes.filter(Either.isLeft).length
     if (options.json) {
       const documents = outcomes.map(Either.merge)
@@ -216,14 +211,10 @@ export const updateCommand = Command.make(
       if (Option.isNone(options.id)) return yield* new UpdateNeedsId()
       const id = options.id.value
       const spec = yield* sourceFromArgument(options.source.value)
-      yield* runOperation((lifecycle) =>
-        Effect.flatMap(pinned(spec), (source) =>
-          lifecycle.update(id, source, {
-            actor,
-            force: options.force,
-            noMigrate: options.noMigrate,
-            lockTimeout: options.lockTimeout
-          })), options.json)
+      yield* runOperation(
+        updateExtension(id, spec, { actor, force: options.force, noMigrate: options.noMigrate, lockTimeout: options.lockTimeout }),
+        options.json
+      )
     })
 ).pipe(Command.withDescription("Update extensions from the registry, or one from --source (keeps it enabled or disabled; runs new migrations)"))
 
@@ -237,8 +228,7 @@ const toggleCommand = (name: "enable" | "disable", description: string) =>
       lockTimeout
     },
     (options) =>
-      runOperation((lifecycle) =>
-        lifecycle[name](options.id, { actor, force: options.force, lockTimeout: options.lockTimeout }), options.json)
+      runOperation(setEnabled(name, options.id, { actor, force: options.force, lockTimeout: options.lockTimeout }), options.json)
   ).pipe(Command.withDescription(description))
 
 export const enableCommand = toggleCommand("enable", "Enable a disabled extension")
@@ -268,13 +258,10 @@ export const removeCommand = Command.make(
           return yield* exitWith(1)
         }
       }
-      yield* runOperation((lifecycle) =>
-        lifecycle.remove(options.id, {
-          actor,
-          keepData: options.keepData,
-          force: options.force,
-          lockTimeout: options.lockTimeout
-        }), options.json)
+      yield* runOperation(
+        removeExtension(options.id, { actor, keepData: options.keepData, force: options.force, lockTimeout: options.lockTimeout }),
+        options.json
+      )
     })
 ).pipe(Command.withDescription("Remove an extension: roll back its migrations, delete its settings and files"))
 
@@ -289,7 +276,7 @@ export const unlockCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       // Without recovery first: it would take a dead holder's lock over before it could be named here.
-      const cleared = yield* Effect.flatMap(OperationLocks, (locks) => locks.unlock(options.lockId, options.force)).pipe(
+      const cleared = yield* unlockOperation(options.lockId, options.force).pipe(
         Effect.provide(storeLayer(invocation, { recover: false }))
       )
       if (options.json) return yield* printJson({ unlocked: cleared })
@@ -307,7 +294,7 @@ export const artifactsPruneCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const pruned = yield* Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.pruneArtifacts({ actor, lockTimeout: options.lockTimeout })).pipe(
+      const pruned = yield* pruneArtifacts({ actor, lockTimeout: options.lockTimeout }).pipe(
         Effect.provide(storeLayer(invocation))
       )
       const bytes = pruned.removed.reduce((sum, artifact) => sum + artifact.bytes, 0)
@@ -325,22 +312,7 @@ export const migrateStatusCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const rows = yield* Effect.gen(function*() {
-        const path = yield* Path.Path
-        const { paths } = yield* HostConfig
-        const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(options.id))
-        if (Option.isNone(record)) return yield* new ExtensionNotFound({ id: options.id })
-        const folder = path.join(paths.extensions, ...options.id.split("/"), migrationsFolderOf(record.value))
-        const files = yield* discoverMigrations(folder)
-        const recorded = yield* Effect.flatMap(MigrationsRepo, (repo) => repo.listFor(options.id))
-        const byName = new Map(recorded.map((row) => [row.migration, row]))
-        const names = [...new Set([...files.map((file) => file.name), ...recorded.map((row) => row.migration)])].sort()
-        return names.map((migration) => ({
-          migration,
-          ran: byName.has(migration),
-          batch: byName.get(migration)?.batch ?? null
-        }))
-      }).pipe(Effect.provide(storeLayer(invocation)))
+      const rows = yield* migrationStatus(options.id).pipe(Effect.provide(storeLayer(invocation)))
       if (options.json) return yield* printJson(rows)
       if (rows.length === 0) return yield* Console.log(`${options.id} has no migrations.`)
       yield* Console.log(formatTable(

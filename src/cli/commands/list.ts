@@ -1,11 +1,9 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { ExtensionsRepo } from "../../store/ExtensionsRepo.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
 import { dataLayer } from "../../HostLive.js"
-import { readQuarantine } from "../../runtime/Quarantine.js"
-import { extensionTable, extensionView } from "../../runtime/ExtensionView.js"
+import { extensionTable, listInstalledViews } from "../../usecases/ExtensionView.js"
 
 export const listCommand = Command.make(
   "list",
@@ -17,12 +15,7 @@ export const listCommand = Command.make(
   ({ disabled, enabled, json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const [extensions, quarantine] = yield* Effect.all([Effect.flatMap(ExtensionsRepo, (repo) => repo.list), readQuarantine]).pipe(
-        Effect.provide(dataLayer(invocation))
-      )
-      const shown = extensions
-        .filter((extension) => enabled === disabled || extension.enabled === enabled)
-        .map((extension) => extensionView(extension, quarantine))
+      const shown = yield* listInstalledViews({ enabled, disabled }).pipe(Effect.provide(dataLayer(invocation)))
       if (json) return yield* printJson(shown)
       if (shown.length === 0) return yield* Console.log("No extensions installed.")
       const table = extensionTable(shown)

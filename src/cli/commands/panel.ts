@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { issueToken } from "../../panel/Tokens.js"
+import { issueApiToken } from "../../usecases/PanelAccess.js"
 import { CliInvocation } from "../Invocation.js"
 import { printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
@@ -17,7 +17,7 @@ export const panelTokenCommand = Command.make(
   ({ json, username }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const issued = yield* issueToken(username).pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+      const issued = yield* issueApiToken(username).pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
       if (json) return yield* printJson({ username: issued.username, id: issued.userId, token: issued.token })
       yield* Effect.sync(() =>
         process.stderr.write(`New API token for ${issued.username} (shown once; config/panel.yaml keeps only its sha256):\n`)

@@ -2,8 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { ConfigInvalid } from "../../domain/Errors.js"
 import { problem } from "../../domain/Problems.js"
-import { grantsOn, setGrant } from "../../panel/Grants.js"
-import { Panel } from "../../panel/Panel.js"
+import { permissionGrants, setPermissionGrant } from "../../usecases/PanelAccess.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
 import { storeLayer } from "../Runtime.js"
@@ -15,21 +14,9 @@ import { storeLayer } from "../Runtime.js"
 // while the panel lists the user as a subuser of the server.
 
 const serverArg = Args.text({ name: "server" }).pipe(Args.withDescription("the server's uuid (or short id with panel.application_key)"))
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const badArgument = (name: string, message: string) =>
   new ConfigInvalid({ source: "arguments", problems: [problem(name, message)] })
-
-/** The server's uuid: found in the panel's server list, else the argument when it is a uuid. */
-const resolveServer = (id: string) =>
-  Effect.gen(function*() {
-    const panel = yield* Panel
-    const { directory } = yield* panel.reload.pipe(Effect.orElseSucceed(() => ({ directory: panel.directory })))
-    const found = directory.servers.find((server) => server.uuid === id || server.identifier === id)
-    if (found !== undefined) return found.uuid
-    if (uuidShape.test(id)) return id.toLowerCase()
-    return yield* badArgument("<server>", `"${id}" is not a server the panel lists; give the server's full uuid`)
-  })
 
 const write = (granted: boolean) =>
   ({ permission, server, user }: { readonly server: string; readonly user: string; readonly permission: string }) =>
@@ -39,8 +26,7 @@ const write = (granted: boolean) =>
         return yield* badArgument("<permission>", `"${permission}" must have the shape <area>.<action> (as in an extension's backend.permissions)`)
       }
       yield* Effect.gen(function*() {
-        const uuid = yield* resolveServer(server)
-        const changed = yield* setGrant(uuid, user, permission, granted)
+        const { changed, uuid } = yield* setPermissionGrant({ server, user, permission, granted })
         yield* Console.log(
           changed
             ? `${granted ? "granted" : "revoked"} ${permission} ${granted ? "to" : "from"} ${user} on ${uuid}`
@@ -65,9 +51,7 @@ export const permissionsListCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       yield* Effect.gen(function*() {
-        const uuid = yield* resolveServer(server)
-        const grants = yield* grantsOn(uuid)
-        const entries = Object.entries(grants).sort(([a], [b]) => a.localeCompare(b)).map(([user, permissions]) => ({ user, permissions }))
+        const { grants: entries, server: uuid } = yield* permissionGrants(server)
         if (json) return yield* printJson({ server: uuid, grants: entries })
         if (entries.length === 0) return yield* Console.log(`no extension-permission grants on ${uuid}`)
         yield* Console.log(formatTable(["USER", "PERMISSIONS"], entries.map((entry) => [entry.user, entry.permissions.join(", ")])))

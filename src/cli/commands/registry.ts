@@ -1,15 +1,14 @@
 import { Command, Options } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Console, Effect, Layer, Option } from "effect"
-import { HostConfig } from "../../config/HostConfig.js"
-import { type RegistryEntry, searchEntries } from "../../domain/Registry.js"
-import { readCacheReport } from "../../registry/CacheFile.js"
-import { type IndexResult, Registry } from "../../registry/Registry.js"
+import type { RegistryEntry } from "../../domain/Registry.js"
+import type { IndexResult } from "../../registry/Registry.js"
+import { registryCacheStatus, syncRegistry } from "../../usecases/RegistryCache.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, formatTable, printJson } from "../Output.js"
 import { configLayer, type Invocation, registryLayer } from "../Runtime.js"
 
-// registry:sync and registry:status.
+// registry:sync and registry:status: the use cases of usecases/RegistryCache.ts, rendered.
 
 /** Configuration and the registry, without the database: the registry commands never open it. */
 const standaloneLayer = (invocation: Invocation) =>
@@ -59,12 +58,9 @@ export const registrySyncCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const { result, cache } = yield* Effect.gen(function*() {
-        const registry = yield* Registry
-        const result = yield* registry.sync({ force: options.force })
-        return { result, cache: yield* registry.status }
-      }).pipe(Effect.provide(standaloneLayer(invocation)))
-      const matches = Option.map(options.search, (query) => searchEntries(result.index.extensions, query))
+      const { cache, matches, result } = yield* syncRegistry({ force: options.force, search: options.search }).pipe(
+        Effect.provide(standaloneLayer(invocation))
+      )
       if (options.json) {
         return yield* printJson({
           registry_url: result.url,
@@ -73,18 +69,18 @@ export const registrySyncCommand = Command.make(
           updated_at: result.index.updated_at ?? null,
           extensions: result.index.extensions.length,
           cache,
-          ...(Option.isSome(matches) ? { search: Option.getOrThrow(options.search), results: matches.value.map(entryView) } : {})
+          ...(Option.isSome(matches) ? { search: matches.value.query, results: matches.value.entries.map(entryView) } : {})
         })
       }
       yield* Console.log(syncSummary(result))
       if (Option.isSome(matches)) {
-        const query = Option.getOrThrow(options.search)
-        if (matches.value.length === 0) return yield* Console.log(`No extension matches "${query}".`)
+        const { entries, query } = matches.value
+        if (entries.length === 0) return yield* Console.log(`No extension matches "${query}".`)
         yield* Console.log(`\n${formatTable(
           ["ID", "Name", "Latest", "Description"],
-          matches.value.map((entry) => [entry.id, entry.name, entry.latest_version, truncate(entry.description, 60)])
+          entries.map((entry) => [entry.id, entry.name, entry.latest_version, truncate(entry.description, 60)])
         )}`)
-        yield* Console.log(`\n${matches.value.length} match${matches.value.length === 1 ? "" : "es"} for "${query}".`)
+        yield* Console.log(`\n${entries.length} match${entries.length === 1 ? "" : "es"} for "${query}".`)
       }
     })
 ).pipe(Command.withDescription("Fetch the registry index into the cache (a fresh cache is kept unless --force), or search it"))
@@ -95,10 +91,7 @@ export const registryStatusCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const { report, url } = yield* Effect.gen(function*() {
-        const { config } = yield* HostConfig
-        return { report: yield* readCacheReport, url: config.registry_url }
-      }).pipe(Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer)))
+      const { report, url } = yield* registryCacheStatus.pipe(Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer)))
       if (options.json) return yield* printJson(report)
       const ttl = report.ttl_seconds === 0 ? "0 (never expires)" : `${report.ttl_seconds} s`
       yield* Console.log(formatPairs([

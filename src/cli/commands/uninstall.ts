@@ -1,20 +1,21 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import { faultsLayer } from "../../config/Debug.js"
+import { FrameworkUninstall } from "../../lifecycle/Uninstall.js"
 import {
-  folderInventory,
-  FrameworkUninstall,
+  databaseMissing,
   keptFolders,
-  missingDatabase,
-  removeFrameworkFolders,
   type UninstallInventory,
-  type UninstallResult
-} from "../../lifecycle/Uninstall.js"
+  type UninstallOutcome,
+  type UninstallResult,
+  uninstallFiles,
+  uninstallFramework
+} from "../../usecases/FrameworkUninstall.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
 import { configLayer, progressLayer, storeLayer } from "../Runtime.js"
 
-// host framework:uninstall: a thin adapter over lifecycle/Uninstall (docs/operations.md#uninstall).
+// host framework:uninstall: the use cases of usecases/FrameworkUninstall.ts, rendered (docs/operations.md "Uninstall").
 
 const actor = { type: "cli" } as const
 
@@ -96,41 +97,22 @@ export const uninstallCommand = Command.make(
   ({ confirm, json, keepData, lockTimeout }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const noDatabase = yield* missingDatabase.pipe(Effect.provide(configLayer(invocation)))
       const show = (document: unknown, text: string) => (json ? printJson(document) : Console.log(text))
-
+      const noDatabase = yield* databaseMissing.pipe(Effect.provide(configLayer(invocation)))
       // Without a database there is nothing to open (and opening would create one): files only.
-      if (Option.isSome(noDatabase)) {
-        const inventory: UninstallInventory = {
-          extensions: [],
-          tables: [],
-          folders: yield* folderInventory.pipe(Effect.provide(configLayer(invocation))),
-          kept: keptFolders
-        }
-        if (!confirm) {
-          yield* show({ confirmed: false, ...previewJson(inventory, keepData) }, describePreview(inventory, keepData))
-          return yield* exitWith(1)
-        }
-        const folders = yield* removeFrameworkFolders(keepData).pipe(
-          Effect.provide(Layer.merge(configLayer(invocation), faultsLayer(invocation.debug)))
+      const outcome: UninstallOutcome = Option.isSome(noDatabase)
+        ? yield* uninstallFiles({ confirm, keepData }).pipe(Effect.provide(Layer.merge(configLayer(invocation), faultsLayer(invocation.debug))))
+        : yield* uninstallFramework({ confirm, keepData, actor, lockTimeout }).pipe(
+          Effect.provide(FrameworkUninstall.Default.pipe(
+            Layer.provideMerge(progressLayer),
+            Layer.provideMerge(storeLayer(invocation, { uninstalling: true }))
+          ))
         )
-        const result: UninstallResult = { removedExtensions: [], droppedTables: [], removedFolders: folders, leftTables: [], resumed: false }
-        return yield* show({ confirmed: true, ...previewJson(inventory, keepData), result: resultJson(result) }, describeResult(result, keepData))
+      const { inventory, result } = outcome
+      if (Option.isNone(result)) {
+        yield* show({ confirmed: false, ...previewJson(inventory, keepData) }, describePreview(inventory, keepData))
+        return yield* exitWith(1)
       }
-
-      const layer = FrameworkUninstall.Default.pipe(
-        Layer.provideMerge(progressLayer),
-        Layer.provideMerge(storeLayer(invocation, { uninstalling: true }))
-      )
-      yield* Effect.gen(function*() {
-        const uninstall = yield* FrameworkUninstall
-        const inventory = yield* uninstall.inventory
-        if (!confirm) {
-          yield* show({ confirmed: false, ...previewJson(inventory, keepData) }, describePreview(inventory, keepData))
-          return yield* exitWith(1)
-        }
-        const result = yield* uninstall.run({ actor, keepData, lockTimeout })
-        yield* show({ confirmed: true, ...previewJson(inventory, keepData), result: resultJson(result) }, describeResult(result, keepData))
-      }).pipe(Effect.provide(layer))
+      yield* show({ confirmed: true, ...previewJson(inventory, keepData), result: resultJson(result.value) }, describeResult(result.value, keepData))
     })
 ).pipe(Command.withDescription("Remove Host from the panel: every extension, the framework's tables and folders (--confirm; --keep-data)"))

@@ -1,5 +1,11 @@
+import { Effect } from "effect"
 import { corruptReason, type InstalledExtension } from "../domain/Installed.js"
-import { type QuarantineMap, quarantineReason } from "./Quarantine.js"
+import { type QuarantineMap, quarantineReason, readQuarantine } from "../runtime/Quarantine.js"
+import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
+
+// How an installed extension shows in `host list`, `host status --extensions` and the admin answers.
+// `host list --json` is the cold-start path (docs/architecture.md "Startup"): its use case lives here,
+// beside the view it returns, and imports nothing the command did not load before.
 
 export type ExtensionStatus = "enabled" | "disabled" | "quarantined" | "corrupt"
 
@@ -51,3 +57,18 @@ export const extensionTable = (views: ReadonlyArray<ReturnType<typeof extensionV
     ...(view.linked === undefined ? [] : [`${view.id} is linked to ${view.linked} (host dev)`])
   ])
 })
+
+/** Which installed extensions `host list` shows: only the enabled, only the disabled, or (both or neither) all. */
+export interface ListFilter {
+  readonly enabled: boolean
+  readonly disabled: boolean
+}
+
+/** `host list`: the installed extensions, as views, with the quarantine the last server recorded. */
+export const listInstalledViews = (filter: ListFilter) =>
+  Effect.gen(function*() {
+    const [extensions, quarantine] = yield* Effect.all([Effect.flatMap(ExtensionsRepo, (repo) => repo.list), readQuarantine])
+    return extensions
+      .filter((extension) => filter.enabled === filter.disabled || extension.enabled === filter.enabled)
+      .map((extension) => extensionView(extension, quarantine))
+  })
