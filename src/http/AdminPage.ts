@@ -52,7 +52,7 @@ export const adminPage = Effect.gen(function*() {
   }
   if (!auth.user.admin) return yield* forbidden("this needs a panel administrator")
   const { config, paths } = yield* HostConfig
-  const nonce = makeNonce()
+  const nonce = yield* makeNonce
   const html = eta.renderString(template, {
     nonce,
     panelName: live.panelInfo.name,

@@ -131,7 +131,7 @@ export const shell = Effect.gen(function*() {
   const missing = page.kind === "unknown" || (page.area === "server" && access === undefined) ||
     (page.extension !== undefined && !live.generation.extensions.has(page.extension))
   const { bootstrap, extensions } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
-  const nonce = makeNonce()
+  const nonce = yield* makeNonce
   const html = eta.renderString(shellTemplate, {
     nonce,
     title: access === undefined ? live.panelInfo.name : `${access.server.name} · ${live.panelInfo.name}`,

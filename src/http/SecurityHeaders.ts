@@ -1,5 +1,6 @@
 import { Headers, HttpServerResponse } from "@effect/platform"
-import { randomBytes } from "node:crypto"
+import { Effect } from "effect"
+import { randomBytes } from "../system/Ids.js"
 
 // Security headers of every HTML answer (docs/http.md "Security headers"): the sign-in page, the panel
 // shell and its 404 page, the admin screens, and any HTML an extension route or file answers.
@@ -13,8 +14,8 @@ import { randomBytes } from "node:crypto"
 //   `frame-ancestors`, X-Frame-Options SAMEORIGIN (browsers that know `frame-ancestors` ignore it, so a
 //   route's own policy decides there).
 
-/** A fresh nonce: 128 random bits, base64 (what CSP3 asks for). */
-export const makeNonce = (): string => randomBytes(16).toString("base64")
+/** A fresh nonce: 128 random bits from the current `Ids`, base64 (what CSP3 asks for). */
+export const makeNonce: Effect.Effect<string> = Effect.map(randomBytes(16), (bytes) => Buffer.from(bytes).toString("base64"))
 
 /**
  * The policy. Styles allow inline because the bridge and extension libraries (CSS-in-JS, React style

@@ -1,13 +1,14 @@
 import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Deferred, Effect, Layer, Option } from "effect"
+import { Data, Deferred, Effect, Layer, Option, Runtime } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
+import { randomBytes } from "../system/Ids.js"
 import { app } from "./App.js"
 import { generationFrame } from "./ClientEvents.js"
 import { EventStreams, makeEventStreams } from "./EventStreams.js"
@@ -79,7 +80,9 @@ export const listen = (options: ListenOptions) =>
   Effect.gen(function*() {
     const runtime = yield* LiveRuntime
     const clock = yield* Effect.clock
-    const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis())
+    // The sessions' CSRF tokens come from the current Ids (system/Ids.ts), run synchronously as signing in is.
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
+    const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis(), (bytes) => runSync(randomBytes(bytes)))
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()

@@ -1,9 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem } from "../domain/Problems.js"
+import { randomBytes } from "../system/Ids.js"
 
 // Session cookies of the embedded panel: `<base64url(JSON payload)>.<base64url(HMAC-SHA256)>`, signed
 // with a key generated once under storage/host/session.key (mode 0600). The payload carries the user id,
@@ -35,8 +36,11 @@ export interface Sessions {
 
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(SessionPayload))
 
-/** `now` reads the clock in epoch ms (the server passes its Effect Clock's). */
-export const makeSessions = (key: Uint8Array, now: () => number): Sessions => {
+/**
+ * `now` reads the clock in epoch ms (the server passes its Effect Clock's), `random` makes the CSRF tokens
+ * (the server passes its `Ids`', so a test can fix them); both synchronous, as signing in is.
+ */
+export const makeSessions = (key: Uint8Array, now: () => number, random: (bytes: number) => Uint8Array): Sessions => {
   const sign = (data: string) => createHmac("sha256", key).update(data).digest("base64url")
   // Verified cookies, so a busy client costs one map lookup per request (bounded).
   const cache = new Map<string, Session>()
@@ -45,7 +49,7 @@ export const makeSessions = (key: Uint8Array, now: () => number): Sessions => {
       const session: Session = {
         userId: user.id,
         credentialStamp: user.credentialStamp,
-        csrfToken: randomBytes(18).toString("base64url"),
+        csrfToken: Buffer.from(random(18)).toString("base64url"),
         expiresAt: now() + sessionLifetimeSeconds * 1000
       }
       const data = Buffer.from(JSON.stringify({ u: session.userId, s: session.credentialStamp, c: session.csrfToken, e: session.expiresAt }))
@@ -96,7 +100,7 @@ export const loadSessionKey = Effect.gen(function*() {
   const existing = yield* fs.readFileString(file).pipe(Effect.option)
   if (existing._tag === "Some") return yield* decodeKey(existing.value)
   yield* fs.makeDirectory(paths.storage, { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
-  const key = randomBytes(32)
+  const key = Buffer.from(yield* randomBytes(32))
   const temporary = `${file}.${process.pid}.tmp`
   yield* fs.writeFileString(temporary, `${key.toString("hex")}\n`, { mode: 0o600 }).pipe(Effect.mapError((error) => fail(error.message)))
   // Another process may have won the race: keep whichever key landed first.

@@ -55,11 +55,13 @@ describe("panel directory", () => {
 describe("sessions", () => {
   it("verifies what it issued, refuses tampering, another key and expiry", () => {
     let now = 1_000_000
-    const sessions = makeSessions(Buffer.alloc(32, 7), () => now)
+    const sessions = makeSessions(Buffer.alloc(32, 7), () => now, (bytes) => new Uint8Array(bytes).fill(9))
     const { cookie, session } = sessions.issue({ id: 42, credentialStamp: "stamp-1" })
     expect(sessions.verify(cookie)).toEqual(session)
+    // The CSRF token is the random source's bytes (18 of them, base64url).
+    expect(session.csrfToken).toBe(Buffer.alloc(18, 9).toString("base64url"))
     expect(sessions.verify(`${cookie}x`)).toBeUndefined()
-    expect(makeSessions(Buffer.alloc(32, 8), () => now).verify(cookie)).toBeUndefined()
+    expect(makeSessions(Buffer.alloc(32, 8), () => now, (bytes) => new Uint8Array(bytes)).verify(cookie)).toBeUndefined()
     now += 13 * 60 * 60 * 1000
     expect(sessions.verify(cookie)).toBeUndefined()
   })
