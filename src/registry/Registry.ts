@@ -168,147 +168,178 @@ export const resolveRegistryUrl = (configured: string, root: string): string => 
   return url.replace(/\/+$/, "")
 }
 
+/** What every step below works with: the configured registry, the HTTP client and the cache file's place. */
+interface RegistrySource {
+  readonly client: HttpClient.HttpClient
+  readonly registryUrl: string
+  readonly config: Context.Tag.Service<HostConfig>["config"]
+  readonly cachePath: string
+  readonly timeouts: FetchTimeouts
+  /** The file system for the cache file and `file://` registries. */
+  readonly provide: <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) => Effect.Effect<A, E>
+}
+
+// ---- the index ------------------------------------------------------------------------------------------
+
+const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySource) {
+  const url = indexUrl(source.registryUrl)
+  const bytes = yield* source.provide(fetchBytes(source.client, url, { maxBytes: maxIndexBytes, timeouts: source.timeouts }))
+  const raw = yield* Effect.try({
+    try: () => JSON.parse(new TextDecoder().decode(bytes)) as unknown,
+    catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
+  })
+  return yield* Either.match(decodeIndex(raw), {
+    onLeft: (error) => Effect.fail(new RegistryIndexInvalid({ url, problems: problemsFromParseError(error) })),
+    onRight: Effect.succeed
+  })
+})
+
+const writeFetched = (source: RegistrySource) => (fetchedAt: Date, fetched: RegistryIndex) =>
+  source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched }))
+
+/** The cache file's index when it is of this registry; a cache of another one (registry_url changed) does not count. */
+const cachedIndex = (source: RegistrySource) =>
+  Effect.gen(function*() {
+    const read = yield* source.provide(readCache(source.cachePath))
+    if (read._tag === "Unreadable") {
+      yield* Effect.logWarning(`the registry cache ${source.cachePath} is unreadable and is ignored: ${read.detail}`)
+    }
+    return read._tag === "Read" && (read.cache.registry_url === undefined || read.cache.registry_url === source.registryUrl)
+      ? read.cache
+      : undefined
+  })
+
+/** `store` writes the fetched index to the cache (and decides what a failed write means). */
+const loadIndex = <E>(source: RegistrySource, force: boolean, store: (fetchedAt: Date, fetched: RegistryIndex) => Effect.Effect<void, E>) =>
+  Effect.gen(function*() {
+    const { registryUrl } = source
+    if (registryUrl === "") return yield* new RegistryNotConfigured()
+    const at = DateTime.toDateUtc(yield* DateTime.now)
+    const cached = yield* cachedIndex(source)
+    if (!force && cached !== undefined && isUsable(cacheStatus(cached.fetched_at, at, source.config.registry_cache_ttl))) {
+      return { url: registryUrl, index: cached.registry, fetchedAt: cached.fetched_at, source: "cache" } satisfies IndexResult
+    }
+    const fetched = yield* Effect.either(fetchIndex(source))
+    if (Either.isRight(fetched)) {
+      yield* store(at, fetched.right)
+      return { url: registryUrl, index: fetched.right, fetchedAt: at, source: "network" } satisfies IndexResult
+    }
+    if (cached === undefined) return yield* fetched.left
+    const warning = `${fetched.left.message}; using the cached index from ${cached.fetched_at.toISOString()} (${
+      formatAge(ageSeconds(cached.fetched_at, at))
+    } old)`
+    yield* Effect.logWarning(warning)
+    return {
+      url: registryUrl,
+      index: cached.registry,
+      fetchedAt: cached.fetched_at,
+      source: "stale-cache",
+      warning
+    } satisfies IndexResult
+  }).pipe(Effect.withSpan("Registry.index", { attributes: { force } }))
+
+// ---- one extension ------------------------------------------------------------------------------------------
+
+const lookupFailed = (reference: string, reason: RegistryLookupFailed["reason"], detail: string) =>
+  new RegistryLookupFailed({ reference, reason, detail })
+
+const resolve = Effect.fn("Registry.resolve")(function*(
+  source: RegistrySource,
+  index: RegistryService["index"],
+  reference: string | RegistryReference
+) {
+  const { registryUrl } = source
+  const text = typeof reference === "string" ? reference : formatReference(reference)
+  const parsed = typeof reference === "string" ? parseReference(reference) : Either.right(reference)
+  if (Either.isLeft(parsed)) return yield* lookupFailed(text, "invalid-reference", parsed.left)
+  const { id, range } = parsed.right
+  const { index: current } = yield* index
+  const entry = current.extensions.find((candidate) => candidate.id === id)
+  if (entry === undefined) return yield* lookupFailed(text, "unknown-extension", `the registry ${registryUrl} has no such extension`)
+  const version = resolveVersion(entry, range)
+  if (Either.isLeft(version)) return yield* lookupFailed(text, "no-matching-version", version.left)
+  const archive = archiveUrl(entry, version.right, registryUrl)
+  if (Either.isLeft(archive)) return yield* lookupFailed(text, "bad-url", archive.left)
+  const signature = signatureUrl(entry, version.right, registryUrl)
+  if (Either.isLeft(signature)) return yield* lookupFailed(text, "bad-url", signature.left)
+  return {
+    id,
+    version: version.right,
+    range,
+    entry,
+    archiveName: archiveName(id, version.right),
+    archiveUrl: archive.right,
+    signatureUrl: signature.right,
+    sha256: expectedSha256(entry, version.right)
+  } satisfies ResolvedExtension
+})
+
+/**
+ * The detached signature, fetched when the policy needs one or the index names one; a missing one is not
+ * an error here (the archive may carry signature.json; the policy decides).
+ */
+const detachedSignatureOf = (source: RegistrySource, resolved: ResolvedExtension) =>
+  (source.config.require_signatures || resolved.entry.signature_url !== undefined
+    ? source.provide(fetchBytes(source.client, resolved.signatureUrl, { maxBytes: maxSignatureBytes, timeouts: source.timeouts })).pipe(
+      Effect.map((signature) => Option.some(new TextDecoder().decode(signature).trim())),
+      Effect.catchIf((error) => error.reason === "not-found", () => Effect.succeedNone)
+    )
+    : Effect.succeedNone).pipe(Effect.map(Option.getOrUndefined))
+
+const download = (source: RegistrySource, resolved: ResolvedExtension, downloadOptions: DownloadOptions = {}) =>
+  Effect.gen(function*() {
+    const bytes = yield* source.provide(fetchBytes(source.client, resolved.archiveUrl, {
+      maxBytes: source.config.limits.archive_bytes,
+      timeouts: source.timeouts,
+      onProgress: downloadOptions.onProgress
+    }))
+    const sha256 = createHash("sha256").update(bytes).digest("hex")
+    if (resolved.sha256 !== undefined && resolved.sha256 !== sha256) {
+      return yield* new ChecksumMismatch({ url: resolved.archiveUrl, expected: resolved.sha256, actual: sha256 })
+    }
+    return {
+      url: resolved.archiveUrl,
+      bytes,
+      sha256,
+      sha256Checked: resolved.sha256 !== undefined,
+      detachedSignature: yield* detachedSignatureOf(source, resolved)
+    } satisfies DownloadedArchive
+  }).pipe(Effect.withSpan("Registry.download", { attributes: { id: resolved.id, version: resolved.version } }))
+
 export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { config, paths } = yield* HostConfig
-    const client = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", `host/${config.version}`)),
-      HttpClient.followRedirects(5),
-      HttpClient.withTracerPropagation(false)
-    )
-    const registryUrl = resolveRegistryUrl(config.registry_url, paths.root)
-    const ttl = config.registry_cache_ttl
-    const provide = <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) =>
-      effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
-
-    const fetchIndex = Effect.gen(function*() {
-      const url = indexUrl(registryUrl)
-      const bytes = yield* provide(fetchBytes(client, url, { maxBytes: maxIndexBytes, timeouts: options.timeouts }))
-      const raw = yield* Effect.try({
-        try: () => JSON.parse(new TextDecoder().decode(bytes)) as unknown,
-        catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
-      })
-      return yield* Either.match(decodeIndex(raw), {
-        onLeft: (error) => Effect.fail(new RegistryIndexInvalid({ url, problems: problemsFromParseError(error) })),
-        onRight: Effect.succeed
-      })
-    }).pipe(Effect.withSpan("Registry.fetchIndex"))
-
-    const writeFetched = (fetchedAt: Date, fetched: RegistryIndex) =>
-      provide(writeCache(paths.registryCache, { fetched_at: fetchedAt, registry_url: registryUrl, registry: fetched }))
-
-    /** `store` writes the fetched index to the cache (and decides what a failed write means). */
-    const load = <E>(force: boolean, store: (fetchedAt: Date, fetched: RegistryIndex) => Effect.Effect<void, E>) =>
-      Effect.gen(function*() {
-        if (registryUrl === "") return yield* new RegistryNotConfigured()
-        const at = DateTime.toDateUtc(yield* DateTime.now)
-        const read = yield* provide(readCache(paths.registryCache))
-        if (read._tag === "Unreadable") {
-          yield* Effect.logWarning(`the registry cache ${paths.registryCache} is unreadable and is ignored: ${read.detail}`)
-        }
-        // A cache of another registry (registry_url changed) does not count.
-        const cached = read._tag === "Read" && (read.cache.registry_url === undefined || read.cache.registry_url === registryUrl)
-          ? read.cache
-          : undefined
-        if (!force && cached !== undefined && isUsable(cacheStatus(cached.fetched_at, at, ttl))) {
-          return { url: registryUrl, index: cached.registry, fetchedAt: cached.fetched_at, source: "cache" } satisfies IndexResult
-        }
-        const fetched = yield* Effect.either(fetchIndex)
-        if (Either.isRight(fetched)) {
-          yield* store(at, fetched.right)
-          return { url: registryUrl, index: fetched.right, fetchedAt: at, source: "network" } satisfies IndexResult
-        }
-        if (cached === undefined) return yield* fetched.left
-        const warning = `${fetched.left.message}; using the cached index from ${cached.fetched_at.toISOString()} (${
-          formatAge(ageSeconds(cached.fetched_at, at))
-        } old)`
-        yield* Effect.logWarning(warning)
-        return {
-          url: registryUrl,
-          index: cached.registry,
-          fetchedAt: cached.fetched_at,
-          source: "stale-cache",
-          warning
-        } satisfies IndexResult
-      }).pipe(Effect.withSpan("Registry.index", { attributes: { force } }))
+    const source: RegistrySource = {
+      client: (yield* HttpClient.HttpClient).pipe(
+        HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", `host/${config.version}`)),
+        HttpClient.followRedirects(5),
+        HttpClient.withTracerPropagation(false)
+      ),
+      registryUrl: resolveRegistryUrl(config.registry_url, paths.root),
+      config,
+      cachePath: paths.registryCache,
+      timeouts: options.timeouts,
+      provide: (effect) => effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
+    }
 
     // One answer per memoTtl (failures too): a command resolving many ids asks once, and a long-running
     // server still sees a new sync.
     const [index, invalidate] = yield* Effect.cachedInvalidateWithTTL(
-      load(false, (fetchedAt, fetched) => writeFetched(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))),
+      loadIndex(source, false, (fetchedAt, fetched) => writeFetched(source)(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))),
       memoTtl
     )
 
-    const lookupFailed = (reference: string, reason: RegistryLookupFailed["reason"], detail: string) =>
-      new RegistryLookupFailed({ reference, reason, detail })
-
-    const resolve = Effect.fn("Registry.resolve")(function*(reference: string | RegistryReference) {
-      const text = typeof reference === "string" ? reference : formatReference(reference)
-      const parsed = typeof reference === "string" ? parseReference(reference) : Either.right(reference)
-      if (Either.isLeft(parsed)) return yield* lookupFailed(text, "invalid-reference", parsed.left)
-      const { id, range } = parsed.right
-      const { index: current } = yield* index
-      const entry = current.extensions.find((candidate) => candidate.id === id)
-      if (entry === undefined) return yield* lookupFailed(text, "unknown-extension", `the registry ${registryUrl} has no such extension`)
-      const version = resolveVersion(entry, range)
-      if (Either.isLeft(version)) return yield* lookupFailed(text, "no-matching-version", version.left)
-      const archive = archiveUrl(entry, version.right, registryUrl)
-      if (Either.isLeft(archive)) return yield* lookupFailed(text, "bad-url", archive.left)
-      const signature = signatureUrl(entry, version.right, registryUrl)
-      if (Either.isLeft(signature)) return yield* lookupFailed(text, "bad-url", signature.left)
-      return {
-        id,
-        version: version.right,
-        range,
-        entry,
-        archiveName: archiveName(id, version.right),
-        archiveUrl: archive.right,
-        signatureUrl: signature.right,
-        sha256: expectedSha256(entry, version.right)
-      } satisfies ResolvedExtension
-    })
-
-    const download = (resolved: ResolvedExtension, downloadOptions: DownloadOptions = {}) =>
-      Effect.gen(function*() {
-        const bytes = yield* provide(fetchBytes(client, resolved.archiveUrl, {
-          maxBytes: config.limits.archive_bytes,
-          timeouts: options.timeouts,
-          onProgress: downloadOptions.onProgress
-        }))
-        const sha256 = createHash("sha256").update(bytes).digest("hex")
-        if (resolved.sha256 !== undefined && resolved.sha256 !== sha256) {
-          return yield* new ChecksumMismatch({ url: resolved.archiveUrl, expected: resolved.sha256, actual: sha256 })
-        }
-        // The detached signature is fetched when the policy needs one or the index names one; a
-        // missing one is not an error here (the archive may carry signature.json; the policy decides).
-        const wantSignature = config.require_signatures || resolved.entry.signature_url !== undefined
-        const detachedSignature = wantSignature
-          ? yield* provide(fetchBytes(client, resolved.signatureUrl, { maxBytes: maxSignatureBytes, timeouts: options.timeouts })).pipe(
-            Effect.map((signature) => Option.some(new TextDecoder().decode(signature).trim())),
-            Effect.catchIf((error) => error.reason === "not-found", () => Effect.succeedNone),
-            Effect.map(Option.getOrUndefined)
-          )
-          : undefined
-        return {
-          url: resolved.archiveUrl,
-          bytes,
-          sha256,
-          sha256Checked: resolved.sha256 !== undefined,
-          detachedSignature
-        } satisfies DownloadedArchive
-      }).pipe(Effect.withSpan("Registry.download", { attributes: { id: resolved.id, version: resolved.version } }))
-
     return Registry.of({
-      url: registryUrl,
+      url: source.registryUrl,
       cachePath: paths.registryCache,
       index,
-      sync: ({ force }) => Effect.zipLeft(load(force, writeFetched), invalidate),
-      status: provide(cacheReport(paths.registryCache, ttl)),
+      sync: ({ force }) => Effect.zipLeft(loadIndex(source, force, writeFetched(source)), invalidate),
+      status: source.provide(cacheReport(paths.registryCache, config.registry_cache_ttl)),
       search: (query) => Effect.map(index, (result) => searchEntries(result.index.extensions, query)),
-      resolve,
-      download
+      resolve: (reference) => resolve(source, index, reference),
+      download: (resolved, downloadOptions) => download(source, resolved, downloadOptions)
     })
   })
 

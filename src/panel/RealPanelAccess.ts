@@ -1,0 +1,261 @@
+import { Cache, Duration, Effect, Either, Exit, Option, Schema } from "effect"
+import { CoreRows } from "../store/CoreRows.js"
+import { anonymous, invalidToken, type PanelAccess, type PanelUnavailable, type RequestAuth, type RequestCredentials } from "./Access.js"
+import { grantsOn } from "./Grants.js"
+import type { PanelServer, PanelUser, ServerAccess } from "./Panel.js"
+import { allPages, type Answer, credentialOf, Key, morePages, type PanelClient, type PanelCounters } from "./PanelClient.js"
+import type { Flavor } from "./PanelFlavor.js"
+import { pelicanPermissionName } from "./PelicanNames.js"
+
+// How a real panel answers Host's access questions (docs/panels.md "Drivers"): identity, one server's scope
+// and the list of servers are each asked of the panel with the caller's credential and cached per
+// credential; extension permissions are decided from those answers (and Host-held grants under Pterodactyl).
+
+const ServerItem = Schema.Struct({
+  attributes: Schema.Struct({
+    uuid: Schema.String,
+    identifier: Schema.optional(Schema.String),
+    name: Schema.String,
+    server_owner: Schema.optional(Schema.Boolean)
+  }),
+  meta: Schema.optional(Schema.Struct({
+    is_server_owner: Schema.optional(Schema.Boolean),
+    user_permissions: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  }))
+})
+
+const ServerList = Schema.Struct({
+  data: Schema.Array(ServerItem),
+  meta: Schema.optional(Schema.Struct({
+    pagination: Schema.optional(Schema.Struct({ current_page: Schema.Number, total_pages: Schema.Number }))
+  }))
+})
+
+export const SubuserList = Schema.Struct({
+  data: Schema.Array(Schema.Struct({
+    attributes: Schema.Struct({
+      uuid: Schema.optional(Schema.String),
+      username: Schema.String,
+      email: Schema.optionalWith(Schema.String, { default: () => "" }),
+      permissions: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+    })
+  }))
+})
+export type SubuserList = typeof SubuserList.Type
+
+/** The panel's own permission matching: `*` everything, `x.*` anything under `x`, else exact. */
+export const panelPermits = (held: ReadonlyArray<string>, permission: string): boolean =>
+  held.some((entry) => entry === "*" || entry === permission || (entry.endsWith(".*") && permission.startsWith(entry.slice(0, -1))))
+
+export const serverOf = (attributes: { readonly uuid: string; readonly identifier?: string | undefined; readonly name: string }): PanelServer => ({
+  uuid: attributes.uuid,
+  name: attributes.name,
+  identifier: attributes.identifier ?? attributes.uuid.slice(0, 8),
+  ownerId: -1,
+  subusers: []
+})
+
+// ---- the three caches --------------------------------------------------------------------------------
+
+/** A server as the panel shows it to one caller: whether they own it and their permissions on it. */
+interface ServerScope {
+  readonly server: PanelServer
+  readonly owner: boolean
+  readonly permissions: ReadonlyArray<string>
+}
+
+interface ListedServer {
+  readonly server: PanelServer
+  readonly owner: boolean
+}
+
+/** How long an answer that says "no" (signed out, no such server) is kept. */
+const failureWindow = Duration.seconds(5)
+
+const twoFactorPending = (answer: Answer) =>
+  answer.status === 400 && JSON.stringify(answer.body ?? "").includes("TwoFactorAuthRequired")
+
+/** Who the credential belongs to; none when signed out (or, under Pterodactyl, still owing its second factor). */
+const lookupIdentity = (client: PanelClient, flavor: Flavor) => (key: Key): Effect.Effect<Option.Option<PanelUser>, PanelUnavailable> =>
+  Effect.gen(function*() {
+    const account = yield* client.ask("/api/client/account", key.credential.headers)
+    if (account.status !== 200) return Option.none()
+    const user = flavor.decodeUser(account.body)
+    if (Option.isNone(user) || !flavor.twoFactorProbe) return user
+    const probe = yield* client.ask("/api/client/permissions", key.credential.headers)
+    return twoFactorPending(probe) || probe.status === 401 || probe.status === 403 ? Option.none() : user
+  })
+
+/** The caller's scope on the server `key.subject`; none when the panel does not show it to them. */
+const lookupServer = (client: PanelClient) => (key: Key): Effect.Effect<Option.Option<ServerScope>, PanelUnavailable> =>
+  Effect.map(client.ask(`/api/client/servers/${encodeURIComponent(key.subject)}`, key.credential.headers), (answer) =>
+    answer.status !== 200 ? Option.none() : Option.map(Schema.decodeUnknownOption(ServerItem)(answer.body), (item) => {
+      const owner = item.meta?.is_server_owner ?? item.attributes.server_owner ?? false
+      return { server: serverOf(item.attributes), owner, permissions: owner ? ["*"] : (item.meta?.user_permissions ?? []) }
+    }))
+
+/** Every server the caller sees (`key.subject` "admin": every server of the panel), page by page. */
+const lookupServerList = (client: PanelClient) => (key: Key): Effect.Effect<ReadonlyArray<ListedServer>, PanelUnavailable> =>
+  allPages((page) =>
+    Effect.map(
+      client.ask(`/api/client?per_page=100&page=${page}${key.subject === "admin" ? "&type=admin-all" : ""}`, key.credential.headers),
+      (answer) =>
+        answer.status !== 200 ? Option.none() : Option.map(Schema.decodeUnknownOption(ServerList)(answer.body), (list) => ({
+          items: list.data.map((item) => ({ server: serverOf(item.attributes), owner: item.attributes.server_owner ?? false })),
+          more: morePages(list.meta?.pagination)
+        }))
+    ))
+
+/** A "yes" is kept for the configured window, a "no" for `failureWindow`, a failure not at all. */
+const answerLifetime = (window: Duration.Duration) => <A>(exit: Exit.Exit<Option.Option<A>, PanelUnavailable>) =>
+  Exit.isSuccess(exit) ? (Option.isSome(exit.value) ? window : failureWindow) : Duration.zero
+
+export const makePanelCaches = (client: PanelClient, flavor: Flavor, window: Duration.Duration) =>
+  Effect.gen(function*() {
+    const identity = yield* Cache.makeWith({ capacity: 100_000, lookup: lookupIdentity(client, flavor), timeToLive: answerLifetime(window) })
+    const servers = yield* Cache.makeWith({ capacity: 100_000, lookup: lookupServer(client), timeToLive: answerLifetime(window) })
+    const lists = yield* Cache.makeWith({
+      capacity: 10_000,
+      lookup: lookupServerList(client),
+      timeToLive: (exit) => Exit.isSuccess(exit) ? window : Duration.zero
+    })
+    return { identity, servers, lists }
+  })
+
+export type PanelCaches = Effect.Effect.Success<ReturnType<typeof makePanelCaches>>
+
+// A failure is not kept (timeToLive zero, and dropped at once: a zero window could still match a call
+// in the same millisecond); the callers waiting on that one request share it.
+const cached = <A>(cache: Cache.Cache<Key, A, PanelUnavailable>, key: Key, counters: PanelCounters): Effect.Effect<A, PanelUnavailable> =>
+  Effect.map(cache.getEither(key).pipe(Effect.tapError(() => cache.invalidate(key))), (either: Either.Either<A, A>) => {
+    if (Either.isLeft(either)) {
+      counters.hits++
+      return either.left
+    }
+    counters.misses++
+    return either.right
+  })
+
+// ---- the access rules --------------------------------------------------------------------------------
+
+export interface RealAccessContext {
+  readonly flavor: Flavor
+  readonly client: PanelClient
+  readonly caches: PanelCaches
+  readonly counters: PanelCounters
+  /** The panel's session cookie name (from its `.env`). */
+  readonly sessionCookie: string
+  /** Host's rows, where Pterodactyl's extension grants are kept; none: nobody holds a grant. */
+  readonly rows: Option.Option<CoreRows>
+  readonly origin: string | undefined
+}
+
+const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable> => {
+  const credential = credentialOf(credentials, context.sessionCookie)
+  if (credential === undefined) return Effect.succeed(anonymous)
+  const byToken = "authorization" in credential.headers
+  return Effect.map(cached(context.caches.identity, new Key(credential, "account"), context.counters), (user) =>
+    Option.isNone(user)
+      ? (byToken ? invalidToken : anonymous)
+      : { user: user.value, via: byToken ? "token" as const : "session" as const, session: undefined, invalidToken: false, credential })
+}
+
+const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
+  const user = auth.user
+  if (user === undefined || auth.credential === undefined || id === "") return Effect.sync((): ServerAccess | undefined => undefined)
+  return Effect.map(cached(context.caches.servers, new Key(auth.credential, id), context.counters), (found) => {
+    if (Option.isNone(found)) return undefined
+    const { owner, permissions, server } = found.value
+    return {
+      server: { ...server, ownerId: owner ? user.id : server.ownerId },
+      role: user.admin ? "admin" as const : owner ? "owner" as const : "subuser" as const,
+      permissions: user.admin ? ["*", ...permissions.filter((entry) => entry !== "*")] : permissions
+    }
+  })
+}
+
+const serversOf = (context: RealAccessContext) => (auth: RequestAuth): Effect.Effect<ReadonlyArray<ServerAccess>, PanelUnavailable> => {
+  const user = auth.user
+  if (user === undefined || auth.credential === undefined) return Effect.succeed([])
+  return Effect.map(cached(context.caches.lists, new Key(auth.credential, user.admin ? "admin" : "user"), context.counters), (list) =>
+    list.map(({ owner, server }): ServerAccess => ({
+      server: { ...server, ownerId: owner ? user.id : server.ownerId },
+      role: user.admin ? "admin" : owner ? "owner" : "subuser",
+      // The list does not carry a subuser's permissions: the server's own answer does (serverAccess).
+      permissions: user.admin || owner ? ["*"] : []
+    })))
+}
+
+/** Host-held grants (Pterodactyl): does `username` hold `permission` on `serverUuid`? */
+const granted = (rows: RealAccessContext["rows"], username: string, permission: string, serverUuid: string) =>
+  Option.match(rows, {
+    onNone: () => Effect.succeed(false),
+    onSome: (store) =>
+      grantsOn(serverUuid).pipe(
+        Effect.map((users) => (users[username] ?? []).includes(permission)),
+        Effect.provideService(CoreRows, store),
+        Effect.orElseSucceed(() => false)
+      )
+  })
+
+type ServerAccessOf = ReturnType<typeof serverAccess>
+
+/** Pelican: the panel's own permission list of a subuser carries the extension permission's name. */
+const panelGranted = (scopeOf: ServerAccessOf, auth: RequestAuth, accesses: ReadonlyArray<ServerAccess>, name: string, oneServer: boolean) =>
+  Effect.gen(function*() {
+    if (oneServer) return accesses.some((access) => panelPermits(access.permissions, name))
+    // The list carries no subuser permissions: each server is asked on its own.
+    for (const access of accesses) {
+      const full = yield* scopeOf(auth, access.server.uuid)
+      if (full !== undefined && panelPermits(full.permissions, name)) return true
+    }
+    return false
+  })
+
+const can = (context: RealAccessContext, scopeOf: ServerAccessOf, listOf: ReturnType<typeof serversOf>) =>
+(auth: RequestAuth, permission: string, serverUuid?: string, extensionId?: string): Effect.Effect<boolean, PanelUnavailable> =>
+  Effect.gen(function*() {
+    const user = auth.user
+    if (user === undefined) return false
+    if (user.admin) return true
+    const accesses = serverUuid === undefined
+      ? yield* listOf(auth)
+      : Option.toArray(Option.fromNullable(yield* scopeOf(auth, serverUuid)))
+    if (accesses.some((access) => access.role === "owner")) return true
+    if (context.flavor.panelGrants) {
+      if (extensionId === undefined) return false
+      return yield* panelGranted(scopeOf, auth, accesses, pelicanPermissionName(extensionId, permission), serverUuid !== undefined)
+    }
+    // A grant counts only while the panel still gives this user access to the server as a subuser.
+    if (serverUuid !== undefined) return accesses.length > 0 && (yield* granted(context.rows, user.username, permission, accesses[0]!.server.uuid))
+    for (const access of accesses) if (yield* granted(context.rows, user.username, permission, access.server.uuid)) return true
+    return false
+  })
+
+/** The panel's subuser list of a server, asked with the caller's credential (owners and admins may read it). */
+const subusers = (context: RealAccessContext, scopeOf: ServerAccessOf) => (auth: RequestAuth, serverId: string) =>
+  Effect.gen(function*() {
+    if (auth.user === undefined || auth.credential === undefined) return undefined
+    const server = yield* scopeOf(auth, serverId)
+    if (server === undefined) return undefined
+    const answer = yield* context.client.ask(`/api/client/servers/${encodeURIComponent(server.server.uuid)}/users`, auth.credential.headers)
+    if (answer.status !== 200) return undefined
+    return Option.getOrUndefined(Option.map(Schema.decodeUnknownOption(SubuserList)(answer.body), (list) =>
+      list.data.map(({ attributes: a }) => ({ username: a.username, email: a.email, uuid: a.uuid, permissions: a.permissions }))))
+  })
+
+export const makeRealAccess = (context: RealAccessContext): PanelAccess => {
+  const scopeOf = serverAccess(context)
+  const listOf = serversOf(context)
+  return {
+    hostGrants: !context.flavor.panelGrants,
+    subusers: subusers(context, scopeOf),
+    csrf: "panel",
+    origin: context.origin,
+    peek: () => undefined,
+    authenticate: authenticate(context),
+    serverAccess: scopeOf,
+    serversOf: listOf,
+    can: can(context, scopeOf, listOf)
+  }
+}
