@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, DateTime, Duration, Effect, Option, Ref } from "effect"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
-import { Faults } from "../config/Debug.js"
+import { Faults, type FaultsService } from "../config/Debug.js"
 import { leaseLapsed, leaseMillis, leaseRenewMillis, OperationLock } from "../domain/Lock.js"
 import { CoreKeys, type CoreKeyFamily, CoreRows, decodeCoreValue, member } from "./CoreRows.js"
 import { dialectOf } from "./Dialect.js"
@@ -106,162 +106,194 @@ export class LeaseLength extends Context.Reference<LeaseLength>()("host/store/Le
   defaultValue: () => ({ millis: leaseMillis })
 }) {}
 
+/**
+ * What every step of the lock service works on: the host/core rows, whether this database judges holders
+ * by leases, the length of the leases this process writes, and the R3 suite's lock log.
+ */
+interface LockRows {
+  readonly rows: CoreRows
+  readonly leases: boolean
+  readonly lease: number
+  // The R3 suite's lock log (docs/operations.md, "The debug variable"): a line when a lock is taken and
+  // just before it is given back, so concurrent processes can prove that no two held it at once.
+  readonly traceLock: FaultsService["lockTraced"]
+}
+
+type AcquireOptions = { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }
+
+const leaseFrom = ({ lease }: LockRows, now: number) => new Date(now + lease).toISOString()
+
+// Every lock is a host/core row (store/CoreRows.ts): the operation lock under `lock`, others (scheduled
+// tasks that must not overlap, the panel file) under their own name. Taking, renewing and releasing
+// compare the row's stored text, which is what two processes agree on.
+const readRow = ({ rows }: LockRows, name: string) => rows.getText(CoreKeys.namedLock(name))
+
+/** Inserts the lock row; its stored text when this process took it. */
+const insert = ({ rows }: LockRows, name: string, lock: OperationLock) => rows.insertNew(CoreKeys.namedLock(name), lock)
+
+/** Deletes the lock row only while it still holds exactly `json` (compare-and-delete). */
+const deleteIfUnchanged = ({ rows }: LockRows, json: string, name: string = CoreKeys.operationLock.key) =>
+  rows.remove(CoreKeys.namedLock(name), json)
+
+/**
+ * Replaces the lock row's value only while it still holds exactly `json` (compare-and-swap): the new
+ * stored text, or none when another process changed or took it meanwhile.
+ */
+const replaceIfUnchanged = ({ rows }: LockRows, name: string, json: string, next: OperationLock) =>
+  rows.replaceIfUnchanged(CoreKeys.namedLock(name), json, next)
+
+/**
+ * Renews the lease every 5 s while the scope lasts, keeping `current` (the row's JSON) up to date for
+ * the release. A renewal that finds the row changed means the lock was taken over: warned about once.
+ */
+const renewing = (store: LockRows, name: string, current: Ref.Ref<string>) =>
+  Effect.gen(function*() {
+    for (;;) {
+      yield* Effect.sleep(Duration.millis(leaseRenewMillis(store.lease)))
+      const json = yield* Ref.get(current)
+      const lock = Option.getOrThrow(decodeLock(json))
+      const renewed = yield* replaceIfUnchanged(store, name, json, { ...lock, lease_expires_at: leaseFrom(store, yield* Clock.currentTimeMillis) }).pipe(
+        Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not renew the lease of lock ${name}: ${error.message}`), Option.some(json)))
+      )
+      if (Option.isNone(renewed)) {
+        return yield* Effect.logWarning(`the lock ${name} (${lock.operation}) was taken over by another process; its lease is no longer renewed`)
+      }
+      yield* Ref.set(current, renewed.value)
+    }
+  })
+
+/** The row this process writes when it takes a lock at `now`, its lease starting then. */
+const newLock = (store: LockRows, options: AcquireOptions, now: number) =>
+  Effect.map(uuid, (id): OperationLock => ({
+    id,
+    holder: options.holder,
+    pid: process.pid,
+    hostname: thisHost,
+    ...startedField,
+    operation: options.operation,
+    acquired_at: new Date(now).toISOString(),
+    lease_expires_at: leaseFrom(store, now)
+  }))
+
+/** Takes over a dead holder's (or an unreadable) lock row: warns who it was and deletes exactly that row. */
+const stealDead = (store: LockRows, name: string, row: string, held: Option.Option<OperationLock>, now: number) =>
+  Effect.zipRight(
+    Effect.logWarning(
+      Option.match(held, {
+        onNone: () => "clearing an unreadable operation lock",
+        onSome: (dead) =>
+          store.leases && leaseLapsed(dead, now)
+            ? `taking over the lock of ${dead.operation} (pid ${dead.pid} on ${dead.hostname}; its lease lapsed at ${dead.lease_expires_at})`
+            : `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
+      })
+    ),
+    deleteIfUnchanged(store, row, name)
+  )
+
+/** Gives the lock back when its scope closes: the log line first, then the row if it is still ours. */
+const release = (store: LockRows, name: string, current: Ref.Ref<string>) =>
+  Effect.zipRight(store.traceLock("end", name), Effect.ignore(Effect.flatMap(Ref.get(current), (json) => deleteIfUnchanged(store, json, name))))
+
+/**
+ * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder, and renews its lease
+ * until the scope closes. A dead holder's lock is taken over (its interrupted operation is then
+ * recovered by the caller).
+ */
+const acquireNamed = Effect.fn("OperationLocks.acquire")(
+  function*(store: LockRows, name: string, options: AcquireOptions) {
+    const started = yield* Clock.currentTimeMillis
+    const deadline = started + Duration.toMillis(options.timeout)
+    for (;;) {
+      // Read before writing: while the holder runs a migration batch it also holds SQLite's write
+      // lock, and an INSERT would wait for that instead of reporting the holder at once.
+      const row = yield* readRow(store, name)
+      const now = yield* Clock.currentTimeMillis
+      if (Option.isNone(row)) {
+        const lock = yield* newLock(store, options, now)
+        const taken = yield* insert(store, name, lock)
+        if (Option.isSome(taken)) {
+          yield* store.traceLock("begin", name)
+          return [name, lock, yield* Ref.make(taken.value)] as const
+        }
+        continue
+      }
+      const held = decodeLock(row.value)
+      if (Option.isNone(held) || isDeadHolder(held.value, now, store.leases)) {
+        yield* stealDead(store, name, row.value, held, now)
+        continue
+      }
+      if (now >= deadline) {
+        return yield* new LockHeld({ lock: held.value, waitedSeconds: Math.round((now - started) / 1000) })
+      }
+      yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - now))))
+    }
+  },
+  (taking, store) => Effect.acquireRelease(taking, ([name, , current]) => release(store, name, current)),
+  (held, store) => Effect.tap(held, ([name, , current]) => Effect.forkScoped(renewing(store, name, current))),
+  Effect.map(([, lock]) => lock)
+)
+
+/** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
+const unlock = Effect.fn("OperationLocks.unlock")(function*(store: LockRows, lockId: string, force: boolean) {
+  const row = yield* readRow(store, CoreKeys.operationLock.key)
+  const held = Option.flatMap(row, decodeLock)
+  if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
+    return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
+  }
+  if (
+    !force && holderAlive(held.value, yield* Clock.currentTimeMillis, store.leases) &&
+    (held.value.hostname === thisHost || (store.leases && held.value.lease_expires_at !== undefined))
+  ) {
+    return yield* new LockHolderAlive({ lock: held.value })
+  }
+  yield* deleteIfUnchanged(store, row.value)
+  return held.value
+})
+
+/**
+ * Claims `name` of a family once for good (a row that stays): true for the one process that inserted
+ * it. The family's other claims are deleted then (the scheduler claims each minute once).
+ */
+const claimOnce = Effect.fn("OperationLocks.claimOnce")(
+  function*<I>({ rows }: LockRows, of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) {
+    const row = member(of, name)
+    const at = DateTime.formatIso(yield* DateTime.now)
+    const claimed = yield* rows.insertNew(row, {
+      id: yield* uuid,
+      holder,
+      pid: process.pid,
+      hostname: thisHost,
+      ...startedField,
+      operation: row.key,
+      acquired_at: at
+    })
+    if (Option.isSome(claimed)) yield* rows.removeFamily(of, { except: name })
+    return Option.isSome(claimed)
+  }
+)
+
+/** Whether the lock's holder is gone now, by this database's rules (leases on servers, pids everywhere). */
+const isDead = ({ leases }: LockRows, lock: OperationLock) => Effect.map(Clock.currentTimeMillis, (now) => isDeadHolder(lock, now, leases))
+
 export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* CoreRows
-    // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
-    // the whole of a long migration batch, so a renewal could not get through in time.
-    const leases = dialectOf(sql) !== "sqlite"
-    const { millis: lease } = yield* LeaseLength
-    const leaseFrom = (now: number) => new Date(now + lease).toISOString()
-
-    // Every lock is a host/core row (store/CoreRows.ts): the operation lock under `lock`, others (scheduled
-    // tasks that must not overlap, the panel file) under their own name. Taking, renewing and releasing
-    // compare the row's stored text, which is what two processes agree on.
-    const readRow = (name: string) => rows.getText(CoreKeys.namedLock(name))
-
-    const current = rows.get(CoreKeys.operationLock)
-
-    /** Inserts the lock row; its stored text when this process took it. */
-    const insert = (name: string, lock: OperationLock) => rows.insertNew(CoreKeys.namedLock(name), lock)
-
-    /** Deletes the lock row only while it still holds exactly `json` (compare-and-delete). */
-    const deleteIfUnchanged = (json: string, name: string = CoreKeys.operationLock.key) => rows.remove(CoreKeys.namedLock(name), json)
-
-    // The R3 suite's lock log (docs/operations.md, "The debug variable"): a line when a lock is taken and
-    // just before it is given back, so concurrent processes can prove that no two held it at once.
-    const { lockTraced: traceLock } = yield* Faults
-
-    /**
-     * Replaces the lock row's value only while it still holds exactly `json` (compare-and-swap): the new
-     * stored text, or none when another process changed or took it meanwhile.
-     */
-    const replaceIfUnchanged = (name: string, json: string, next: OperationLock) => rows.replaceIfUnchanged(CoreKeys.namedLock(name), json, next)
-
-    /**
-     * Renews the lease every 5 s while the scope lasts, keeping `current` (the row's JSON) up to date for
-     * the release. A renewal that finds the row changed means the lock was taken over: warned about once.
-     */
-    const renewing = (name: string, current: Ref.Ref<string>) =>
-      Effect.gen(function*() {
-        for (;;) {
-          yield* Effect.sleep(Duration.millis(leaseRenewMillis(lease)))
-          const json = yield* Ref.get(current)
-          const lock = Option.getOrThrow(decodeLock(json))
-          const renewed = yield* replaceIfUnchanged(name, json, { ...lock, lease_expires_at: leaseFrom(yield* Clock.currentTimeMillis) }).pipe(
-            Effect.catchAll((error) => Effect.as(Effect.logWarning(`could not renew the lease of lock ${name}: ${error.message}`), Option.some(json)))
-          )
-          if (Option.isNone(renewed)) {
-            return yield* Effect.logWarning(`the lock ${name} (${lock.operation}) was taken over by another process; its lease is no longer renewed`)
-          }
-          yield* Ref.set(current, renewed.value)
-        }
-      })
-
-    /**
-     * Takes the lock `name` for the scope, waiting up to `timeout` for a live holder, and renews its lease
-     * until the scope closes. A dead holder's lock is taken over (its interrupted operation is then
-     * recovered by the caller).
-     */
-    const acquireNamed = Effect.fn("OperationLocks.acquire")(
-      function*(
-        name: string,
-        options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }
-      ) {
-        const started = yield* Clock.currentTimeMillis
-        const deadline = started + Duration.toMillis(options.timeout)
-        for (;;) {
-          // Read before writing: while the holder runs a migration batch it also holds SQLite's write
-          // lock, and an INSERT would wait for that instead of reporting the holder at once.
-          const row = yield* readRow(name)
-          const now = yield* Clock.currentTimeMillis
-          if (Option.isNone(row)) {
-            const lock: OperationLock = {
-              id: yield* uuid,
-              holder: options.holder,
-              pid: process.pid,
-              hostname: thisHost,
-              ...startedField,
-              operation: options.operation,
-              acquired_at: new Date(now).toISOString(),
-              lease_expires_at: leaseFrom(now)
-            }
-            const taken = yield* insert(name, lock)
-            if (Option.isSome(taken)) {
-              yield* traceLock("begin", name)
-              return [name, lock, yield* Ref.make(taken.value)] as const
-            }
-            continue
-          }
-          const held = decodeLock(row.value)
-          if (Option.isNone(held) || isDeadHolder(held.value, now, leases)) {
-            yield* Effect.logWarning(
-              Option.match(held, {
-                onNone: () => "clearing an unreadable operation lock",
-                onSome: (dead) =>
-                  leases && leaseLapsed(dead, now)
-                    ? `taking over the lock of ${dead.operation} (pid ${dead.pid} on ${dead.hostname}; its lease lapsed at ${dead.lease_expires_at})`
-                    : `taking over the lock of ${dead.operation} (pid ${dead.pid} is gone)`
-              })
-            )
-            yield* deleteIfUnchanged(row.value, name)
-            continue
-          }
-          if (now >= deadline) {
-            return yield* new LockHeld({ lock: held.value, waitedSeconds: Math.round((now - started) / 1000) })
-          }
-          yield* Effect.sleep(Duration.millis(Math.min(200, Math.max(10, deadline - now))))
-        }
-      },
-      Effect.acquireRelease(([name, , current]) =>
-        Effect.zipRight(traceLock("end", name), Effect.ignore(Effect.flatMap(Ref.get(current), (json) => deleteIfUnchanged(json, name))))
-      ),
-      Effect.tap(([name, , current]) => Effect.forkScoped(renewing(name, current))),
-      Effect.map(([, lock]) => lock)
-    )
-
-    /** Takes the operation lock for the scope (see acquireNamed). */
-    const acquire = (options: { readonly operation: string; readonly holder: string; readonly timeout: Duration.DurationInput }) =>
-      acquireNamed(CoreKeys.operationLock.key, options)
-
-    /** `host unlock <lock-id>`: clears the lock if it has that id and its holder is gone (or with force). */
-    const unlock = Effect.fn("OperationLocks.unlock")(function*(lockId: string, force: boolean) {
-      const row = yield* readRow(CoreKeys.operationLock.key)
-      const held = Option.flatMap(row, decodeLock)
-      if (Option.isNone(row) || Option.isNone(held) || held.value.id !== lockId) {
-        return yield* new LockNotFound({ lockId, current: Option.getOrNull(held) })
-      }
-      if (!force && holderAlive(held.value, yield* Clock.currentTimeMillis, leases) && (held.value.hostname === thisHost || (leases && held.value.lease_expires_at !== undefined))) {
-        return yield* new LockHolderAlive({ lock: held.value })
-      }
-      yield* deleteIfUnchanged(row.value)
-      return held.value
-    })
-
-    /**
-     * Claims `name` of a family once for good (a row that stays): true for the one process that inserted
-     * it. The family's other claims are deleted then (the scheduler claims each minute once).
-     */
-    const claimOnce = Effect.fn("OperationLocks.claimOnce")(function*<I>(of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) {
-      const row = member(of, name)
-      const at = DateTime.formatIso(yield* DateTime.now)
-      const claimed = yield* rows.insertNew(row, {
-        id: yield* uuid,
-        holder,
-        pid: process.pid,
-        hostname: thisHost,
-        ...startedField,
-        operation: row.key,
-        acquired_at: at
-      })
-      if (Option.isSome(claimed)) yield* rows.removeFamily(of, { except: name })
-      return Option.isSome(claimed)
-    })
-
-    /** Whether the lock's holder is gone now, by this database's rules (leases on servers, pids everywhere). */
-    const isDead = (lock: OperationLock) => Effect.map(Clock.currentTimeMillis, (now) => isDeadHolder(lock, now, leases))
-
-    return { current, acquire, acquireNamed, claimOnce, isDead, unlock } as const
+    const store: LockRows = {
+      rows: yield* CoreRows,
+      // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
+      // the whole of a long migration batch, so a renewal could not get through in time.
+      leases: dialectOf(sql) !== "sqlite",
+      lease: (yield* LeaseLength).millis,
+      traceLock: (yield* Faults).lockTraced
+    }
+    return {
+      current: store.rows.get(CoreKeys.operationLock),
+      /** Takes the operation lock for the scope (see acquireNamed). */
+      acquire: (options: AcquireOptions) => acquireNamed(store, CoreKeys.operationLock.key, options),
+      acquireNamed: (name: string, options: AcquireOptions) => acquireNamed(store, name, options),
+      claimOnce: <I>(of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) => claimOnce(store, of, name, holder),
+      isDead: (lock: OperationLock) => isDead(store, lock),
+      unlock: (lockId: string, force: boolean) => unlock(store, lockId, force)
+    } as const
   })
 }) {}
