@@ -1,16 +1,15 @@
-import { useRef, useState } from "react"
+import { useState } from "react"
 import { Link, useSearchParams } from "react-router-dom"
 import { describeResult, useOperations } from "../actions.js"
-import { bootstrap, type ExtensionHealth, type ExtensionRow, get, type OperationResult, post, type Preview, upload } from "../api.js"
+import { bootstrap, type ExtensionHealth, type ExtensionRow, get, type OperationResult, post } from "../api.js"
+import { Install } from "./Install.js"
 import {
   Badge,
   Button,
-  CapabilityList,
   Dialog,
   Empty,
   ErrorNotice,
   HealthBadge,
-  Icon,
   Notice,
   relativeTime,
   Section,
@@ -22,7 +21,7 @@ import {
 } from "../ui.js"
 
 // The Extensions screen (docs/admin.md): every installed extension with its state and actions, and
-// Install: pick or drop a .host (and its detached signature), see what it is and brings, then confirm.
+// Install (a module of its own): pick or drop a .host (and its detached signature), see what it is and brings, then confirm.
 
 interface HealthReport {
   readonly extensions: ReadonlyArray<ExtensionHealth>
@@ -41,208 +40,6 @@ const quarantineHelp = (reason: string) =>
     : /requires/i.test(reason)
     ? "Update the extension to a version whose requires this panel meets, or disable it."
     : "Fix what the reason names (host status shows the details), update or reinstall it, or disable it. The rest of the panel keeps running."
-
-const Install = ({ onInstalled }: { readonly onInstalled: (message: string) => void }) => {
-  const uploads = bootstrap().admin.uploads
-  const [archive, setArchive] = useState<File | undefined>(undefined)
-  const [signature, setSignature] = useState<File | undefined>(undefined)
-  const [dragging, setDragging] = useState(false)
-  const [progress, setProgress] = useState<number | undefined>(undefined)
-  const [preview, setPreview] = useState<Preview | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
-  const [signatureError, setSignatureError] = useState<unknown>(undefined)
-  const [confirming, setConfirming] = useState(false)
-  const [force, setForce] = useState(false)
-  const archiveInput = useRef<HTMLInputElement>(null)
-
-  // The signature is passed in, not read from state: a drop sets both in one go, before a re-render.
-  const form = (file: File, sig: File | undefined) => {
-    const data = new FormData()
-    data.append("archive", file, file.name)
-    if (sig !== undefined) data.append("signature", sig, sig.name)
-    return data
-  }
-
-  const inspect = async (file: File, sig: File | undefined) => {
-    setArchive(file)
-    setPreview(undefined)
-    setError(undefined)
-    setForce(false)
-    setProgress(0)
-    try {
-      setPreview(await upload<Preview>("/extensions/preview", form(file, sig), setProgress))
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setProgress(undefined)
-    }
-  }
-
-  /** A new signature re-runs the preview of the chosen archive, whose verdict it changes. */
-  const chooseSignature = (sig: File | undefined) => {
-    setSignatureError(undefined)
-    setSignature(sig)
-    if (archive !== undefined) void inspect(archive, sig)
-  }
-
-  /** Files dropped or chosen as the archive: the `.host` to the archive, the `.sig` to the signature. */
-  const take = (files: FileList | null) => {
-    const list = [...(files ?? [])]
-    const host = list.find((file) => file.name.endsWith(".host"))
-    const sig = list.find((file) => file.name.endsWith(".sig"))
-    const other = list.find((file) => file !== host && file !== sig)
-    if (host !== undefined) {
-      if (sig !== undefined) setSignatureError(undefined)
-      setSignature(sig ?? signature)
-      void inspect(host, sig ?? signature)
-    } else if (sig !== undefined) chooseSignature(sig)
-    if (other !== undefined) setError(new Error(`${other.name} is neither a .host archive nor a .sig signature; it was left out`))
-  }
-
-  /** The signature input takes only a detached signature: a `.host` there is refused, never sent as one. */
-  const takeSignature = (input: HTMLInputElement) => {
-    const file = input.files?.[0]
-    input.value = ""
-    if (file === undefined) return
-    if (!file.name.endsWith(".sig")) {
-      setSignatureError(new Error(
-        `${file.name} is not a detached signature (a .sig file)${file.name.endsWith(".host") ? ": choose the archive with “Choose archive…” and its .sig here" : ""}`
-      ))
-      return
-    }
-    setSignatureError(undefined)
-    chooseSignature(file)
-  }
-
-  const confirm = async () => {
-    if (archive === undefined || preview === undefined) return
-    setConfirming(true)
-    setError(undefined)
-    setProgress(0)
-    try {
-      const result = await upload<OperationResult>(`/extensions${force ? "?force=1" : ""}`, form(archive, signature), setProgress)
-      setPreview(undefined)
-      setArchive(undefined)
-      setSignature(undefined)
-      onInstalled(describeResult(result))
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setConfirming(false)
-      setProgress(undefined)
-    }
-  }
-
-  const versionOnly = preview !== undefined && preview.refusal !== null && preview.refusal.check === "version" &&
-    preview.checks.filter((check) => !check.ok).length === 1
-
-  return (
-    <Section id="install-title" title="Install an extension">
-      <div
-        className={`ha-drop ${dragging ? "ha-drop--active" : ""}`}
-        data-testid="dropzone"
-        onDragLeave={() => setDragging(false)}
-        onDragOver={(event) => {
-          event.preventDefault()
-          setDragging(true)
-        }}
-        onDrop={(event) => {
-          event.preventDefault()
-          setDragging(false)
-          take(event.dataTransfer.files)
-        }}
-      >
-        <Icon className="ha-drop__icon" name="archive" />
-        <p>
-          Drop a <code>.host</code> archive here (with its <code>.sig</code> if it has a detached signature), or
-        </p>
-        <div className="ha-actions">
-          <Button onClick={() => archiveInput.current?.click()} testId="choose-archive">{archive === undefined ? "Choose archive…" : `Archive: ${archive.name}`}</Button>
-          <label className="host-button ha-button ha-file" data-testid="signature-button">
-            {signature === undefined ? "Add signature (.sig)…" : `Signature: ${signature.name}`}
-            <input accept=".sig" aria-label="Detached signature (.sig)" data-testid="signature-input" onChange={(event) => takeSignature(event.currentTarget)} type="file" />
-          </label>
-          {signature === undefined ? null : <Button onClick={() => chooseSignature(undefined)} testId="remove-signature">Remove signature</Button>}
-        </div>
-        {uploads === "signed" ? (
-          <p className="ha-muted ha-small" data-testid="upload-policy-note">
-            This panel accepts only archives signed by a trusted key (<code>admin_uploads: signed</code>).
-          </p>
-        ) : null}
-        <input
-          accept=".host,application/gzip,application/x-tar"
-          aria-label="Extension archive (.host)"
-          className="ha-visually-hidden"
-          data-testid="archive-input"
-          onChange={(event) => take(event.target.files)}
-          ref={archiveInput}
-          type="file"
-        />
-      </div>
-      {progress === undefined ? null : (
-        <div className="ha-progress" aria-label="Upload progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(progress * 100)}>
-          <span style={{ width: `${Math.round(progress * 100)}%` }} />
-          <em>{confirming ? "Installing" : "Uploading"} {archive?.name} · {Math.round(progress * 100)}%</em>
-        </div>
-      )}
-      <ErrorNotice error={signatureError} title="That file was not taken as the signature" />
-      <ErrorNotice error={error} title={confirming ? "Install refused" : "The archive cannot be installed"} />
-      {preview === undefined ? null : (
-        <div className="ha-preview" data-testid="preview">
-          <div className="ha-preview__head">
-            <div>
-              <h3>{preview.name ?? preview.archive} <span className="ha-muted">{preview.version}</span></h3>
-              <p className="ha-muted"><code>{preview.id ?? "(no id)"}</code> · {preview.archive} · {(preview.bytes / 1024).toFixed(1)} KiB</p>
-              {preview.description === null ? null : <p>{preview.description}</p>}
-            </div>
-            <div className="ha-badges">
-              <SignatureBadge status={preview.signature.status} />
-              <Badge tone={preview.action === "install" ? "primary" : preview.action === "update" ? "info" : "warning"}>
-                {preview.action}{preview.installed === null ? "" : ` (installed ${preview.installed.version})`}
-              </Badge>
-            </div>
-          </div>
-          <p className="ha-small" data-testid="upload-policy">
-            Upload policy: <code>admin_uploads: {preview.upload_policy.setting}</code>
-            {preview.upload_policy.from === "admin_uploads" ? "" : preview.upload_policy.from === "require_signatures" ? " (unset; follows require_signatures)" : " (unset; the default)"}
-            {" — "}{preview.upload_policy.ok ? "accepts this archive" : "refuses this archive"}
-          </p>
-          {preview.refusal === null ? null : (
-            <Notice title={`Refused by the ${preview.refusal.check} check`} tone="error">
-              <p data-testid="refusal">{preview.refusal.detail}</p>
-            </Notice>
-          )}
-          <ul className="ha-checks">
-            {preview.checks.map((check) => (
-              <li className={check.ok ? "ha-checks__ok" : "ha-checks__fail"} key={check.check}>
-                <span aria-hidden="true">{check.ok ? "✓" : "✕"}</span>
-                <strong>{check.check}</strong> <span>{check.detail}</span>
-              </li>
-            ))}
-          </ul>
-          {preview.capabilities === null ? null : (
-            <>
-              <p className="ha-label">It brings</p>
-              <CapabilityList capabilities={preview.capabilities} />
-            </>
-          )}
-          {versionOnly ? (
-            <label className="ha-check">
-              <input checked={force} onChange={(event) => setForce(event.target.checked)} type="checkbox" />
-              <span>Install over the installed version anyway (<code>--force</code>)</span>
-            </label>
-          ) : null}
-          <div className="ha-actions ha-actions--end">
-            <Button onClick={() => { setPreview(undefined); setArchive(undefined) }}>Cancel</Button>
-            <Button disabled={confirming || !(preview.installable || (versionOnly && force))} kind="primary" onClick={() => void confirm()} testId="confirm-install">
-              {preview.action === "install" ? "Install" : preview.action === "update" ? "Update" : "Install anyway"} {preview.name ?? ""}
-            </Button>
-          </div>
-        </div>
-      )}
-    </Section>
-  )
-}
 
 export const ExtensionsPage = () => {
   const list = useLoad((signal) => get<ReadonlyArray<ExtensionRow>>("/extensions/overview", signal), [])
