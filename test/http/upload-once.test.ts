@@ -9,6 +9,7 @@ import { keyringFromConfig } from "../../src/archive/Signing.js"
 import { frameworkVersion, HostConfig, layer as hostConfigLayer } from "../../src/config/HostConfig.js"
 import { judgeUpload } from "../../src/http/UploadJudge.js"
 import { SourceSpec, stageSource } from "../../src/lifecycle/Source.js"
+import * as Registry from "../../src/registry/Registry.js"
 import { uploadPolicyOf } from "../../src/usecases/UploadPolicy.js"
 import { fixture, tempDirsPerTest } from "../support/cli.js"
 
@@ -20,7 +21,8 @@ const temp = tempDirsPerTest()
 
 const services = (root: string) => {
   const base = Layer.provideMerge(hostConfigLayer({ root, env: {} }), NodeContext.layer)
-  return Layer.provideMerge(ArtifactStore.layer, base)
+  // The real services a staging needs; no upload source reaches the registry.
+  return Layer.provideMerge(Layer.merge(ArtifactStore.layer, Registry.layerNode()), base)
 }
 
 /** An upload folder (in the root's storage) holding hello-world as `hello.host`, and what the judge is given for it. */
@@ -44,7 +46,7 @@ const setUp = (options: { readonly requireSignatures?: boolean } = {}) =>
     return { file, input, packed, staging: paths.staging }
   })
 
-const run = <A, E>(body: Effect.Effect<A, E, HostConfig | ArtifactStore.ArtifactStore | NodeContext.NodeContext>) => {
+const run = <A, E>(body: Effect.Effect<A, E, HostConfig | ArtifactStore.ArtifactStore | Registry.Registry | NodeContext.NodeContext>) => {
   const root = temp("host-root-")
   return Effect.provide(body, services(root))
 }
