@@ -516,6 +516,14 @@ const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => 
   }
 }
 
+// Inflating and hashing an archive is the costly part of an install, so a request should do it once
+// (docs/decisions.md "An uploaded archive is inspected and unpacked once"); this per-thread count lets a
+// test see how many times it happened.
+let inspections = 0
+
+/** How many archives this thread has inspected since it started (a diagnostic, never a decision). */
+export const inspectionCount = (): number => inspections
+
 /**
  * Reads an archive (tar.gz or plain tar) in memory and checks everything: size, compression ratio,
  * every entry's path and type, duplicates, limits, checksums.json against every file, the manifest
@@ -524,6 +532,7 @@ const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => 
  * can list them. Writes nothing.
  */
 export const inspectArchive = Effect.fn("Archive.inspect")(function*(bytes: Uint8Array, options: InspectOptions) {
+  inspections += 1
   const { limits, source } = options
   const refuse = (refusal: Refusal) =>
     new ArchiveRefused({

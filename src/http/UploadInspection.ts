@@ -14,7 +14,8 @@ import { judgeUpload, type UploadInspection, type UploadVerdict } from "./Upload
 // never stalls the server's event loop (docs/operations.md "Uploads and leftovers").
 // A refusal found there is the answer; an archive that passes is installed as any other, its manifest
 // now known to be within the limits. The worker also sends back what it read (usecases/UploadFacts.ts),
-// so a preview does not read the archive a second time.
+// so a preview does not read the archive a second time, and for an install it unpacks the archive it
+// judged, so staging does not inspect it a second time (lifecycle/Source.ts `StagedUpload`).
 
 export type { UploadInspection, UploadVerdict }
 
@@ -23,8 +24,11 @@ const workerTimeoutMillis = 120_000
 
 const workerFile = (frameworkRoot: string) => join(frameworkRoot, "dist", "upload-worker.cjs")
 
-/** Inspects `file` (named `source`) in a worker thread (or, without the built worker, here). */
-export const inspectUpload = (file: string, source: string) =>
+/**
+ * Inspects `file` (named `source`) in a worker thread (or, without the built worker, here); when it
+ * passes and `unpackTo` is given, the judge also unpacks it there for the install to stage.
+ */
+export const inspectUpload = (file: string, source: string, unpackTo?: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const { config } = yield* HostConfig
@@ -36,7 +40,8 @@ export const inspectUpload = (file: string, source: string) =>
       limits: limitsFromConfig(config),
       keyring: keyringFromConfig(config),
       requireSignatures: config.require_signatures,
-      uploadPolicy: uploadPolicyOf(config)
+      uploadPolicy: uploadPolicyOf(config),
+      unpackTo
     }
     if (!(yield* fs.exists(script).pipe(Effect.orElseSucceed(() => false)))) return yield* judgeUpload(input)
     return yield* Effect.async<UploadInspection>((resume) => {
@@ -49,7 +54,11 @@ export const inspectUpload = (file: string, source: string) =>
         void worker.terminate()
         resume(Effect.succeed(result))
       }
-      const failed = (tag: string, message: string): UploadInspection => ({ verdict: { ok: false, stage: "worker", tag, message }, facts: undefined })
+      const failed = (tag: string, message: string): UploadInspection => ({
+        verdict: { ok: false, stage: "worker", tag, message },
+        facts: undefined,
+        unpacked: undefined
+      })
       const timer = setTimeout(
         () => settle(failed("InspectionTimeout", `${source} could not be inspected within ${workerTimeoutMillis / 1000} s`)),
         workerTimeoutMillis

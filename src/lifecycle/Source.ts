@@ -1,9 +1,11 @@
-import { Path } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Option } from "effect"
 import { limitsFromConfig, packTree, readArchiveFile, readDetachedSignature, verifyAndUnpack } from "../archive/Archive.js"
+import { ArchiveIOError, ArchiveRefused } from "../archive/ArchiveErrors.js"
 import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { validateDirectory } from "../archive/ExtensionDirectory.js"
 import { keyringFromConfig } from "../archive/Signing.js"
+import { sha256Hex } from "../archive/Tree.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { ManifestInvalid } from "../domain/Errors.js"
 import type { ExtensionSource, SignatureRecord } from "../domain/Installed.js"
@@ -27,6 +29,19 @@ export type SourceSpec = Data.TaggedEnum<{
   Archive: { readonly path: string }
   /** An archive uploaded through the admin API: read from `path`, recorded under its upload `name`. */
   Upload: { readonly path: string; readonly name: string }
+  /**
+   * An uploaded archive the upload worker has already inspected, trusted and unpacked into `directory`
+   * (docs/decisions.md "An uploaded archive is inspected and unpacked once"): staging moves that tree
+   * instead of reading the archive at `path` again, and records the worker's digest and signature.
+   */
+  StagedUpload: {
+    readonly path: string
+    readonly name: string
+    readonly directory: string
+    readonly sha256: string
+    readonly signature: SignatureRecord
+    readonly detachedSignature: string | undefined
+  }
   /** `range`: an exact version or a range; undefined means the registry's latest_version. */
   Registry: { readonly id: string; readonly range: string | undefined }
   /**
@@ -50,6 +65,7 @@ export const describeSource = (spec: SourceSpec): string =>
   SourceSpec.$match(spec, {
     Registry: formatReference,
     Upload: ({ name }) => name,
+    StagedUpload: ({ name }) => name,
     Artifact: ({ expected, origin }) => (expected === undefined ? origin.ref : `${expected.id}@${expected.version}`),
     Directory: ({ path }) => path,
     Archive: ({ path }) => path,
@@ -87,6 +103,7 @@ export interface StagedExtension {
 /** Verifies the source and unpacks it as `<staging>/<name>`; the manifest is decoded and checked there. */
 export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec, name: string, frameworkVersion: string) {
   if (spec._tag === "DevLink") return yield* stageLink(spec.path, frameworkVersion)
+  if (spec._tag === "StagedUpload") return yield* stageUnpacked(spec, name, frameworkVersion)
   const path = yield* Path.Path
   const { config, paths } = yield* HostConfig
   const limits = limitsFromConfig(config)
@@ -104,6 +121,7 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     Upload: ({ name, path: file }) => readLocalArchive(path.resolve(file), name, { type: "upload", ref: name }),
     Registry: (reference) => downloadFromRegistry(reference),
     Artifact: (artifact) => readStoredArtifact(artifact),
+    StagedUpload: () => Effect.dieMessage("uploads the worker unpacked are staged by stageUnpacked"),
     DevLink: () => Effect.dieMessage("dev-link folders are staged by stageLink")
   })
   const { inspection, staged } = yield* verifyAndUnpack(bytes, {
@@ -137,6 +155,58 @@ export const stageSource = Effect.fn("Source.stage")(function*(spec: SourceSpec,
     layout: validation.layout,
     source: { ...origin, sha256: digest },
     signature: { status: inspection.status, key: inspection.signature.key },
+    artifactAdded
+  } satisfies StagedExtension
+})
+
+/**
+ * An upload the worker inspected and unpacked: its tree is moved to `<staging>/<name>` (where the
+ * operation's journal looks for it) and validated as every staged tree is. The archive's bytes are read
+ * once more only to keep them in the artifact store, and they must still hash to the digest the worker
+ * judged: bytes that changed since are refused, so what is recorded is what was inspected.
+ */
+const stageUnpacked = Effect.fn("Source.stageUnpacked")(function*(
+  spec: Extract<SourceSpec, { _tag: "StagedUpload" }>,
+  name: string,
+  frameworkVersion: string
+) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const { config, paths } = yield* HostConfig
+  const bytes = yield* readArchiveFile(spec.path, limitsFromConfig(config))
+  if (sha256Hex(bytes) !== spec.sha256) {
+    return yield* new ArchiveRefused({
+      source: spec.name,
+      reason: "checksum-mismatch",
+      detail: `the uploaded file changed after it was inspected (its sha256 is no longer ${spec.sha256})`
+    })
+  }
+  const staging = path.resolve(paths.staging)
+  const staged = path.join(staging, name)
+  if (yield* fs.exists(staged).pipe(Effect.orElseSucceed(() => false))) {
+    return yield* new ArchiveIOError({ operation: "create", path: staged, detail: "it already exists" })
+  }
+  yield* fs.makeDirectory(staging, { recursive: true }).pipe(
+    Effect.mapError((error) => new ArchiveIOError({ operation: "create", path: staging, detail: error.message }))
+  )
+  // Uploads and staging both live under storage/, so this is a rename; on another file system it is a copy.
+  yield* fs.rename(spec.directory, staged).pipe(
+    Effect.orElse(() => fs.copy(spec.directory, staged)),
+    Effect.mapError((error) => new ArchiveIOError({ operation: "rename", path: spec.directory, detail: error.message }))
+  )
+  const validation = yield* validateDirectory(staged, frameworkVersion)
+  if (validation.manifest === undefined || validation.layout === undefined) {
+    return yield* new ManifestInvalid({ source: spec.name, problems: validation.errors })
+  }
+  const store = yield* ArtifactStore
+  const artifactAdded = !(yield* store.has(spec.sha256))
+  yield* store.put(bytes, { detachedSignature: spec.detachedSignature })
+  return {
+    directory: staged,
+    manifest: validation.manifest,
+    layout: validation.layout,
+    source: { type: "upload", ref: spec.name, sha256: spec.sha256 },
+    signature: spec.signature,
     artifactAdded
   } satisfies StagedExtension
 })

@@ -19,8 +19,11 @@ export const swapRuntime = Effect.flatMap(LiveRuntime, (runtime) => runtime.refr
 
 const thenSwap = <A, E, R>(change: Effect.Effect<A, E, R>) => Effect.tap(change, () => swapRuntime)
 
-/** An uploaded archive, already received into its own folder. */
-export type UploadSource = SourceSpec & { readonly _tag: "Upload" }
+/**
+ * An uploaded archive, already received into its own folder: as a file the lifecycle reads, or as the
+ * tree the upload worker unpacked from it after judging it (staged without inspecting it again).
+ */
+export type UploadSource = Extract<SourceSpec, { readonly _tag: "Upload" | "StagedUpload" }>
 
 export interface InstallFlags {
   readonly force: boolean

@@ -20,7 +20,8 @@ import { queryParams } from "./Decode.js"
 import { uuid } from "../../system/Ids.js"
 
 // Uploaded `.host` archives (docs/http.md, docs/operations.md "Web installs"): received into a folder of
-// their own, inspected once in a worker thread, then installed, used for an update, or previewed.
+// their own, inspected (and, for an install or update, unpacked) once in a worker thread, then installed
+// from that unpacked tree, used for an update, or previewed.
 
 /** The inspection's refusals, which the lifecycle reports as SourceRejected (anything else it meets on its own). */
 const refusedByInspection: ReadonlySet<string> = new Set(["ArchiveRefused", "SignatureRefused", "KeyInvalid", "ManifestInvalid", "ChecksumMismatch"])
@@ -161,7 +162,10 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
     )
     const upload = yield* receiveUpload(folder)
     yield* checkCsrf(upload.formToken)
-    const { facts, verdict } = yield* inspectUpload(upload.target, upload.name)
+    // An install or update has the judge unpack what passes inside the upload folder (removed with it
+    // when the request ends, unless staging moved it); a preview installs nothing, so nothing is unpacked.
+    const unpackTo = options.preview === true ? undefined : path.join(folder, "unpacked")
+    const { facts, unpacked, verdict } = yield* inspectUpload(upload.target, upload.name, unpackTo)
     const refused = !verdict.ok && refusedByInspection.has(verdict.tag) ? refusal(verdict, upload) : undefined
     if (refused !== undefined) return yield* refused
     // `admin_uploads: signed` refuses what is not signed by a trusted key; a preview shows it as its check.
@@ -171,7 +175,19 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
     if (!verdict.ok && (verdict.tag === "InspectionTimeout" || verdict.tag === "InspectionFailed")) {
       return yield* new HttpFailure({ status: 422, code: "SourceRejected", detail: `${verdict.message}; nothing was changed` })
     }
-    return yield* use(SourceSpec.Upload({ path: upload.target, name: upload.name }) as UploadSource, facts)
+    // What the worker unpacked is staged as it is; anything else (a verdict the lifecycle words itself)
+    // has the lifecycle read the archive and meet the problem on its own.
+    const source: UploadSource = verdict.ok && unpacked !== undefined && facts !== undefined
+      ? SourceSpec.StagedUpload({
+        path: upload.target,
+        name: upload.name,
+        directory: unpacked.directory,
+        sha256: facts.sha256,
+        signature: { status: facts.status, key: facts.signature.key },
+        detachedSignature: unpacked.detachedSignature
+      })
+      : SourceSpec.Upload({ path: upload.target, name: upload.name })
+    return yield* use(source, facts)
   }).pipe(Effect.scoped)
 
 /** 403 naming the setting, for every upload endpoint while `admin_uploads` is `off`. */
