@@ -171,7 +171,10 @@ const removeOrphans = (root: ReplicaRoot, installed: ReadonlyArray<InstalledExte
  */
 const lockedHere = ({ locks, thisHost }: ReplicaRoot) =>
   locks.current.pipe(
-    Effect.map(Option.exists((lock) => lock.hostname === thisHost && !locks.isDead(lock))),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.succeed(false),
+      onSome: (lock) => lock.hostname === thisHost ? Effect.map(locks.isDead(lock), (dead) => !dead) : Effect.succeed(false)
+    })),
     Effect.orElseSucceed(() => false)
   )
 
