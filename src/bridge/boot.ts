@@ -1,6 +1,7 @@
 // /host/boot.js (docs/frontend.md "/host/boot.js"): the one script a real panel's include loads. It must
-// stay tiny (a size test holds it under 3 KB gzip) and import nothing. It asks Host for the caller's
-// bootstrap, and only when there is a signed-in user loads the rest: Host's React when the page has none
+// stay tiny (a size test holds it under 3 KB gzip) and import nothing. It takes the caller's bootstrap —
+// inlined by the server ahead of this script when it could tell the page's signed-in user, else asked
+// of Host — and only when there is a signed-in user loads the rest: Host's React when the page has none
 // (Pterodactyl bundles React privately), the utility sheet and extension styles, the bridge, then the
 // extension bundles. Scripts are inserted together with `async = false`, so the browser fetches them in
 // parallel and runs them in the order inserted (no serial waterfall). On the panel's admin pages it loads
@@ -9,18 +10,40 @@
 // The bootstrap's shape is the server's contract (http/contracts): a type-only import, erased from the build.
 import type { BootstrapBody } from "../http/contracts/Client.js"
 
+type Bootstrap = typeof BootstrapBody.Encoded["data"]
+
 type HostWindow = Window & {
   __HOST__?: { sdk?: unknown }
   __HOST_BOOT__?: boolean
+  /** What the server put ahead of this script (http/BootScript.ts): the bootstrap, for the pages of `server`. */
+  __HOST_BOOTSTRAP__?: { readonly server: string | null; readonly data: Bootstrap }
   React?: unknown
   ReactDOM?: unknown
   PterodactylUser?: unknown
   SiteConfiguration?: unknown
 }
 
+/** The raw server segment of a server-area path: the one part of the bootstrap a path decides. */
+const serverOf = (path: string) => /^\/server\/([^/]+)/.exec(path)?.[1] ?? null
+
+/** The bootstrap from Host: null signed out (401, or the panel's 2FA checkpoint not passed). */
+const ask = async (base: string, path: string): Promise<Bootstrap | null> => {
+  const response = await fetch(`${base}api/client/host/bootstrap?path=${encodeURIComponent(path)}`, {
+    credentials: "same-origin",
+    headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
+  })
+  if (!response.ok) {
+    if (response.status !== 401) console.warn(`[host] /api/client/host/bootstrap answered ${response.status}; extensions are off on this page`)
+    return null
+  }
+  return ((await response.json()) as typeof BootstrapBody.Encoded).data
+}
+
 const run = async () => {
   const global = window as HostWindow
   const path = location.pathname
+  const inline = global.__HOST_BOOTSTRAP__
+  delete global.__HOST_BOOTSTRAP__
   if (path === "/admin" || path.startsWith("/admin/")) return
   if (global.__HOST_BOOT__ === true || global.__HOST__?.sdk !== undefined) return
   global.__HOST_BOOT__ = true
@@ -31,9 +54,11 @@ const run = async () => {
   const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
   const base = own.replace(/host\/boot\.js(\?.*)?$/, "")
   const vendor = global.React === undefined || global.ReactDOM === undefined ? ["host/vendor.js"] : []
+  // An inlined bootstrap counts only when it was built for this page's server (or for none, off the server pages).
+  const given = inline !== undefined && inline.server === serverOf(path) ? inline.data : undefined
   // Pterodactyl writes window.PterodactylUser only for a signed-in user: then the files every signed-in
   // page needs are fetched while the bootstrap is asked, instead of after it (one serial round trip less).
-  if (global.PterodactylUser !== undefined) {
+  if (given === undefined && global.PterodactylUser !== undefined) {
     for (const file of [...vendor, "host/bridge.js"]) {
       const link = document.createElement("link")
       link.rel = "preload"
@@ -42,16 +67,9 @@ const run = async () => {
       document.head.appendChild(link)
     }
   }
-  const response = await fetch(`${base}api/client/host/bootstrap?path=${encodeURIComponent(path)}`, {
-    credentials: "same-origin",
-    headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" }
-  })
-  // Signed out (401), or a 2FA checkpoint the panel has not passed yet: the page stays the panel's own.
-  if (!response.ok) {
-    if (response.status !== 401) console.warn(`[host] /api/client/host/bootstrap answered ${response.status}; extensions are off on this page`)
-    return
-  }
-  const bootstrap = ((await response.json()) as typeof BootstrapBody.Encoded).data
+  const bootstrap = given ?? await ask(base, path)
+  // Signed out: the page stays the panel's own.
+  if (bootstrap === null) return
   global.__HOST__ = bootstrap as { sdk?: unknown }
   const head = document.head
   const url = (file: string) => /^(https?:)?\//.test(file) ? file : `${base}${file}`

@@ -2,6 +2,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Effect } from "effect"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { adminPage } from "./AdminPage.js"
+import { bootScript } from "./BootScript.js"
 import * as AdminScreens from "./AdminScreens.js"
 import { errorBody, errorResponse, withErrorBodies } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
@@ -47,7 +48,7 @@ const authRoutes = HttpRouter.empty.pipe(
 
 /** Framework client endpoints (client-api group: an authenticated user) and static files. */
 const clientRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/host/boot.js", frameworkAsset("boot.js")),
+  HttpRouter.get("/host/boot.js", bootScript),
   HttpRouter.get("/host/vendor.js", frameworkAsset("vendor.js")),
   // The bridge's live updates (docs/frontend.md "Live updates").
   HttpRouter.get("/api/client/host/events", ClientEvents.events),

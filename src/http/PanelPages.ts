@@ -4,11 +4,11 @@ import { Eta } from "eta"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { slotIds } from "../domain/Slots.js"
-import type { ServerAccess } from "../panel/Panel.js"
+import type { PanelUser, ServerAccess } from "../panel/Panel.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
-import { authenticate, header, requireUser } from "./Context.js"
-import { notFound, panelUnavailable } from "./Errors.js"
+import { type AuthenticatedRequest, authenticate, header, requireUser } from "./Context.js"
+import { type HttpFailure, notFound, panelUnavailable } from "./Errors.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
 import { respond } from "./api/Respond.js"
@@ -46,8 +46,8 @@ const shellTemplate = `<!doctype html>
 </html>
 `
 
-/** JSON inside a <script> element: nothing in it may close the element or break the line. */
-const scriptJson = (value: unknown) =>
+/** JSON inside a <script> element (or a script file): nothing in it may close the element or break the line. */
+export const scriptJson = (value: unknown) =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
 
 type Live = Effect.Effect.Success<typeof authenticate>["live"]
@@ -89,16 +89,34 @@ export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success
  * permissions on it) is included as the embedded shell includes it; 401 signed out.
  */
 export const bootstrapEndpoint = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
-  const user = yield* requireUser(auth)
-  const path = new URL(request.url, "http://panel.invalid").searchParams.get("path") ?? ""
-  const server = /^\/server\/([^/]+)/.exec(path)?.[1]
-  const access = server === undefined
-    ? undefined
-    : yield* live.access.serverAccess(auth, decodeURIComponent(server)).pipe(Effect.mapError(panelUnavailable))
-  const { bootstrap } = yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)
+  const caller = yield* authenticate
+  const user = yield* requireUser(caller.auth)
+  const path = new URL(caller.request.url, "http://panel.invalid").searchParams.get("path") ?? ""
+  const bootstrap = yield* bootstrapOfPage(caller, user, path)
   return yield* respond(BootstrapBody, { data: bootstrap }, { headers: { "cache-control": "no-store" } })
 })
+
+/** The raw path segment naming the server of a server-area page (`/server/<id>/…`), else null. */
+export const serverSegmentOf = (path: string): string | null => /^\/server\/([^/]+)/.exec(path)?.[1] ?? null
+
+/**
+ * The bootstrap of the page at `path` for a signed-in caller: the server of a server page (when the user
+ * may see it) is the only part that depends on the path. Shared by the endpoint and the inlined form
+ * `/host/boot.js` carries (http/BootScript.ts), so the two cannot answer differently.
+ */
+export const bootstrapOfPage = (
+  caller: AuthenticatedRequest,
+  user: PanelUser,
+  path: string
+): Effect.Effect<typeof BootstrapBody.Encoded["data"], HttpFailure, HostConfig | LiveRuntime> =>
+  Effect.gen(function*() {
+    const { auth, live } = caller
+    const server = serverSegmentOf(path)
+    const access = server === null
+      ? undefined
+      : yield* live.access.serverAccess(auth, decodeURIComponent(server)).pipe(Effect.mapError(panelUnavailable))
+    return (yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)).bootstrap
+  })
 
 /** Paths that belong to the framework's other surfaces, never to the panel's pages. */
 const reservedPrefixes = ["/api/", "/admin/", "/host/", "/auth/"] as const

@@ -55,12 +55,10 @@ export const withETag = (
     : HttpServerResponse.uint8Array(body.bytes, { headers: answer.headers, contentType })
 }
 
-/** Serves one file with ETag / Cache-Control, or 404 when it is not a regular file. */
-export const serveFile = (file: string) =>
+/** A regular file's bytes and strong ETag, read again only when its size or mtime changed; 404 otherwise. */
+export const cachedFile = (file: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const request = yield* HttpServerRequest.HttpServerRequest
     const etags = (yield* ServerState).staticFiles
     const info = yield* fs.stat(file).pipe(Effect.orElseFail(() => notFound("file not found")))
     if (info.type !== "File") return yield* notFound("file not found")
@@ -72,6 +70,15 @@ export const serveFile = (file: string) =>
       if (etags.size > 2_000) etags.clear()
       etags.set(file, cached)
     }
+    return cached
+  })
+
+/** Serves one file with ETag / Cache-Control, or 404 when it is not a regular file. */
+export const serveFile = (file: string) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const cached = yield* cachedFile(file)
     const versioned = request.url.includes("?v=") || request.url.includes("&v=")
     return withETag(
       request,
@@ -117,15 +124,18 @@ export const extensionAsset = Effect.gen(function*() {
   return yield* serveFile(real)
 })
 
-/** `/host/bridge.js`, `/host/utility.css`: the first folder of the server's list that has the file. */
-export const frameworkAsset = (name: string) =>
+/** Where a framework file is: the first folder of the server's list that has it, or 404. */
+export const frameworkFile = (name: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { publicDirectories } = yield* ServerSettings
     for (const directory of publicDirectories) {
       const file = path.join(directory, name)
-      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) return yield* serveFile(file)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) return file
     }
     return yield* notFound(`${name} is not built`)
   })
+
+/** `/host/bridge.js`, `/host/utility.css`: the first folder of the server's list that has the file. */
+export const frameworkAsset = (name: string) => Effect.flatMap(frameworkFile(name), serveFile)

@@ -9,8 +9,9 @@ import { build } from "esbuild"
 // panel.yaml users); `/api/client/servers` and `/api/client/account` — the panel's own client API — are
 // answered by the embedded panel's JSON, the stand-in of Pterodactyl's.
 //
-// One adaptation: the embedded driver reports `panel.kind: "embedded"`, so the proxied bootstrap is given
-// the kind of the panel this server stands in for (what the pterodactyl/pelican drivers report).
+// One adaptation: the embedded driver reports `panel.kind: "embedded"`, so the proxied bootstrap (the
+// endpoint's, and the one /host/boot.js may carry inlined) is given the kind of the panel this server
+// stands in for (what the pterodactyl/pelican drivers report).
 
 export type StandinKind = "pterodactyl" | "pelican"
 
@@ -158,6 +159,16 @@ const proxy = async (hostUrl: string, kind: StandinKind, request: IncomingMessag
         const json = JSON.parse(raw.toString("utf8")) as { data: { panel: { kind: string } } }
         json.data.panel.kind = kind
         const text = JSON.stringify(json)
+        const { "content-length": _length, "content-encoding": _encoding, ...rest } = answer.headers
+        response.writeHead(200, { ...rest, "content-length": Buffer.byteLength(text) })
+        response.end(text)
+      })
+      return
+    }
+    // boot.js with the caller's bootstrap inlined is never stored (cache-control no-store); the plain file is left alone.
+    if (path === "/host/boot.js" && answer.statusCode === 200 && String(answer.headers["cache-control"]).includes("no-store")) {
+      void readBody(answer).then((raw) => {
+        const text = raw.toString("utf8").replace(`"panel":{"kind":"embedded"`, `"panel":{"kind":"${kind}"`)
         const { "content-length": _length, "content-encoding": _encoding, ...rest } = answer.headers
         response.writeHead(200, { ...rest, "content-length": Buffer.byteLength(text) })
         response.end(text)
