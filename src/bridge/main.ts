@@ -61,28 +61,22 @@ const followServerContext = (baseUrl: string) => {
   })
 }
 
-const boot = () => {
-  const global = window as unknown as { __HOST__?: Shell; React?: unknown; ReactDOM?: unknown }
-  if (global.React === undefined || global.ReactDOM === undefined) {
-    console.error("[host] /host/bridge.js needs window.React and window.ReactDOM (the panel's vendor script) loaded before it")
-    return
-  }
-  if ((global.__HOST__ as { sdk?: unknown } | undefined)?.sdk !== undefined) return
-  const shell: Shell = global.__HOST__ ?? {}
-  if (global.__HOST__ === undefined) console.warn("[host] window.__HOST__ was not set by the panel; no extension is enabled on this page")
-  const baseUrl = typeof shell.baseUrl === "string" ? shell.baseUrl.replace(/\/$/, "").replace(/^https?:\/\/[^/]+/, "") : ""
-  const csrfToken = typeof shell.csrfToken === "string" ? shell.csrfToken : ""
-  const entries = (shell.extensions ?? []).map(normaliseEntry).filter((entry): entry is ManifestEntry => entry !== undefined)
-  const hookSet = {
-    useSlot: hooks.useSlot,
-    useExtensionApi: hooks.useExtensionApi,
-    useExtensionState: hooks.useExtensionState,
-    useHostTheme: hooks.useHostTheme
-  }
+type BridgeWindow = { __HOST__?: Shell; React?: unknown; ReactDOM?: unknown }
+
+/** The hooks `window.__HOST__.hooks` carries (the SDK exports these and more). */
+const hookSet = {
+  useSlot: hooks.useSlot,
+  useExtensionApi: hooks.useExtensionApi,
+  useExtensionState: hooks.useExtensionState,
+  useHostTheme: hooks.useHostTheme
+}
+
+/** The object bundles import as `@host/sdk`; `getHostApi` answers the completed `window.__HOST__`. */
+const makeSdk = (host: () => HostApi) => {
   const sdk = {
     version: bridgeSdkVersion,
     createExtension,
-    getHostApi: () => host as unknown as HostApi,
+    getHostApi: host,
     ...hookSet,
     useServerContext: hooks.useServerContext,
     useUserContext: hooks.useUserContext,
@@ -97,7 +91,21 @@ const boot = () => {
       createExtension: (config: Parameters<Sdk["createExtension"]>[0]) => createExtension(config, { sdkVersion: version })
     })
   }
-  const initial = { user: shell.user, server: shell.server }
+  return sdk
+}
+
+/** What the bridge reads of the shell's `window.__HOST__`: the mount path, the session's CSRF token, the manifest entries. */
+const readShell = (shell: Shell) => ({
+  baseUrl: typeof shell.baseUrl === "string" ? shell.baseUrl.replace(/\/$/, "").replace(/^https?:\/\/[^/]+/, "") : "",
+  csrfToken: typeof shell.csrfToken === "string" ? shell.csrfToken : "",
+  entries: (shell.extensions ?? []).map(normaliseEntry).filter((entry): entry is ManifestEntry => entry !== undefined)
+})
+
+/**
+ * Completes the shell's object in place (the panel may hold a reference to it): the registry, hooks,
+ * SDK, event bus, diagnostics and context; `user` and `server` follow the page's context from now on.
+ */
+const completeHost = (shell: Shell, baseUrl: string, csrfToken: string): Record<string, unknown> => {
   const host: Record<string, unknown> = shell
   Object.assign(host, {
     version: typeof shell.version === "string" ? shell.version : bridgeSdkVersion,
@@ -105,7 +113,7 @@ const boot = () => {
     csrfToken,
     extensions: shell.extensions ?? [],
     slots: shell.slots ?? [],
-    sdk,
+    sdk: makeSdk(() => host as unknown as HostApi),
     hooks: hookSet,
     createExtension,
     registry: {
@@ -124,25 +132,47 @@ const boot = () => {
   })
   Object.defineProperty(host, "user", { get: () => page.get().user, enumerable: true, configurable: true })
   Object.defineProperty(host, "server", { get: () => page.get().server, enumerable: true, configurable: true })
+  return host
+}
+
+/**
+ * Under a real panel, its slot map first (and its palette before the theme reads it): the anchors'
+ * observer must run before the container watcher's (anchors.ts).
+ */
+const startSlotMap = (kind: string, baseUrl: string) => {
+  const slotMap = slotMaps[kind]
+  if (slotMap === undefined) return
+  startAnchors(slotMap)
+  setPageLinks(slotMap.pageLinks ?? "client")
+  // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
+  if (slotMap.kind === "pterodactyl") {
+    enableAccessPage()
+    const style = document.createElement("style")
+    style.textContent = accessCss
+    document.head.appendChild(style)
+  }
+  followServerContext(baseUrl)
+}
+
+/** Once per page: complete `window.__HOST__`, then render into the page and follow it for its life. */
+const boot = () => {
+  const global = window as unknown as BridgeWindow
+  if (global.React === undefined || global.ReactDOM === undefined) {
+    console.error("[host] /host/bridge.js needs window.React and window.ReactDOM (the panel's vendor script) loaded before it")
+    return
+  }
+  if ((global.__HOST__ as { sdk?: unknown } | undefined)?.sdk !== undefined) return
+  const shell: Shell = global.__HOST__ ?? {}
+  if (global.__HOST__ === undefined) console.warn("[host] window.__HOST__ was not set by the panel; no extension is enabled on this page")
+  const { baseUrl, csrfToken, entries } = readShell(shell)
+  const initial = { user: shell.user, server: shell.server }
+  const host = completeHost(shell, baseUrl, csrfToken)
   initPage(initial)
   initRegistry(entries, shell.slots ?? [], () => host as unknown as HostApi)
   initDiagnostics(baseUrl)
   hooks.initHooks(baseUrl, csrfToken)
   global.__HOST__ = host as Shell
-  // A real panel's slot map first (and its palette before the theme reads it): its observer must run before the container watcher's (anchors.ts).
-  const slotMap = slotMaps[shell.panel?.kind ?? ""]
-  if (slotMap !== undefined) {
-    startAnchors(slotMap)
-    setPageLinks(slotMap.pageLinks ?? "client")
-    // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
-    if (slotMap.kind === "pterodactyl") {
-      enableAccessPage()
-      const style = document.createElement("style")
-      style.textContent = accessCss
-      document.head.appendChild(style)
-    }
-    followServerContext(baseUrl)
-  }
+  startSlotMap(shell.panel?.kind ?? "", baseUrl)
   injectStyles()
   initTheme()
   adoptShellAssets()

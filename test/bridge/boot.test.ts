@@ -8,7 +8,8 @@ import { sessionCookie } from "../support/browser.js"
 
 // GET /api/client/host/bootstrap and /host/boot.js over real HTTP (docs/frontend.md "/host/boot.js"):
 // the bootstrap is the embedded shell's `window.__HOST__` (one builder), 401 signed out, with the
-// panel's kind; boot.js is served and stays under 3 KB gzip.
+// panel's kind; boot.js is served and stays under 3 KB gzip, and carries the bootstrap inlined only for
+// the panel's own page of a signed-in user.
 
 const root = tempDir("host-boot-http-")
 let server: RunningServer
@@ -73,6 +74,54 @@ it("serves /host/boot.js and /host/vendor.js, boot.js at most 3 KB gzip", async 
   expect(body.equals(readFileSync(join(repoRoot, "dist/public/host/boot.js")))).toBe(true)
   expect(gzipSync(body, { level: 9 }).length).toBeLessThanOrEqual(3 * 1024)
   expect((await fetch(`${server.url}/host/vendor.js`)).status).toBe(200)
+})
+
+it("carries the signed-in caller's bootstrap for the page it is asked from, only for the panel's own page", async () => {
+  const cookie = await sessionCookie(server.url, "alice")
+  const plainBytes = readFileSync(join(repoRoot, "dist/public/host/boot.js"))
+  const page = (path: string) => ({ cookie: `${cookie.name}=${cookie.value}`, "sec-fetch-site": "same-origin", referer: `${server.url}${path}` })
+  const inlined = async (headers: Record<string, string>) => {
+    const response = await fetch(`${server.url}/host/boot.js`, { headers })
+    const body = Buffer.from(await response.arrayBuffer())
+    return { response, body }
+  }
+  const files = await inlined(page("/server/srv-alice/files"))
+  expect(files.response.status).toBe(200)
+  expect(files.response.headers.get("content-type")).toContain("javascript")
+  expect(files.response.headers.get("cache-control")).toBe("private, no-store")
+  expect(files.response.headers.get("etag")).toBeNull()
+  // One statement ahead of the unchanged script; it is the endpoint's answer for that path.
+  const text = files.body.toString("utf8")
+  expect(files.body.subarray(files.body.length - plainBytes.length).equals(plainBytes)).toBe(true)
+  const statement = /^window\.__HOST_BOOTSTRAP__=(.*);\n/.exec(text.slice(0, text.length - plainBytes.length))
+  expect(statement).not.toBeNull()
+  const carried = JSON.parse(statement![1]!) as { server: string | null; data: Bootstrap }
+  const api = ((await (await fetch(`${server.url}/api/client/host/bootstrap?path=${encodeURIComponent("/server/srv-alice/files")}`, { headers: { cookie: `${cookie.name}=${cookie.value}` } })).json()) as { data: Bootstrap }).data
+  expect(carried).toEqual({ server: "srv-alice", data: api })
+  expect(carried.data.server).toMatchObject({ uuid: "srv-alice", isOwner: true })
+  // Off the server area, or without a Referer: no server, and it says so.
+  const dashboard = JSON.parse(/^window\.__HOST_BOOTSTRAP__=(.*);\n/.exec((await inlined(page("/"))).body.toString("utf8"))![1]!) as { server: string | null; data: Bootstrap }
+  expect(dashboard.server).toBeNull()
+  expect(dashboard.data.server).toBeNull()
+  const { referer: _referer, ...noReferer } = page("/")
+  expect((await inlined(noReferer)).body.toString("utf8")).toMatch(/^window\.__HOST_BOOTSTRAP__=\{"server":null,/)
+  // The plain file, with its ETag: another site including the script, a browser that does not say, signed
+  // out, a wrong session, the panel's admin pages, a path that does not decode.
+  const plain = [
+    { ...page("/"), "sec-fetch-site": "cross-site" },
+    { ...page("/"), "sec-fetch-site": "same-site" },
+    { cookie: page("/").cookie, referer: page("/").referer },
+    { "sec-fetch-site": "same-origin", referer: page("/").referer },
+    { ...page("/"), cookie: `${cookie.name}=forged` },
+    page("/admin/servers"),
+    page("/server/%E0%A4%A/files")
+  ]
+  for (const headers of plain) {
+    const answer = await inlined(headers)
+    expect(answer.body.equals(plainBytes)).toBe(true)
+    expect(answer.response.headers.get("cache-control")).toBe("public, max-age=0, must-revalidate")
+    expect(answer.response.headers.get("etag")).toMatch(/^"/)
+  }
 })
 
 it("takes a diagnostics report of kind anchor only under the bridge's own id", async () => {
