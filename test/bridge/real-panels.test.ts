@@ -285,6 +285,23 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
     await context.close()
   })
 
+  it("signed in, boot.js brings the bootstrap of the page it is loaded on: no bootstrap request before the bundles", async () => {
+    for (const path of ["/", "/server/srv-alice/files"]) {
+      const before = ptero.requests.length
+      const { context, errors, page } = await open(ptero, "alice", path)
+      await probe(page, "navbar").waitFor()
+      const asked = ptero.requests.slice(before)
+      expect(asked.filter((line) => line.includes("/api/client/host/bootstrap")), path).toHaveLength(0)
+      const host = await page.evaluate(() => {
+        const global = window as unknown as { __HOST__: { panel: { kind: string }; server: { uuid: string } | null }; __HOST_BOOTSTRAP__?: unknown }
+        return { kind: global.__HOST__.panel.kind, server: global.__HOST__.server?.uuid ?? null, left: "__HOST_BOOTSTRAP__" in global }
+      })
+      expect(host, path).toEqual({ kind: "pterodactyl", server: path === "/" ? null : "srv-alice", left: false })
+      expect(errors).toEqual([])
+      await context.close()
+    }
+  })
+
   it("signed out, boot.js asks nothing and loads nothing more; on the panel's admin pages it asks nothing", async () => {
     const before = ptero.requests.length
     const context = await harness.browser.newContext()
