@@ -58,20 +58,21 @@ const locateRoot = Effect.fn("ExtensionDirectory.locate")(function*(target: stri
     : { root: absolute, problem: problem("extension.yaml", `not found in ${absolute}`) }
 })
 
-const checkFiles = Effect.fn("ExtensionDirectory.checkFiles")(function*(
-  root: string,
-  document: ManifestDocument,
-  files: ReadonlySet<string>,
-  directories: ReadonlySet<string>,
-  errors: Array<Problem>,
-  warnings: Array<Problem>
-) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const fileExists = (file: string) => files.has(posix.normalize(file))
-  const directoryExists = (directory: string) => directories.has(posix.normalize(directory).replace(/\/$/, ""))
-  const layout = resolveLayout(document, fileExists, directoryExists)
+/** One directory being checked against its manifest; the problems found are pushed onto `errors` and `warnings`. */
+interface DirectoryCheck {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly root: string
+  readonly document: ManifestDocument
+  readonly files: ReadonlySet<string>
+  readonly fileExists: (file: string) => boolean
+  readonly directoryExists: (directory: string) => boolean
+  readonly errors: Array<Problem>
+  readonly warnings: Array<Problem>
+}
 
+/** The route files, migrations folder, bundle and stylesheet the manifest names must exist. */
+const checkDeclaredPaths = ({ directoryExists, document, errors, fileExists }: DirectoryCheck) => {
   for (const [group, file] of Object.entries(document.backend?.routes ?? {})) {
     if (!fileExists(file)) errors.push(problem(`backend.routes.${group}`, `route file "${file}" does not exist`))
   }
@@ -84,30 +85,40 @@ const checkFiles = Effect.fn("ExtensionDirectory.checkFiles")(function*(
   if (document.frontend?.styles !== undefined && !fileExists(document.frontend.styles)) {
     errors.push(problem("frontend.styles", `stylesheet "${document.frontend.styles}" does not exist`))
   }
+}
 
-  const packageEntrypoint = files.has("package.json")
-    ? yield* fs.readFileString(path.join(root, "package.json")).pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(PackageJson))),
-      Effect.map((pkg): string | undefined => pkg.host?.entrypoint),
-      Effect.catchAll(() =>
-        Effect.sync((): string | undefined => {
-          warnings.push(problem("package.json", "cannot be read as JSON; its host.entrypoint is ignored"))
-          return undefined
-        })
-      )
+/** package.json's `host.entrypoint`; a package.json that is not JSON is a warning. */
+const packageEntrypoint = ({ fs, path, root, warnings }: DirectoryCheck) =>
+  fs.readFileString(path.join(root, "package.json")).pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(PackageJson))),
+    Effect.map((pkg): string | undefined => pkg.host?.entrypoint),
+    Effect.catchAll(() =>
+      Effect.sync((): string | undefined => {
+        warnings.push(problem("package.json", "cannot be read as JSON; its host.entrypoint is ignored"))
+        return undefined
+      })
     )
-    : undefined
-  const entrypoint = resolveEntrypoint(document, fileExists, packageEntrypoint)
-  if (entrypoint._tag === "Missing") {
-    errors.push(problem(
-      "entrypoint",
-      `class ${entrypoint.className} maps to ${entrypoint.candidates.join(", ") || "no autoload directory"}; none exists`
-    ))
-  } else if (entrypoint._tag === "PackageJson" && !fileExists(entrypoint.module)) {
-    errors.push(problem("package.json", `host.entrypoint "${entrypoint.module}" does not exist`))
-  }
+  )
 
-  if (layout.bundle !== undefined && fileExists(layout.bundle)) {
+/** The entrypoint class must map to a file, as must a module package.json names. */
+const checkEntrypoint = (check: DirectoryCheck) =>
+  Effect.gen(function*() {
+    const fromPackage = check.files.has("package.json") ? yield* packageEntrypoint(check) : undefined
+    const entrypoint = resolveEntrypoint(check.document, check.fileExists, fromPackage)
+    if (entrypoint._tag === "Missing") {
+      check.errors.push(problem(
+        "entrypoint",
+        `class ${entrypoint.className} maps to ${entrypoint.candidates.join(", ") || "no autoload directory"}; none exists`
+      ))
+    } else if (entrypoint._tag === "PackageJson" && !check.fileExists(entrypoint.module)) {
+      check.errors.push(problem("package.json", `host.entrypoint "${entrypoint.module}" does not exist`))
+    }
+  })
+
+/** A prebuilt bundle registers the manifest's id, and into slots that exist. */
+const checkBundle = ({ document, errors, fileExists, fs, path, root, warnings }: DirectoryCheck, layout: ExtensionLayout) =>
+  Effect.gen(function*() {
+    if (layout.bundle === undefined || !fileExists(layout.bundle)) return
     const bundle = yield* fs.readFileString(path.join(root, layout.bundle))
     const registered = CREATE_EXTENSION_ID.exec(bundle)?.[2]
     if (registered !== undefined && registered !== document.id) {
@@ -119,30 +130,69 @@ const checkFiles = Effect.fn("ExtensionDirectory.checkFiles")(function*(
     for (const slot of bundleSlotReferences(bundle)) {
       if (!isKnownSlot(slot)) warnings.push(problem("frontend.bundle", `${layout.bundle} registers into unknown slot "${slot}"`))
     }
-  }
+  })
 
-  if (layout.migrations !== undefined && directoryExists(layout.migrations)) {
-    const prefixes = ["ext_", `${document.id.split("/")[0]!.replace(/-/g, "_")}_`]
-    const migrationFiles = [...files].filter((file) => posix.dirname(file) === posix.normalize(layout.migrations!))
-    const migrationsPath = document.backend?.migrations !== undefined ? "backend.migrations" : "database/migrations"
-    for (const file of migrationFiles.sort()) {
-      const extension = path.extname(file)
-      if (extension !== ".sql" && !migrationModuleExtensions.includes(extension)) {
-        warnings.push(problem(migrationsPath, `${file} is not a migration (.ts, .js, .mjs or .sql) and is ignored`))
-        continue
-      }
-      const text = yield* fs.readFileString(path.join(root, file))
-      if (extension === ".sql" && !/^\s*--\s*up\b/im.test(text)) {
-        errors.push(problem(migrationsPath, `${file} has no "-- up" section`))
-      }
-      for (const match of text.matchAll(CREATE_TABLE)) {
-        const table = match[1]!
-        if (!prefixes.some((prefix) => table.toLowerCase().startsWith(prefix))) {
-          warnings.push(problem(migrationsPath, `${file} creates table "${table}"; prefix extension tables with ${prefixes.join(" or ")}`))
-        }
+/** One file of the migrations folder: a migration by its extension, an `-- up` section in SQL, prefixed tables. */
+const checkMigrationFile = (
+  { errors, fs, path, root, warnings }: DirectoryCheck,
+  file: string,
+  at: { readonly path: string; readonly prefixes: ReadonlyArray<string> }
+) =>
+  Effect.gen(function*() {
+    const extension = path.extname(file)
+    if (extension !== ".sql" && !migrationModuleExtensions.includes(extension)) {
+      warnings.push(problem(at.path, `${file} is not a migration (.ts, .js, .mjs or .sql) and is ignored`))
+      return
+    }
+    const text = yield* fs.readFileString(path.join(root, file))
+    if (extension === ".sql" && !/^\s*--\s*up\b/im.test(text)) {
+      errors.push(problem(at.path, `${file} has no "-- up" section`))
+    }
+    for (const match of text.matchAll(CREATE_TABLE)) {
+      const table = match[1]!
+      if (!at.prefixes.some((prefix) => table.toLowerCase().startsWith(prefix))) {
+        warnings.push(problem(at.path, `${file} creates table "${table}"; prefix extension tables with ${at.prefixes.join(" or ")}`))
       }
     }
+  })
+
+/** Every file directly in the migrations folder, in name order. */
+const checkMigrations = (check: DirectoryCheck, layout: ExtensionLayout) =>
+  Effect.gen(function*() {
+    if (layout.migrations === undefined || !check.directoryExists(layout.migrations)) return
+    const { document } = check
+    const prefixes = ["ext_", `${document.id.split("/")[0]!.replace(/-/g, "_")}_`]
+    const migrationFiles = [...check.files].filter((file) => posix.dirname(file) === posix.normalize(layout.migrations!))
+    const migrationsPath = document.backend?.migrations !== undefined ? "backend.migrations" : "database/migrations"
+    for (const file of migrationFiles.sort()) yield* checkMigrationFile(check, file, { path: migrationsPath, prefixes })
+  })
+
+const checkFiles = Effect.fn("ExtensionDirectory.checkFiles")(function*(
+  root: string,
+  document: ManifestDocument,
+  files: ReadonlySet<string>,
+  directories: ReadonlySet<string>,
+  errors: Array<Problem>,
+  warnings: Array<Problem>
+) {
+  const fileExists = (file: string) => files.has(posix.normalize(file))
+  const directoryExists = (directory: string) => directories.has(posix.normalize(directory).replace(/\/$/, ""))
+  const check: DirectoryCheck = {
+    fs: yield* FileSystem.FileSystem,
+    path: yield* Path.Path,
+    root,
+    document,
+    files,
+    fileExists,
+    directoryExists,
+    errors,
+    warnings
   }
+  const layout = resolveLayout(document, fileExists, directoryExists)
+  checkDeclaredPaths(check)
+  yield* checkEntrypoint(check)
+  yield* checkBundle(check, layout)
+  yield* checkMigrations(check, layout)
   return layout
 })
 

@@ -136,21 +136,37 @@ const fileList = (parts: ScaffoldParts, names: { readonly className: string; rea
 /** A line holding only a control tag (`<% if (…) { %>`) leaves no blank line in the output. */
 const controlLines = (template: string) => template.replace(/^[ \t]*(<%(?![=~])[^\n]*?%>)[ \t]*\n/gm, "$1")
 
-export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: ScaffoldOptions) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const idProblem = extensionIdProblem(options.id)
-  const [vendor = "", name = ""] = options.id.split("/")
-  const target = path.resolve(options.cwd, options.path ?? name)
-  if (idProblem !== undefined) return yield* new ScaffoldRefused({ target, detail: idProblem })
-  const className = defaultEntrypointClass(options.id).split("\\").pop()!
-  if (!/^[A-Za-z_$]/.test(className)) {
-    return yield* new ScaffoldRefused({ target, detail: `the name "${name}" must start with a letter: it names the class ${className}` })
-  }
+/** One scaffold under way: the request, the folder it writes, and the names derived from the id. */
+interface Scaffolding {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly options: ScaffoldOptions
+  readonly target: string
+  readonly vendor: string
+  readonly name: string
+  readonly names: { readonly className: string; readonly widgetName: string; readonly table: string }
+}
 
-  // An existing folder must be empty; anything in it (even a dotfile) refuses the whole scaffold.
-  const existing = yield* fs.stat(target).pipe(Effect.option)
-  if (existing._tag === "Some") {
+/** The scaffold of `options.id`, refused when the id is not valid or its name cannot name a class. */
+const scaffolding = (fs: FileSystem.FileSystem, path: Path.Path, options: ScaffoldOptions) =>
+  Effect.gen(function*() {
+    const idProblem = extensionIdProblem(options.id)
+    const [vendor = "", name = ""] = options.id.split("/")
+    const target = path.resolve(options.cwd, options.path ?? name)
+    if (idProblem !== undefined) return yield* new ScaffoldRefused({ target, detail: idProblem })
+    const className = defaultEntrypointClass(options.id).split("\\").pop()!
+    if (!/^[A-Za-z_$]/.test(className)) {
+      return yield* new ScaffoldRefused({ target, detail: `the name "${name}" must start with a letter: it names the class ${className}` })
+    }
+    const names = { className, widgetName: `${studly(name)}Widget`, table: `ext_${vendor}_${name}_visits`.replace(/-/g, "_") }
+    return { fs, path, options, target, vendor, name, names } satisfies Scaffolding
+  })
+
+/** An existing folder must be empty; anything in it (even a dotfile) refuses the whole scaffold. */
+const requireEmptyTarget = ({ fs, target }: Scaffolding) =>
+  Effect.gen(function*() {
+    const existing = yield* fs.stat(target).pipe(Effect.option)
+    if (existing._tag === "None") return
     if (existing.value.type !== "Directory") return yield* new ScaffoldRefused({ target, detail: "exists and is not a folder" })
     const entries = yield* fs.readDirectory(target).pipe(
       Effect.mapError((error) => new ScaffoldRefused({ target, detail: `cannot be read (${error.message})` }))
@@ -161,11 +177,20 @@ export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: Sc
         detail: `the folder is not empty (${entries.length} entr${entries.length === 1 ? "y" : "ies"}); choose another --path`
       })
     }
-  }
+  })
 
-  const parts = resolveParts(options.preset, options)
-  const table = `ext_${vendor}_${name}_visits`.replace(/-/g, "_")
-  const widgetName = `${studly(name)}Widget`
+/** The package.json scripts: build only with a frontend, test only with tests. */
+const packageScripts = (parts: ScaffoldParts, paths: ReturnType<typeof frameworkPaths>): Record<string, string> => ({
+  ...(parts.frontend ? { build: "host build", "build:watch": "host build --watch" } : {}),
+  validate: "host validate --strict",
+  export: "host export",
+  dev: "host dev . --link --watch",
+  typecheck: `node ${paths.tscBin} -p .`,
+  ...(parts.tests ? { test: `node ${paths.vitestBin} run` } : {})
+})
+
+/** What the templates see. */
+const templateData = ({ name, names, options, path, vendor }: Scaffolding, parts: ScaffoldParts) => {
   const paths = frameworkPaths(options.frameworkRoot, path)
   const [major, minor] = options.frameworkVersion.split(".")
   const tsInclude = [
@@ -174,15 +199,7 @@ export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: Sc
     ...(parts.frontend ? ["resources/frontend/src"] : []),
     ...(parts.tests ? ["tests"] : [])
   ]
-  const scripts: Record<string, string> = {
-    ...(parts.frontend ? { build: "host build", "build:watch": "host build --watch" } : {}),
-    validate: "host validate --strict",
-    export: "host export",
-    dev: "host dev . --link --watch",
-    typecheck: `node ${paths.tscBin} -p .`,
-    ...(parts.tests ? { test: `node ${paths.vitestBin} run` } : {})
-  }
-  const data = {
+  return {
     id: options.id,
     vendor,
     name,
@@ -190,9 +207,7 @@ export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: Sc
     title: titleOf(name),
     vendorTitle: titleOf(vendor),
     namespace: `${studly(vendor)}\\${studly(name)}`,
-    className,
-    widgetName,
-    table,
+    ...names,
     cssPrefix: `${vendor}-${name}`,
     hostMajorMinor: `${major ?? "1"}.${minor ?? "0"}`,
     tsInclude,
@@ -203,19 +218,27 @@ export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: Sc
       private: true,
       type: "module",
       description: `${titleOf(name)}: a Host extension (host new --preset ${options.preset})`,
-      scripts
+      scripts: packageScripts(parts, paths)
     },
     ...parts
   }
+}
 
+/** Every file of the scaffold rendered in memory, as [path in the extension, text]. */
+const renderFiles = (scaffold: Scaffolding, parts: ScaffoldParts) => {
+  const { fs, options, path, target } = scaffold
+  const data = templateData(scaffold, parts)
   const templates = path.join(options.frameworkRoot, "src", "archive", "scaffold")
   const eta = new Eta({ autoEscape: false, autoTrim: false, useWith: false })
-  const rendered = yield* Effect.forEach(fileList(parts, { className, widgetName, table }), ([template, output]) =>
+  return Effect.forEach(fileList(parts, scaffold.names), ([template, output]) =>
     fs.readFileString(path.join(templates, template)).pipe(
       Effect.map((text) => [output, eta.renderString(controlLines(text), data).replace(/\n{3,}/g, "\n\n")] as const),
       Effect.mapError((error) => new ScaffoldRefused({ target, detail: `template ${template} is unreadable (${error.message})` }))
     ))
+}
 
+/** Writes the files into a folder beside the target and renames it into place; a failure removes it. */
+const writeStaged = ({ fs, path, target }: Scaffolding, rendered: ReadonlyArray<readonly [output: string, text: string]>) => {
   const staging = path.join(path.dirname(target), `.${path.basename(target)}.host-new-${process.pid}`)
   const write = Effect.gen(function*() {
     for (const [output, text] of rendered) {
@@ -226,15 +249,23 @@ export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: Sc
     // rename(2) replaces an empty folder, so `--path` may name one that exists.
     yield* fs.rename(staging, target)
   })
-  yield* write.pipe(
+  return write.pipe(
     Effect.mapError((error) => new ScaffoldRefused({ target, detail: `could not be written (${error.message})` })),
     Effect.tapError(() => Effect.ignore(fs.remove(staging, { recursive: true })))
   )
+}
+
+export const scaffoldExtension = Effect.fn("Scaffold.new")(function*(options: ScaffoldOptions) {
+  const scaffold = yield* scaffolding(yield* FileSystem.FileSystem, yield* Path.Path, options)
+  yield* requireEmptyTarget(scaffold)
+  const parts = resolveParts(options.preset, options)
+  const rendered = yield* renderFiles(scaffold, parts)
+  yield* writeStaged(scaffold, rendered)
   return {
     id: options.id,
     preset: options.preset,
     parts,
-    path: target,
+    path: scaffold.target,
     files: rendered.map(([output]) => output).sort()
   } satisfies ScaffoldResult
 })

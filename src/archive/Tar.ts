@@ -131,98 +131,142 @@ interface TarCollector {
   readonly failed: () => boolean
 }
 
+/** What one collector has read so far; its steps below change it in place, once per event or chunk. */
+interface Collecting {
+  readonly parser: Parser
+  readonly maxEntries: number
+  readonly entries: Array<RawTarEntry>
+  /** Entries the parser announced, kept or not. */
+  seen: number
+  /** Bytes written in. */
+  total: number
+  /** The first failure; later ones are not reported. */
+  failure: TarParseFailure | undefined
+  sawEof: boolean
+  /** Bytes after the end-of-archive marker. */
+  trailing: number
+  /** The bytes before the first full block, until it is checked; undefined once it is. */
+  head: Buffer | undefined
+}
+
+const fail = (state: Collecting, value: TarParseFailure) => {
+  if (state.failure === undefined) state.failure = value
+}
+
+/** A parser warning: a truncated body, the first header not being tar, or anything else as damage. */
+const onWarning = (state: Collecting, code: string, message: string | Error) => {
+  const text = typeof message === "string" ? message : message.message
+  if (/truncated/i.test(text)) fail(state, { _tag: "Truncated", detail: `the tar data ends early (${text})` })
+  else if (code === "TAR_BAD_ARCHIVE" && state.entries.length === 0) fail(state, { _tag: "NotTar", detail: "the data is neither gzip nor tar" })
+  else fail(state, { _tag: "Corrupt", detail: `the tar data is damaged (${text})` })
+}
+
+/** Keeps an entry's bytes (one chunk as it came, several joined), unless the read failed or has too many. */
+const onEntry = (state: Collecting, entry: ReadEntry) => {
+  state.seen++
+  if (state.failure !== undefined || state.seen > state.maxEntries) {
+    if (state.failure === undefined) fail(state, { _tag: "TooManyEntries", count: state.seen })
+    entry.resume()
+    return
+  }
+  const chunks: Array<Buffer> = []
+  entry.on("data", (chunk: Buffer) => chunks.push(chunk))
+  entry.on("end", () => {
+    state.entries.push({
+      path: entry.path,
+      type: entry.type,
+      size: entry.size,
+      mode: entry.mode ?? 0,
+      linkpath: entry.linkpath,
+      data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+    })
+  })
+}
+
+const listen = (state: Collecting) => {
+  const { parser } = state
+  parser.on("warn", (code: string, message: string | Error) => onWarning(state, code, message))
+  parser.on("error", (error: Error) => fail(state, { _tag: "Corrupt", detail: `the tar data is damaged (${error.message})` }))
+  parser.on("eof", () => {
+    state.sawEof = true
+  })
+  parser.on("ignoredEntry", (entry: ReadEntry) => {
+    fail(state, { _tag: "Unsupported", path: entry.path, type: entry.type })
+  })
+  parser.on("entry", (entry: ReadEntry) => onEntry(state, entry))
+}
+
+/** The first block decides whether this is tar at all (and not compressed twice, which the parser would undo). */
+const checkHead = (state: Collecting, block: Buffer) => {
+  if (isGzip(block)) fail(state, { _tag: "NotTar", detail: "the tar data is compressed twice" })
+  else if (!startsWithTarHeader(block)) fail(state, { _tag: "NotTar", detail: "the data is neither gzip nor tar" })
+}
+
+/**
+ * After the end-of-archive marker the parser would only buffer (copying its buffer on every write,
+ * quadratic in the trailing size), so the trailer is checked here: zeros, as tar pads to its record
+ * size, and at most `maxTrailingBytes` of them (docs/decisions.md).
+ */
+const checkTrailer = (state: Collecting, chunk: Buffer) => {
+  state.trailing += chunk.length
+  if (state.trailing > maxTrailingBytes) {
+    fail(state, { _tag: "Corrupt", detail: `it has more than ${maxTrailingBytes / 1024 / 1024} MiB of data after its end-of-archive marker` })
+  } else if (chunk.some((byte) => byte !== 0)) {
+    fail(state, { _tag: "Corrupt", detail: "it has data after its end-of-archive marker" })
+  }
+}
+
+const writeChunk = (state: Collecting, chunk: Buffer) => {
+  if (state.failure !== undefined) return
+  state.total += chunk.length
+  if (state.sawEof && state.head === undefined) return checkTrailer(state, chunk)
+  if (state.head !== undefined) {
+    const head = Buffer.concat([state.head, chunk])
+    if (head.length < BLOCK) {
+      state.head = head
+      return
+    }
+    checkHead(state, head)
+    chunk = head
+    state.head = undefined
+    if (state.failure !== undefined) return
+  }
+  state.parser.write(chunk)
+}
+
+const endCollecting = (state: Collecting): Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure> => {
+  if (state.failure === undefined && state.head !== undefined) checkHead(state, state.head)
+  if (state.failure === undefined && state.total % BLOCK !== 0) {
+    fail(state, { _tag: "Truncated", detail: "the tar data does not end on a 512-byte block" })
+  }
+  if (state.failure === undefined) state.parser.end()
+  if (state.failure !== undefined) return Either.left(state.failure)
+  if (!state.sawEof) return Either.left({ _tag: "Truncated", detail: "the tar data ends before its end-of-archive marker" })
+  return Either.right(state.entries)
+}
+
 /**
  * Feeds a tar stream, chunk by chunk, to tar's Parser and collects its entries. Any warning of the
  * parser (bad checksum, truncated body, unknown format) fails the whole read, and so does a stream
  * that does not start with a tar header, does not end on a block, or lacks its end-of-archive marker.
  */
 const tarCollector = (maxEntries: number): TarCollector => {
-  const entries: Array<RawTarEntry> = []
-  let seen = 0
-  let total = 0
-  let failure: TarParseFailure | undefined
-  let sawEof = false
-  let trailing = 0
-  let head: Buffer | undefined = Buffer.alloc(0)
-  const parser = new Parser({ strict: false, brotli: false, zstd: false })
-  const fail = (value: TarParseFailure) => {
-    if (failure === undefined) failure = value
+  const state: Collecting = {
+    parser: new Parser({ strict: false, brotli: false, zstd: false }),
+    maxEntries,
+    entries: [],
+    seen: 0,
+    total: 0,
+    failure: undefined,
+    sawEof: false,
+    trailing: 0,
+    head: Buffer.alloc(0)
   }
-  parser.on("warn", (code: string, message: string | Error) => {
-    const text = typeof message === "string" ? message : message.message
-    if (/truncated/i.test(text)) fail({ _tag: "Truncated", detail: `the tar data ends early (${text})` })
-    else if (code === "TAR_BAD_ARCHIVE" && entries.length === 0) fail({ _tag: "NotTar", detail: "the data is neither gzip nor tar" })
-    else fail({ _tag: "Corrupt", detail: `the tar data is damaged (${text})` })
-  })
-  parser.on("error", (error: Error) => fail({ _tag: "Corrupt", detail: `the tar data is damaged (${error.message})` }))
-  parser.on("eof", () => {
-    sawEof = true
-  })
-  parser.on("ignoredEntry", (entry: ReadEntry) => {
-    fail({ _tag: "Unsupported", path: entry.path, type: entry.type })
-  })
-  parser.on("entry", (entry: ReadEntry) => {
-    seen++
-    if (failure !== undefined || seen > maxEntries) {
-      if (failure === undefined) fail({ _tag: "TooManyEntries", count: seen })
-      entry.resume()
-      return
-    }
-    const chunks: Array<Buffer> = []
-    entry.on("data", (chunk: Buffer) => chunks.push(chunk))
-    entry.on("end", () => {
-      entries.push({
-        path: entry.path,
-        type: entry.type,
-        size: entry.size,
-        mode: entry.mode ?? 0,
-        linkpath: entry.linkpath,
-        data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      })
-    })
-  })
-  /** The first block decides whether this is tar at all (and not compressed twice, which the parser would undo). */
-  const checkHead = (block: Buffer) => {
-    if (isGzip(block)) fail({ _tag: "NotTar", detail: "the tar data is compressed twice" })
-    else if (!startsWithTarHeader(block)) fail({ _tag: "NotTar", detail: "the data is neither gzip nor tar" })
-  }
+  listen(state)
   return {
-    failed: () => failure !== undefined,
-    write: (chunk) => {
-      if (failure !== undefined) return
-      total += chunk.length
-      if (sawEof && head === undefined) {
-        // After the end-of-archive marker the parser would only buffer (copying its buffer on every
-        // write, quadratic in the trailing size), so the trailer is checked here: zeros, as tar pads
-        // to its record size, and at most `maxTrailingBytes` of them (docs/decisions.md).
-        trailing += chunk.length
-        if (trailing > maxTrailingBytes) {
-          fail({ _tag: "Corrupt", detail: `it has more than ${maxTrailingBytes / 1024 / 1024} MiB of data after its end-of-archive marker` })
-        } else if (chunk.some((byte) => byte !== 0)) {
-          fail({ _tag: "Corrupt", detail: "it has data after its end-of-archive marker" })
-        }
-        return
-      }
-      if (head !== undefined) {
-        head = Buffer.concat([head, chunk])
-        if (head.length < BLOCK) return
-        checkHead(head)
-        chunk = head
-        head = undefined
-        if (failure !== undefined) return
-      }
-      parser.write(chunk)
-    },
-    end: () => {
-      if (failure === undefined && head !== undefined) checkHead(head)
-      if (failure === undefined && total % BLOCK !== 0) {
-        fail({ _tag: "Truncated", detail: "the tar data does not end on a 512-byte block" })
-      }
-      if (failure === undefined) parser.end()
-      if (failure !== undefined) return Either.left(failure)
-      if (!sawEof) return Either.left({ _tag: "Truncated", detail: "the tar data ends before its end-of-archive marker" })
-      return Either.right(entries)
-    }
+    failed: () => state.failure !== undefined,
+    write: (chunk) => writeChunk(state, chunk),
+    end: () => endCollecting(state)
   }
 }
 

@@ -47,12 +47,19 @@ const errorText = async (response: Response) => {
   }
 }
 
-export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
-  const server = (context.server as { readonly identifier?: string } | null)?.identifier ?? context.server?.uuid ?? ""
-  const url = `${(host().baseUrl ?? "").replace(/\/$/, "")}/api/client/host/servers/${encodeURIComponent(server)}/access`
+/** The server the page is about: Pterodactyl's short identifier when the panel gives one, else its uuid. */
+const serverOf = (context: SlotContext) =>
+  (context.server as { readonly identifier?: string } | null)?.identifier ?? context.server?.uuid ?? ""
+
+const accessUrl = (server: string) =>
+  `${(host().baseUrl ?? "").replace(/\/$/, "")}/api/client/host/servers/${encodeURIComponent(server)}/access`
+
+const failureText = (failure: unknown) => failure instanceof Error ? failure.message : String(failure)
+
+/** The listing of `url`, read again when the URL changes; an answer for a page already left is dropped. */
+const useAccessListing = (url: string) => {
   const [access, setAccess] = React.useState<Access | null>(null)
   const [error, setError] = React.useState<string | null>(null)
-  const [busy, setBusy] = React.useState<string | null>(null)
   React.useEffect(() => {
     const controller = new AbortController()
     fetch(url, { credentials: "same-origin", signal: controller.signal, headers: { accept: "application/json", "x-requested-with": "XMLHttpRequest" } })
@@ -61,41 +68,122 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
         setAccess(((await response.json()) as { data: Access }).data)
       })
       .catch((failure: unknown) => {
-        if (!controller.signal.aborted) setError(failure instanceof Error ? failure.message : String(failure))
+        if (!controller.signal.aborted) setError(failureText(failure))
       })
     return () => controller.abort()
   }, [url])
-  const setGrant = (subuser: Subuser, permission: string, grant: boolean) =>
-    setAccess((current) => current === null ? current : {
-      ...current,
-      subusers: current.subusers.map((entry) => entry.username !== subuser.username ? entry : {
-        ...entry,
-        grants: grant ? [...entry.grants.filter((held) => held !== permission), permission] : entry.grants.filter((held) => held !== permission)
-      })
+  return { access, setAccess, error, setError }
+}
+
+type Listing = ReturnType<typeof useAccessListing>
+
+/** The listing with one subuser's grant of one permission set or cleared (the rest untouched). */
+const withGrant = (current: Access | null, subuser: Subuser, permission: string, grant: boolean): Access | null =>
+  current === null ? current : {
+    ...current,
+    subusers: current.subusers.map((entry) => entry.username !== subuser.username ? entry : {
+      ...entry,
+      grants: grant ? [...entry.grants.filter((held) => held !== permission), permission] : entry.grants.filter((held) => held !== permission)
     })
-  /** Shown at once, written in the background, put back (with the server's reason) when the write fails. */
+  }
+
+/** PUT grants, DELETE revokes; a refusal fails with the server's reason. */
+const writeGrant = async (url: string, subuser: Subuser, permission: string, grant: boolean) => {
+  const response = await fetch(url, {
+    method: grant ? "PUT" : "DELETE",
+    credentials: "same-origin",
+    headers: writeHeaders(),
+    body: JSON.stringify({ user: subuser.username, permission } satisfies typeof GrantRequest.Type)
+  })
+  if (!response.ok) throw new Error(await errorText(response))
+}
+
+const toggleKey = (subuser: Subuser, permission: string) => `${subuser.username}|${permission}`
+
+/** Shown at once, written in the background, put back (with the server's reason) when the write fails. */
+const useGrantToggle = (url: string, { setAccess, setError }: Listing) => {
+  const [busy, setBusy] = React.useState<string | null>(null)
   const toggle = async (subuser: Subuser, permission: string, grant: boolean) => {
-    const key = `${subuser.username}|${permission}`
-    setBusy(key)
+    setBusy(toggleKey(subuser, permission))
     setError(null)
-    setGrant(subuser, permission, grant)
+    setAccess((current) => withGrant(current, subuser, permission, grant))
     try {
-      const response = await fetch(url, {
-        method: grant ? "PUT" : "DELETE",
-        credentials: "same-origin",
-        headers: writeHeaders(),
-        body: JSON.stringify({ user: subuser.username, permission } satisfies typeof GrantRequest.Type)
-      })
-      if (!response.ok) throw new Error(await errorText(response))
+      await writeGrant(url, subuser, permission, grant)
     } catch (failure) {
-      setGrant(subuser, permission, !grant)
-      setError(`${grant ? "Granting" : "Revoking"} ${permission} for ${subuser.username} failed: ${failure instanceof Error ? failure.message : String(failure)}`)
+      setAccess((current) => withGrant(current, subuser, permission, !grant))
+      setError(`${grant ? "Granting" : "Revoking"} ${permission} for ${subuser.username} failed: ${failureText(failure)}`)
     } finally {
       setBusy(null)
     }
   }
+  return { busy, toggle }
+}
+
+type Toggle = ReturnType<typeof useGrantToggle>["toggle"]
+
+/** The declared permissions grouped by the extension that declares them, in the listing's order. */
+const permissionsByExtension = (access: Access | null) => {
   const byExtension = new Map<string, Array<Permission>>()
   for (const permission of access?.permissions ?? []) byExtension.set(permission.extension, [...byExtension.get(permission.extension) ?? [], permission])
+  return byExtension
+}
+
+/** The failure, or why there is nothing to toggle (still loading, no permission declared, no subuser). */
+const AccessNotices = ({ access, error }: { readonly access: Access | null; readonly error: string | null }) => (
+  <>
+    {error !== null && <div className="host-access__error" role="alert">{error}</div>}
+    {access === null && error === null && <p className="host-access__muted">Loading…</p>}
+    {access !== null && access.permissions.length === 0 && <p className="host-access__muted">No enabled extension declares a permission.</p>}
+    {access !== null && access.permissions.length > 0 && access.subusers.length === 0 && (
+      <p className="host-access__muted">This server has no subusers. Add them on the panel's Users page first.</p>
+    )}
+  </>
+)
+
+interface ToggleProps {
+  readonly subuser: Subuser
+  readonly busy: string | null
+  readonly onToggle: Toggle
+}
+
+const GrantToggle = ({ busy, onToggle, permission, subuser }: ToggleProps & { readonly permission: Permission }) => (
+  <label className="host-access__toggle">
+    <input
+      type="checkbox"
+      checked={subuser.grants.includes(permission.permission)}
+      disabled={busy === toggleKey(subuser, permission.permission)}
+      onChange={(event) => void onToggle(subuser, permission.permission, event.currentTarget.checked)}
+      data-permission={permission.permission}
+      data-user={subuser.username}
+    />
+    <span>
+      <code>{permission.permission}</code>
+    </span>
+  </label>
+)
+
+/** One subuser: a group of toggles per extension. */
+const SubuserGrants = ({ groups, ...props }: ToggleProps & { readonly groups: ReadonlyMap<string, ReadonlyArray<Permission>> }) => (
+  <section className="host-access__user" aria-label={props.subuser.username}>
+    <header>
+      <strong>{props.subuser.username}</strong>
+      <span className="host-access__muted">{props.subuser.email}</span>
+    </header>
+    {[...groups].map(([extension, permissions]) => (
+      <fieldset key={extension} className="host-access__group">
+        <legend>{extension}</legend>
+        {permissions.map((permission) => <GrantToggle key={permission.permission} permission={permission} {...props} />)}
+      </fieldset>
+    ))}
+  </section>
+)
+
+export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
+  const url = accessUrl(serverOf(context))
+  const listing = useAccessListing(url)
+  const { busy, toggle } = useGrantToggle(url, listing)
+  const { access, error } = listing
+  const groups = permissionsByExtension(access)
   return (
     <div className="host-access" data-host-page="host/access">
       <h2 className="host-access__title">Extension access</h2>
@@ -103,43 +191,9 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
         Which subusers of {context.server?.name ?? "this server"} may use what extensions offer. The panel's own subuser
         permissions stay on its Users page; these grants are kept by Host.
       </p>
-      {error !== null && <div className="host-access__error" role="alert">{error}</div>}
-      {access === null && error === null && <p className="host-access__muted">Loading…</p>}
-      {access !== null && access.permissions.length === 0 && <p className="host-access__muted">No enabled extension declares a permission.</p>}
-      {access !== null && access.permissions.length > 0 && access.subusers.length === 0 && (
-        <p className="host-access__muted">This server has no subusers. Add them on the panel's Users page first.</p>
-      )}
+      <AccessNotices access={access} error={error} />
       {access !== null && access.permissions.length > 0 && access.subusers.map((subuser) => (
-        <section key={subuser.username} className="host-access__user" aria-label={subuser.username}>
-          <header>
-            <strong>{subuser.username}</strong>
-            <span className="host-access__muted">{subuser.email}</span>
-          </header>
-          {[...byExtension].map(([extension, permissions]) => (
-            <fieldset key={extension} className="host-access__group">
-              <legend>{extension}</legend>
-              {permissions.map((permission) => {
-                const held = subuser.grants.includes(permission.permission)
-                const key = `${subuser.username}|${permission.permission}`
-                return (
-                  <label key={permission.permission} className="host-access__toggle">
-                    <input
-                      type="checkbox"
-                      checked={held}
-                      disabled={busy === key}
-                      onChange={(event) => void toggle(subuser, permission.permission, event.currentTarget.checked)}
-                      data-permission={permission.permission}
-                      data-user={subuser.username}
-                    />
-                    <span>
-                      <code>{permission.permission}</code>
-                    </span>
-                  </label>
-                )
-              })}
-            </fieldset>
-          ))}
-        </section>
+        <SubuserGrants key={subuser.username} subuser={subuser} groups={groups} busy={busy} onToggle={toggle} />
       ))}
     </div>
   )

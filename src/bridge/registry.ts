@@ -139,11 +139,22 @@ const componentName = (component: unknown) =>
 const isComponent = (value: unknown): value is Component =>
   typeof value === "function" || (typeof value === "object" && value !== null && "$$typeof" in value)
 
-export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVersion?: string }): void => {
+/** A registration being taken in: the config, its id, and the manifest entry of that id. */
+interface Registering {
+  readonly id: string
+  readonly entry: ManifestEntry
+  readonly config: ExtensionConfig
+}
+
+/**
+ * The manifest entry a config may register as, or undefined (with the console error saying why): the
+ * config needs an id, a bundle registers only its own id, and only an enabled extension registers.
+ */
+const acceptedEntry = (config: ExtensionConfig): ManifestEntry | undefined => {
   const raw = record(config)
   if (raw === undefined || typeof raw.id !== "string") {
     console.error("[host] createExtension needs a config object with the extension's id; nothing was registered")
-    return
+    return undefined
   }
   const id = config.id
   const running = runningBundle()
@@ -151,7 +162,7 @@ export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVe
     console.error(
       `[host] createExtension refused: the bundle of ${running.id} registered the id "${id}"; it must be the manifest's id "${running.id}". Nothing of it renders.`
     )
-    return
+    return undefined
   }
   const entry = manifest.get(id)
   if (entry === undefined) {
@@ -159,38 +170,49 @@ export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVe
     console.error(
       `[host] createExtension refused: "${id}" is not an enabled extension of this panel (enabled: ${enabled.length === 0 ? "none" : enabled.join(", ")}). Nothing of it renders.`
     )
-    return
   }
-  if (meta?.sdkVersion !== undefined && major(meta.sdkVersion) !== major(bridgeSdkVersion) && !warnedMajors.has(id)) {
-    warnedMajors.add(id)
-    console.warn(
-      `[host] ${id} was built for @host/sdk ${meta.sdkVersion}, but this panel's bridge provides @host/sdk ${bridgeSdkVersion}: rebuild it against @host/sdk ^${major(bridgeSdkVersion)}`
-    )
+  return entry
+}
+
+/** Warns once per extension when its bundle was built for another major version of the SDK. */
+const warnSdkMajor = (id: string, meta: { readonly sdkVersion?: string } | undefined) => {
+  if (meta?.sdkVersion === undefined || major(meta.sdkVersion) === major(bridgeSdkVersion) || warnedMajors.has(id)) return
+  warnedMajors.add(id)
+  console.warn(
+    `[host] ${id} was built for @host/sdk ${meta.sdkVersion}, but this panel's bridge provides @host/sdk ${bridgeSdkVersion}: rebuild it against @host/sdk ^${major(bridgeSdkVersion)}`
+  )
+}
+
+type SlotRegistration = NonNullable<ExtensionConfig["slots"]>[number]
+
+/**
+ * One `slots` entry of the config, or undefined when it is malformed (skipped with a console error).
+ * Its component's name joins `named`, so a deprecated manifest slot may name it.
+ */
+const declaredSlot = ({ id }: Registering, slot: SlotRegistration, index: number, named: Map<string, Component>): SlotEntry | undefined => {
+  if (record(slot) === undefined || typeof slot.slot !== "string" || !isComponent(slot.component)) {
+    console.error(`[host] ${id}: slots[${index}] needs a slot id and a component; it is skipped`)
+    return undefined
   }
+  if (!knownSlots.has(slot.slot)) console.warn(`[host] ${id}: unknown slot id "${slot.slot}" (slots[${index}]); it renders only where a container of that id exists`)
+  const name = slot.name ?? componentName(slot.component)
+  if (name !== undefined && name !== "" && !named.has(name)) named.set(name, slot.component)
+  return {
+    key: `${id}#${index}`,
+    extensionId: id,
+    slot: slot.slot,
+    component: slot.component,
+    order: typeof slot.order === "number" ? slot.order : 0,
+    props: record(slot.props) ?? {},
+    permission: slot.permission,
+    when: slot.when,
+    sequence: sequence++
+  }
+}
+
+/** Deprecated manifest slots: rendered when they name a component this bundle registers by name. */
+const manifestSlots = ({ entry, id }: Registering, named: ReadonlyMap<string, Component>): Array<SlotEntry> => {
   const slots: Array<SlotEntry> = []
-  const named = new Map<string, Component>()
-  for (const [name, component] of Object.entries(config.components ?? {})) if (isComponent(component)) named.set(name, component)
-  for (const [index, slot] of (config.slots ?? []).entries()) {
-    if (record(slot) === undefined || typeof slot.slot !== "string" || !isComponent(slot.component)) {
-      console.error(`[host] ${id}: slots[${index}] needs a slot id and a component; it is skipped`)
-      continue
-    }
-    if (!knownSlots.has(slot.slot)) console.warn(`[host] ${id}: unknown slot id "${slot.slot}" (slots[${index}]); it renders only where a container of that id exists`)
-    const name = slot.name ?? componentName(slot.component)
-    if (name !== undefined && name !== "" && !named.has(name)) named.set(name, slot.component)
-    slots.push({
-      key: `${id}#${index}`,
-      extensionId: id,
-      slot: slot.slot,
-      component: slot.component,
-      order: typeof slot.order === "number" ? slot.order : 0,
-      props: record(slot.props) ?? {},
-      permission: slot.permission,
-      when: slot.when,
-      sequence: sequence++
-    })
-  }
-  // Deprecated manifest slots: rendered when they name a component this bundle registers by name.
   for (const [index, declared] of entry.slots.entries()) {
     const component = named.get(declared.component)
     if (component === undefined) {
@@ -209,6 +231,23 @@ export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVe
       sequence: sequence++
     })
   }
+  return slots
+}
+
+/** The config's slots, then the manifest's slots that name one of its components, in that order. */
+const slotEntriesOf = (registering: Registering): Array<SlotEntry> => {
+  const slots: Array<SlotEntry> = []
+  const named = new Map<string, Component>()
+  for (const [name, component] of Object.entries(registering.config.components ?? {})) if (isComponent(component)) named.set(name, component)
+  for (const [index, slot] of (registering.config.slots ?? []).entries()) {
+    const declared = declaredSlot(registering, slot, index, named)
+    if (declared !== undefined) slots.push(declared)
+  }
+  return [...slots, ...manifestSlots(registering, named)]
+}
+
+/** The config's routes; a malformed one is skipped with a console error. */
+const routeEntriesOf = ({ config, entry, id }: Registering): Array<RouteEntry> => {
   const routes: Array<RouteEntry> = []
   for (const [index, route] of (config.routes ?? []).entries()) {
     if (record(route) === undefined || !["server", "dashboard", "account"].includes(route.area) || typeof route.path !== "string" || !isComponent(route.component)) {
@@ -228,6 +267,14 @@ export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVe
       sequence: sequence++
     })
   }
+  return routes
+}
+
+/**
+ * Replaces any earlier registration of the id (its onDestroy runs first), publishes the new one, applies
+ * its theme, then runs onInit.
+ */
+const publish = ({ config, entry, id }: Registering, slots: ReadonlyArray<SlotEntry>, routes: ReadonlyArray<RouteEntry>) => {
   const previous = registry.get().get(id)
   if (previous !== undefined) destroy(previous)
   const registered: Registered = {
@@ -252,6 +299,17 @@ export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVe
       console.error(`[host] ${id}: onInit threw:`, error)
     }
   }
+}
+
+export const createExtension = (config: ExtensionConfig, meta?: { readonly sdkVersion?: string }): void => {
+  const entry = acceptedEntry(config)
+  if (entry === undefined) return
+  const registering: Registering = { id: config.id, entry, config }
+  warnSdkMajor(registering.id, meta)
+  // Sequence numbers go to the config's slots, the manifest's slots, then the routes, as they always have.
+  const slots = slotEntriesOf(registering)
+  const routes = routeEntriesOf(registering)
+  publish(registering, slots, routes)
 }
 
 const destroy = (registered: Registered) => {
