@@ -1,0 +1,39 @@
+// The platform's floor for P3 (docs/decisions.md "P3: the platform's floor"): the cheapest Effect HTTP apps
+// that answer the same bytes, run as a child of bench/http.bench.mjs so it gets its own core like host serve.
+// `router`: one HttpRouter GET route; `api`: one HttpApiBuilder endpoint (handleRaw), the way Host's typed
+// endpoints are served. Both behind node:http through NodeHttpServer.makeHandler, tracing off as in host serve.
+// Usage: node bench/effect-floor.mjs <router|api> <body file>; prints the URL once listening.
+import { Etag, HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMiddleware, HttpRouter, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Layer, Schema } from "effect"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:http"
+
+const [kind, file] = process.argv.slice(2)
+const body = new Uint8Array(readFileSync(file))
+const path = "/api/client/host/slots"
+const answer = Effect.sync(() => HttpServerResponse.uint8Array(body, { contentType: "application/json" }))
+
+const routerApp = Effect.succeed(HttpRouter.empty.pipe(HttpRouter.get(path, answer)))
+
+const apiApp = Effect.gen(function*() {
+  const Api = HttpApi.make("floor").add(HttpApiGroup.make("client").add(HttpApiEndpoint.get("slots", path).addSuccess(Schema.Unknown)))
+  const client = HttpApiBuilder.group(Api, "client", (handlers) => handlers.handleRaw("slots", () => answer))
+  const context = yield* Layer.build(
+    Layer.mergeAll(HttpApiBuilder.api(Api).pipe(Layer.provide(client)), HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, NodeHttpPlatform.layer, Etag.layer)
+  )
+  return yield* Effect.provide(HttpApiBuilder.httpApp, context)
+})
+
+const handler = await Effect.runPromise(
+  Effect.scoped(
+    (kind === "api" ? apiApp : routerApp).pipe(
+      Effect.flatMap(NodeHttpServer.makeHandler),
+      HttpMiddleware.withTracerDisabledWhenEffect(() => true),
+      Effect.withTracerEnabled(false)
+    )
+  )
+)
+const server = createServer(handler)
+server.listen(0, "127.0.0.1", () => console.log(`http://127.0.0.1:${server.address().port}`))
