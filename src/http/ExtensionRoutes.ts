@@ -7,11 +7,11 @@ import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk
 import type { RouteGroup } from "../domain/Manifest.js"
 import { effectiveSettings } from "../domain/Settings.js"
 import type { PanelUser } from "../panel/Panel.js"
-import { groupPrefixes, matchRoute } from "../runtime/Routes.js"
+import { type CompiledRoute, groupPrefixes, matchRoute } from "../runtime/Routes.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
-import { authenticate, header, requireCsrf } from "./Context.js"
+import { authenticate, type AuthenticatedRequest, header, requireCsrf } from "./Context.js"
 import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
@@ -110,10 +110,20 @@ const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, 
     return undefined
   })
 
-/** The handler of one group's catch-all route. */
-export const extensionRoute = (group: RouteGroup) =>
+/** One request to an extension route, once the route is found: what the later steps read. */
+interface RouteCall {
+  readonly caller: AuthenticatedRequest
+  readonly group: RouteGroup
+  readonly id: string
+  readonly extension: LoadedExtension
+  readonly route: CompiledRoute
+  readonly params: Readonly<Record<string, string>>
+}
+
+/** The extension and route the path names: 404 for an extension not served or a path it has no route for, 405 for a method. */
+const findRoute = (group: RouteGroup, caller: AuthenticatedRequest) =>
   Effect.gen(function*() {
-    const { auth, live, request } = yield* authenticate
+    const { live, request } = caller
     const routeParams = yield* HttpRouter.params
     // Reached from the admin API's 405 check (Methods.ts) the route has no params: read them from the path.
     const [vendor, name] = routeParams.vendor !== undefined
@@ -133,23 +143,36 @@ export const extensionRoute = (group: RouteGroup) =>
         detail: `${request.method} is not allowed here (allowed: ${match.allowed.join(", ")})`
       })
     }
-    const { params, route } = match
+    return { caller, group, id, extension, route: match.route, params: match.params } satisfies RouteCall
+  })
 
-    // Default middleware of the group.
-    if (group === "api-client" && auth.user === undefined) return yield* unauthorized()
-    if (group === "admin") {
-      if (auth.user === undefined) return yield* unauthorized()
-      if (!auth.user.admin) return yield* forbidden("this needs a panel administrator")
-    }
+/** The group's default middleware: api-client needs a user, admin a panel administrator, web nothing. */
+const groupDefaults = (group: RouteGroup, { auth }: AuthenticatedRequest) => {
+  if (group === "api-client" && auth.user === undefined) return unauthorized()
+  if (group === "admin") {
+    if (auth.user === undefined) return unauthorized()
+    if (!auth.user.admin) return forbidden("this needs a panel administrator")
+  }
+  return Effect.void
+}
+
+/** The body's bytes and its reading, after the CSRF check (a form's `_token` counts as the token). */
+const readCheckedBody = (caller: AuthenticatedRequest) =>
+  Effect.gen(function*() {
+    const { request } = caller
     const bytes = request.method === "GET" || request.method === "HEAD" ? new Uint8Array(0) : new Uint8Array(yield* request.arrayBuffer)
     const body = yield* readBody(request, bytes)
     // Every group: a session cookie is an ambient credential wherever it is accepted.
     const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
       ? body._token
       : undefined
-    yield* requireCsrf({ auth, live, request }, { formToken })
+    yield* requireCsrf(caller, { formToken })
+    return { bytes, body }
+  })
 
-    // {server} access, then the PermissionBroker.
+/** `{server}` access (404 without it), then the PermissionBroker (403 without the route's permission). */
+const routeServer = ({ caller: { auth, live }, id, params, route }: RouteCall) =>
+  Effect.gen(function*() {
     let server: RouteServer | undefined = undefined
     if (route.usesServer) {
       if (auth.user === undefined) return yield* unauthorized()
@@ -163,16 +186,13 @@ export const extensionRoute = (group: RouteGroup) =>
         return yield* forbidden(`this needs the permission ${route.permission}`)
       }
     }
+    return server
+  })
 
-    // The web Request is made when middleware or the handler first reads it: most handlers never do.
-    let webRequest: Request | undefined
-    const requestOnce = () => (webRequest ??= toWebRequest(request, bytes))
-    const middleware = extension.middleware[middlewareGroup[group]] ?? []
-    if (middleware.length > 0) {
-      const stopped = yield* runMiddleware(middleware, requestOnce(), id)
-      if (stopped !== undefined) return stopped
-    }
-
+/** What the handler is given: the request (made on first read), params, query, body, user, server, settings, SQL, views. */
+const routeContext = (call: RouteCall, body: unknown, server: RouteServer | undefined, requestOnce: () => Request) =>
+  Effect.gen(function*() {
+    const { caller: { auth, live, request }, extension, id, params } = call
     // An extension that declares no settings has none to read (effectiveSettings keeps declared keys only).
     const stored = extension.manifest.settings.length === 0 ? {} : yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
     const runtime = yield* Effect.runtime<never>()
@@ -194,5 +214,27 @@ export const extensionRoute = (group: RouteGroup) =>
       view: (name, data) =>
         Runtime.runPromise(runtime)(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
     }
-    return yield* callExtension(() => (route.handler as (context: RouteContext) => unknown)(context))
+    return context
+  })
+
+/** The handler of one group's catch-all route. */
+export const extensionRoute = (group: RouteGroup) =>
+  Effect.gen(function*() {
+    const caller = yield* authenticate
+    const call = yield* findRoute(group, caller)
+    yield* groupDefaults(group, caller)
+    const { body, bytes } = yield* readCheckedBody(caller)
+    const server = yield* routeServer(call)
+
+    // The web Request is made when middleware or the handler first reads it: most handlers never do.
+    let webRequest: Request | undefined
+    const requestOnce = () => (webRequest ??= toWebRequest(caller.request, bytes))
+    const middleware = call.extension.middleware[middlewareGroup[group]] ?? []
+    if (middleware.length > 0) {
+      const stopped = yield* runMiddleware(middleware, requestOnce(), call.id)
+      if (stopped !== undefined) return stopped
+    }
+
+    const context = yield* routeContext(call, body, server, requestOnce)
+    return yield* callExtension(() => (call.route.handler as (context: RouteContext) => unknown)(context))
   })

@@ -72,90 +72,110 @@ const RECIPE_VERSION = 1
 
 const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex")
 
+/** What the loader's steps share: its options, the platform, and how compiles are told apart. */
+interface Loader {
+  readonly options: ModuleLoaderOptions
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  /** This loader's `recipe`, as each record states it. */
+  readonly recipe: string
+}
+
+/** The SDK file `@host/sdk` or `@host/sdk/server` resolves to, as a file URL. */
+const sdkFile = ({ options, path }: Loader, specifier: string) =>
+  pathToFileURL(path.join(options.sdkDirectory, specifier.endsWith("/server") ? "server.js" : "index.js")).href
+
+/** Where the record of what `file`'s compiled module was made from is kept. */
+const recordFile = ({ options, path }: Loader, file: string) => path.join(options.cacheDirectory, "sources", `${sha256(file)}.json`)
+
+/** Bundles `file` with esbuild: the code, and the sha256 of every file it read. */
+const compile = (loader: Loader, file: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      // What each file held when esbuild came to read it (read here just before esbuild does).
+      const read = new Map<string, string>()
+      const esbuild = await importModule<typeof import("esbuild")>("esbuild")
+      const result = await esbuild.build({
+        entryPoints: [file],
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "node",
+        target: "node20",
+        logLevel: "silent",
+        plugins: [{
+          name: "host-sdk",
+          setup(build) {
+            build.onResolve({ filter: /^@host\/sdk(\/server)?$/ }, (args) => ({ path: sdkFile(loader, args.path), external: true }))
+            build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
+              read.set(args.path, sha256(await readFile(args.path)))
+              return undefined
+            })
+          }
+        }]
+      })
+      return { code: result.outputFiles[0]!.text, inputs: read }
+    },
+    catch: (error) => new ModuleLoadError({ file, detail: describe(error) })
+  })
+
+/** The compiled module recorded for `file`, if every file it was made from still has the recorded content. */
+const cached = (loader: Loader, file: string) =>
+  Effect.gen(function*() {
+    const { fs, options, path, recipe } = loader
+    const record = decodeRecord(yield* fs.readFileString(recordFile(loader, file)))
+    if (Option.isNone(record) || record.value.recipe !== recipe) return Option.none<string>()
+    for (const [input, digest] of Object.entries(record.value.inputs)) {
+      if (sha256(yield* fs.readFile(input)) !== digest) return Option.none<string>()
+    }
+    const compiled = path.join(options.cacheDirectory, record.value.module)
+    return (yield* fs.exists(compiled)) ? Option.some(compiled) : Option.none<string>()
+  }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+
+/** Writes the compiled module (unless kept already) and the record of what it was made from. */
+const keep = (loader: Loader, file: string, compiled: string, code: string, inputs: ReadonlyMap<string, string>) =>
+  Effect.gen(function*() {
+    const { fs, path, recipe } = loader
+    if (!(yield* fs.exists(compiled))) yield* writeFileAtomic(compiled, code)
+    // A file changed while it was compiled may be in the module in either version: no record then,
+    // so the next load compiles again.
+    for (const [input, digest] of inputs) if (sha256(yield* fs.readFile(input)) !== digest) return
+    yield* fs.makeDirectory(path.dirname(recordFile(loader, file)), { recursive: true })
+    yield* writeFileAtomic(recordFile(loader, file), encodeRecord({ recipe, module: path.basename(compiled), inputs: Object.fromEntries(inputs) }))
+  }).pipe(
+    Effect.provideService(FileSystem.FileSystem, loader.fs),
+    Effect.provideService(Path.Path, loader.path),
+    Effect.mapError((error) => new ModuleLoadError({ file, detail: error.message }))
+  )
+
+/** Compiles `file`, keeps the module and the record of what it was made from; returns the module's path. */
+const compileAndKeep = (loader: Loader, file: string) =>
+  Effect.gen(function*() {
+    const { code, inputs } = yield* compile(loader, file)
+    const compiled = loader.path.join(loader.options.cacheDirectory, `${sha256(code)}.mjs`)
+    yield* keep(loader, file, compiled, code, inputs)
+    return compiled
+  })
+
+const load = (loader: Loader, file: string) =>
+  Effect.gen(function*() {
+    const hit = yield* cached(loader, file)
+    const compiled = Option.isSome(hit) ? hit.value : yield* compileAndKeep(loader, file)
+    return yield* Effect.tryPromise({
+      try: () => importModule(pathToFileURL(compiled).href),
+      catch: (error) => new ModuleLoadError({ file, detail: describe(error) })
+    })
+  }).pipe(Effect.withSpan("ModuleLoader.load", { attributes: { file } }))
+
 export const make = (options: ModuleLoaderOptions) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const sdkFile = (specifier: string) =>
-      pathToFileURL(path.join(options.sdkDirectory, specifier.endsWith("/server") ? "server.js" : "index.js")).href
-
-    const compile = (file: string) =>
-      Effect.tryPromise({
-        try: async () => {
-          // What each file held when esbuild came to read it (read here just before esbuild does).
-          const read = new Map<string, string>()
-          const esbuild = await importModule<typeof import("esbuild")>("esbuild")
-          const result = await esbuild.build({
-            entryPoints: [file],
-            bundle: true,
-            write: false,
-            format: "esm",
-            platform: "node",
-            target: "node20",
-            logLevel: "silent",
-            plugins: [{
-              name: "host-sdk",
-              setup(build) {
-                build.onResolve({ filter: /^@host\/sdk(\/server)?$/ }, (args) => ({ path: sdkFile(args.path), external: true }))
-                build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
-                  read.set(args.path, sha256(await readFile(args.path)))
-                  return undefined
-                })
-              }
-            }]
-          })
-          return { code: result.outputFiles[0]!.text, inputs: read }
-        },
-        catch: (error) => new ModuleLoadError({ file, detail: describe(error) })
-      })
-
-    const recipe = `${RECIPE_VERSION}|${options.sdkDirectory}`
-    const recordFile = (file: string) => path.join(options.cacheDirectory, "sources", `${sha256(file)}.json`)
-
-    /** The compiled module recorded for `file`, if every file it was made from still has the recorded content. */
-    const cached = (file: string) =>
-      Effect.gen(function*() {
-        const record = decodeRecord(yield* fs.readFileString(recordFile(file)))
-        if (Option.isNone(record) || record.value.recipe !== recipe) return Option.none<string>()
-        for (const [input, digest] of Object.entries(record.value.inputs)) {
-          if (sha256(yield* fs.readFile(input)) !== digest) return Option.none<string>()
-        }
-        const compiled = path.join(options.cacheDirectory, record.value.module)
-        return (yield* fs.exists(compiled)) ? Option.some(compiled) : Option.none<string>()
-      }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
-
-    /** Compiles `file`, keeps the module and the record of what it was made from; returns the module's path. */
-    const compileAndKeep = (file: string) =>
-      Effect.gen(function*() {
-        const { code, inputs } = yield* compile(file)
-        const name = `${sha256(code)}.mjs`
-        const compiled = path.join(options.cacheDirectory, name)
-        yield* Effect.gen(function*() {
-          if (!(yield* fs.exists(compiled))) yield* writeFileAtomic(compiled, code)
-          // A file changed while it was compiled may be in the module in either version: no record then,
-          // so the next load compiles again.
-          for (const [input, digest] of inputs) if (sha256(yield* fs.readFile(input)) !== digest) return
-          yield* fs.makeDirectory(path.dirname(recordFile(file)), { recursive: true })
-          yield* writeFileAtomic(recordFile(file), encodeRecord({ recipe, module: name, inputs: Object.fromEntries(inputs) }))
-        }).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
-          Effect.provideService(Path.Path, path),
-          Effect.mapError((error) => new ModuleLoadError({ file, detail: error.message }))
-        )
-        return compiled
-      })
-
-    const load = (file: string) =>
-      Effect.gen(function*() {
-        const hit = yield* cached(file)
-        const compiled = Option.isSome(hit) ? hit.value : yield* compileAndKeep(file)
-        return yield* Effect.tryPromise({
-          try: () => importModule(pathToFileURL(compiled).href),
-          catch: (error) => new ModuleLoadError({ file, detail: describe(error) })
-        })
-      }).pipe(Effect.withSpan("ModuleLoader.load", { attributes: { file } }))
-
-    return { load }
+    const loader: Loader = {
+      options,
+      fs: yield* FileSystem.FileSystem,
+      path: yield* Path.Path,
+      recipe: `${RECIPE_VERSION}|${options.sdkDirectory}`
+    }
+    return { load: (file: string) => load(loader, file) }
   })
 
 export const layer = (options: ModuleLoaderOptions): Layer.Layer<ModuleLoader, never, FileSystem.FileSystem | Path.Path> =>

@@ -307,26 +307,20 @@ const requiresCheck = (
   return ok("requires", declared.length === 0 ? "no requirements" : `met: ${declared.map(([key, range]) => `${key} ${range}`).join(", ")}`)
 }
 
-/** The checks of one installed extension. */
-const extensionSection = (record: InstalledExtension, input: DoctorInput, context: {
+/** What the doctor gathers once per run and reads for every extension. */
+interface ExtensionContext {
   readonly installed: ReadonlyArray<InstalledExtension>
   readonly recordedQuarantine: Parameters<typeof quarantineReason>[0]
   readonly frontendErrors: ReadonlyMap<string, ReadonlyArray<FrontendErrorEntry>>
-}) =>
+}
+
+/** The extension's folder as it is on disk: its files, the layout they give, and the bundle's text. */
+const readFacts = (record: InstalledExtension, document: ManifestDocument, input: DoctorInput, context: ExtensionContext) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const { config, paths } = yield* HostConfig
+    const { paths } = yield* HostConfig
     const id = record.extensionId
-    const manifest = manifestOf(record)
-    if (manifest === undefined) {
-      return {
-        subject: id,
-        version: record.version,
-        checks: [fail("manifest", "the stored manifest cannot be read (the record is corrupt)", `host update ${id} --force --source <archive>`)]
-      } satisfies DoctorSection
-    }
-    const document = manifest.document
     const directory = path.join(paths.extensions, ...id.split("/"))
     const listed = yield* listFiles(directory).pipe(Effect.option)
     const files = Option.isSome(listed) ? new Set(listed.value) : undefined
@@ -336,25 +330,46 @@ const extensionSection = (record: InstalledExtension, input: DoctorInput, contex
     const bundleText = layout.bundle !== undefined && fileExists(layout.bundle)
       ? yield* fs.readFileString(path.join(directory, layout.bundle)).pipe(Effect.orElseSucceed(() => undefined))
       : undefined
-    const loaded = input.generation.extensions.get(id)
     const facts: ExtensionFacts = {
       record,
       document,
       directory,
       files,
-      loaded,
+      loaded: input.generation.extensions.get(id),
       quarantine: input.generation.quarantined.get(id) ?? quarantineReason(context.recordedQuarantine, record),
       bundleText
     }
+    return { facts, layout, fileExists }
+  })
+
+/** The id the loaded entrypoint's getId() returns (undefined when not loaded, without one, or it fails). */
+const reportedId = ({ loaded, record }: ExtensionFacts) =>
+  Effect.gen(function*() {
     const instance = loaded?.instance as { getId?: () => unknown } | undefined
-    const reported = instance !== undefined && typeof instance.getId === "function"
-      ? yield* callExtensionCode(id, "getId()", () => instance.getId!(), Duration.seconds(5)).pipe(
-        Effect.map((value) => String(value)),
-        Effect.orElseSucceed(() => undefined)
-      )
-      : undefined
-    const validation = files === undefined ? undefined : yield* validateDirectory(directory, config.version)
-    const manifestProblems = (validation?.errors ?? []).filter((problem) => !problem.message.includes("calls createExtension with id"))
+    if (instance === undefined || typeof instance.getId !== "function") return undefined
+    return yield* callExtensionCode(record.extensionId, "getId()", () => instance.getId!(), Duration.seconds(5)).pipe(
+      Effect.map((value) => String(value)),
+      Effect.orElseSucceed(() => undefined)
+    )
+  })
+
+/** extension.yaml as `host validate` reads it; a wrong bundle id is left to the id check. */
+const manifestCheck = ({ directory, files, record }: ExtensionFacts) =>
+  Effect.gen(function*() {
+    const { config } = yield* HostConfig
+    if (files === undefined) return fail("manifest", `${directory} is missing`, `host update ${record.extensionId} --force --source <archive>`)
+    const validation = yield* validateDirectory(directory, config.version)
+    const problems = validation.errors.filter((problem) => !problem.message.includes("calls createExtension with id"))
+    return problems.length > 0
+      ? fail("manifest", problems.map((problem) => `${problem.path}: ${problem.message}`).join("; "), "fix extension.yaml (host validate <folder> lists the problems) and update")
+      : ok("manifest", `extension.yaml is valid${validation.warnings.length > 0 ? ` (${plural(validation.warnings.length, "warning")}: host validate)` : ""}`)
+  })
+
+/** When the newest frontend source and the bundle were last changed (to tell a stale bundle). */
+const bundleTimes = ({ directory, files }: ExtensionFacts, bundle: string | undefined) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
     const mtime = (file: string) =>
       fs.stat(path.join(directory, file)).pipe(
         Effect.map((info) => Option.getOrUndefined(info.mtime)?.getTime()),
@@ -366,15 +381,30 @@ const extensionSection = (record: InstalledExtension, input: DoctorInput, contex
       const at = yield* mtime(file)
       if (at !== undefined && (newestSource === undefined || at > newestSource.at)) newestSource = { file, at }
     }
-    const bundleAt = layout.bundle === undefined ? undefined : yield* mtime(layout.bundle)
-    const integrity = record.source.type === "dev-link" ? undefined : yield* checkTree(directory)
+    const bundleAt = bundle === undefined ? undefined : yield* mtime(bundle)
+    return { newestSource, bundleAt }
+  })
+
+/** The checks of one installed extension. */
+const extensionSection = (record: InstalledExtension, input: DoctorInput, context: ExtensionContext) =>
+  Effect.gen(function*() {
+    const id = record.extensionId
+    const manifest = manifestOf(record)
+    if (manifest === undefined) {
+      return {
+        subject: id,
+        version: record.version,
+        checks: [fail("manifest", "the stored manifest cannot be read (the record is corrupt)", `host update ${id} --force --source <archive>`)]
+      } satisfies DoctorSection
+    }
+    const { facts, fileExists, layout } = yield* readFacts(record, manifest.document, input, context)
+    const reported = yield* reportedId(facts)
+    const manifestResult = yield* manifestCheck(facts)
+    const { bundleAt, newestSource } = yield* bundleTimes(facts, layout.bundle)
+    const integrity = record.source.type === "dev-link" ? undefined : yield* checkTree(facts.directory)
     const checks: Array<DoctorCheck> = [
       quarantineCheck(facts, input.generation),
-      validation === undefined
-        ? fail("manifest", `${directory} is missing`, `host update ${id} --force --source <archive>`)
-        : manifestProblems.length > 0
-        ? fail("manifest", manifestProblems.map((problem) => `${problem.path}: ${problem.message}`).join("; "), "fix extension.yaml (host validate <folder> lists the problems) and update")
-        : ok("manifest", `extension.yaml is valid${validation.warnings.length > 0 ? ` (${plural(validation.warnings.length, "warning")}: host validate)` : ""}`),
+      manifestResult,
       idCheck(facts, reported, layout.bundle),
       routesCheck(facts, Object.values(layout.routes)),
       bundleCheck(facts, layout.bundle !== undefined && fileExists(layout.bundle) ? layout.bundle : undefined, newestSource, bundleAt),

@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Data, DateTime, Effect, Either, Option } from "effect"
+import { type Context, Data, DateTime, Effect, Either, Option } from "effect"
 import { Faults } from "../config/Debug.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { type Actor, dependenciesOf } from "../domain/Installed.js"
@@ -145,110 +145,144 @@ export const removeFrameworkFolders = (keepData: boolean) =>
     return folders
   })
 
+/** What the uninstall steps share: the database, the lifecycle, the records and the platform. */
+interface Uninstaller {
+  readonly fs: FileSystem.FileSystem
+  readonly sql: SqlClient.SqlClient
+  readonly lifecycle: Lifecycle
+  readonly extensions: ExtensionsRepo
+  readonly platform: Context.Context<FileSystem.FileSystem | Path.Path | HostConfig>
+}
+
+const tableNames = ({ sql }: Uninstaller) =>
+  sql.onDialectOrElse({
+    sqlite: () => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+    pg: () => sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`,
+    mysql: () => sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name`,
+    orElse: () => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
+  }).pipe(Effect.map((rows) => rows.map((row) => row.name)))
+
+/**
+ * Host's tables: the four, and the tables of its extensions. A SQLite file is Host's own, so all of
+ * its tables; a shared MySQL/PostgreSQL database also holds the panel's, so only `ext_…` and
+ * `<vendor>_…` names of installed vendors count as extension tables.
+ */
+const hostTables = (self: Uninstaller, vendors: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const { sql } = self
+    const names = yield* tableNames(self)
+    const ownAll = sql.onDialectOrElse({ sqlite: () => true, orElse: () => false })
+    const framework = new Set<string>(frameworkTables)
+    const isExtensionTable = (name: string) =>
+      ownAll || name.startsWith("ext_") || vendors.some((vendor) => name.startsWith(`${vendor.replace(/-/g, "_")}_`))
+    const chosen = names.filter((name) => framework.has(name) || isExtensionTable(name))
+    return yield* Effect.forEach(chosen, (name) =>
+      Effect.map(sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(name)}`, ([row]): TableInventory => ({
+        name,
+        rows: Number(row?.n ?? 0),
+        owner: framework.has(name) ? "framework" : "extension"
+      })))
+  }).pipe(Effect.mapError(storeError("listing the framework's tables")))
+
+const inventory = (self: Uninstaller) =>
+  Effect.gen(function*() {
+    const installed = yield* self.extensions.list
+    const tables = yield* hostTables(self, [...new Set(installed.map((record) => record.extensionId.split("/")[0]!))])
+    return {
+      extensions: installed.map((record) => ({ id: record.extensionId, version: record.version, enabled: record.enabled })),
+      tables,
+      folders: yield* folderInventory.pipe(Effect.provide(self.platform)),
+      kept: keptFolders
+    } satisfies UninstallInventory
+  })
+
+const writeMarker = ({ platform }: Uninstaller, keepData: boolean) =>
+  Effect.gen(function*() {
+    const marker = yield* markerFile
+    yield* writeFileAtomic(marker, JSON.stringify({ startedAt: DateTime.formatIso(yield* DateTime.now), keepData }))
+  }).pipe(Effect.provide(platform))
+
+/**
+ * Removes every extension, dependents before what they depend on; each removal is one journaled
+ * operation. The first failure stops the run and takes the marker away. Returns the ids removed.
+ */
+const removeExtensions = ({ extensions, fs, lifecycle }: Uninstaller, actor: Actor, marker: string) =>
+  Effect.gen(function*() {
+    const removed: Array<string> = []
+    const installed = yield* extensions.list
+    const dependencies = new Map(installed.map((record) => [record.extensionId, Object.keys(dependenciesOf(record))]))
+    const ordered = dependencyOrder([...dependencies.keys()].sort(), (id) => dependencies.get(id) ?? [])
+    for (const id of [...ordered.order, ...ordered.cycle].reverse()) {
+      const outcome = yield* Effect.either(lifecycle.remove(id, { actor, force: true }))
+      if (Either.isLeft(outcome)) {
+        // Not a crash: nothing is half done, so the marker goes and the panel works as before.
+        yield* fs.remove(marker, { force: true })
+        return yield* new UninstallFailed({ extensionId: id, detail: outcome.left.message, removed })
+      }
+      removed.push(id)
+      yield* crashPoint("uninstall-removed-one")
+    }
+    return removed
+  })
+
+/** Drops the four framework tables; names the other tables the extensions' down migrations left. */
+const dropFrameworkTables = (self: Uninstaller) =>
+  Effect.gen(function*() {
+    const { sql } = self
+    const remaining = yield* hostTables(self, [])
+    const framework = new Set<string>(frameworkTables)
+    const left = remaining.filter((table) => !framework.has(table.name)).map((table) => table.name)
+    const dropped: Array<string> = []
+    for (const table of frameworkTables) {
+      yield* sql`DROP TABLE IF EXISTS ${sql(table)}`.pipe(Effect.mapError(storeError(`dropping ${table}`)))
+      dropped.push(table)
+    }
+    yield* crashPoint("uninstall-tables")
+    return { dropped, left }
+  })
+
+const run = (self: Uninstaller, options: UninstallOptions) =>
+  self.lifecycle.withLock(
+    "framework:uninstall",
+    { actor: options.actor, lockTimeout: options.lockTimeout ?? 0 },
+    Effect.gen(function*() {
+      const marker = yield* Effect.provide(markerFile, self.platform)
+      const resumed = yield* self.fs.exists(marker)
+      yield* writeMarker(self, options.keepData)
+      let removed: ReadonlyArray<string> = []
+      let dropped: ReadonlyArray<string> = []
+      let left: ReadonlyArray<string> = []
+      if (!options.keepData) {
+        removed = yield* removeExtensions(self, options.actor, marker)
+        const tables = yield* dropFrameworkTables(self)
+        dropped = tables.dropped
+        left = tables.left
+      }
+      const folders = yield* removeFrameworkFolders(options.keepData).pipe(Effect.provide(self.platform))
+      return {
+        removedExtensions: removed,
+        droppedTables: dropped,
+        removedFolders: folders,
+        leftTables: left,
+        resumed
+      } satisfies UninstallResult
+    })
+  )
+
 export class FrameworkUninstall extends Effect.Service<FrameworkUninstall>()("host/FrameworkUninstall", {
   effect: Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const sql = yield* SqlClient.SqlClient
-    const lifecycle = yield* Lifecycle
-    const extensions = yield* ExtensionsRepo
-    const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig>()
-
-    const tableNames = sql.onDialectOrElse({
-      sqlite: () => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
-      pg: () => sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`,
-      mysql: () => sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name`,
-      orElse: () => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
-    }).pipe(Effect.map((rows) => rows.map((row) => row.name)))
-
-    /**
-     * Host's tables: the four, and the tables of its extensions. A SQLite file is Host's own, so all of
-     * its tables; a shared MySQL/PostgreSQL database also holds the panel's, so only `ext_…` and
-     * `<vendor>_…` names of installed vendors count as extension tables.
-     */
-    const hostTables = (vendors: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        const names = yield* tableNames
-        const ownAll = sql.onDialectOrElse({ sqlite: () => true, orElse: () => false })
-        const framework = new Set<string>(frameworkTables)
-        const isExtensionTable = (name: string) =>
-          ownAll || name.startsWith("ext_") || vendors.some((vendor) => name.startsWith(`${vendor.replace(/-/g, "_")}_`))
-        const chosen = names.filter((name) => framework.has(name) || isExtensionTable(name))
-        return yield* Effect.forEach(chosen, (name) =>
-          Effect.map(sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(name)}`, ([row]): TableInventory => ({
-            name,
-            rows: Number(row?.n ?? 0),
-            owner: framework.has(name) ? "framework" : "extension"
-          })))
-      }).pipe(Effect.mapError(storeError("listing the framework's tables")))
-
-    const inventory = Effect.gen(function*() {
-      const installed = yield* extensions.list
-      const tables = yield* hostTables([...new Set(installed.map((record) => record.extensionId.split("/")[0]!))])
-      return {
-        extensions: installed.map((record) => ({ id: record.extensionId, version: record.version, enabled: record.enabled })),
-        tables,
-        folders: yield* folderInventory.pipe(Effect.provide(platform)),
-        kept: keptFolders
-      } satisfies UninstallInventory
-    })
-
-    const writeMarker = (keepData: boolean) =>
-      Effect.gen(function*() {
-        const marker = yield* markerFile
-        yield* writeFileAtomic(marker, JSON.stringify({ startedAt: DateTime.formatIso(yield* DateTime.now), keepData }))
-      }).pipe(Effect.provide(platform))
-
-    const run = (options: UninstallOptions) =>
-      lifecycle.withLock(
-        "framework:uninstall",
-        { actor: options.actor, lockTimeout: options.lockTimeout ?? 0 },
-        Effect.gen(function*() {
-          const marker = yield* Effect.provide(markerFile, platform)
-          const resumed = yield* fs.exists(marker)
-          yield* writeMarker(options.keepData)
-          const removed: Array<string> = []
-          const dropped: Array<string> = []
-          let left: ReadonlyArray<string> = []
-          if (!options.keepData) {
-            // Dependents go before what they depend on; each removal is one journaled operation.
-            const installed = yield* extensions.list
-            const dependencies = new Map(installed.map((record) => [record.extensionId, Object.keys(dependenciesOf(record))]))
-            const ordered = dependencyOrder([...dependencies.keys()].sort(), (id) => dependencies.get(id) ?? [])
-            for (const id of [...ordered.order, ...ordered.cycle].reverse()) {
-              const outcome = yield* Effect.either(lifecycle.remove(id, { actor: options.actor, force: true }))
-              if (Either.isLeft(outcome)) {
-                // Not a crash: nothing is half done, so the marker goes and the panel works as before.
-                yield* fs.remove(marker, { force: true })
-                return yield* new UninstallFailed({ extensionId: id, detail: outcome.left.message, removed })
-              }
-              removed.push(id)
-              yield* crashPoint("uninstall-removed-one")
-            }
-            const remaining = yield* hostTables([])
-            const framework = new Set<string>(frameworkTables)
-            left = remaining.filter((table) => !framework.has(table.name)).map((table) => table.name)
-            for (const table of frameworkTables) {
-              yield* sql`DROP TABLE IF EXISTS ${sql(table)}`.pipe(Effect.mapError(storeError(`dropping ${table}`)))
-              dropped.push(table)
-            }
-            yield* crashPoint("uninstall-tables")
-          }
-          const folders = yield* removeFrameworkFolders(options.keepData).pipe(Effect.provide(platform))
-          return {
-            removedExtensions: removed,
-            droppedTables: dropped,
-            removedFolders: folders,
-            leftTables: left,
-            resumed
-          } satisfies UninstallResult
-        })
-      )
-
+    const self: Uninstaller = {
+      fs: yield* FileSystem.FileSystem,
+      sql: yield* SqlClient.SqlClient,
+      lifecycle: yield* Lifecycle,
+      extensions: yield* ExtensionsRepo,
+      platform: yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig>()
+    }
     return {
       /** What an uninstall would remove; changes nothing. */
-      inventory,
+      inventory: inventory(self),
       /** Removes the framework from the panel (under the operation lock). */
-      run
+      run: (options: UninstallOptions) => run(self, options)
     } as const
   })
 }) {}

@@ -282,96 +282,130 @@ const stageCode = (
 /** One extension's code: its entrypoint instance, route files, middleware, listeners and backend slots. */
 const stageOne = (build: Build, id: string, entry: Prepared) =>
   Effect.gen(function*() {
+    const instance = yield* makeInstance(build, id, entry)
+    const routes = yield* compileRoutes(build, entry, yield* routeFilesOf(build, id, entry, instance))
+    const middleware = hasMiddleware(instance)
+      ? yield* callExtension(id, "getMiddleware()", () => instance.getMiddleware(), build.timeout).pipe(
+        Effect.map((value) => functionLists<Middleware>(value))
+      )
+      : {}
+    const listeners = yield* listenersOf(build, id, instance)
+    const backendSlots = yield* backendSlotsOf(build, id, instance)
+    return { ...entry, instance, routes, middleware, listeners, backendSlots } satisfies Staged
+  })
+
+/** The entrypoint `package.json` names under `host.entrypoint`, if it has one that reads. */
+const packageEntrypoint = ({ directory, files }: Prepared) =>
+  Effect.gen(function*() {
+    if (!files.has("package.json")) return undefined
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const { load, timeout, warnings } = build
+    return yield* fs.readFileString(path.join(directory, "package.json")).pipe(
+      Effect.flatMap(Schema.decodeUnknown(PackageJson)),
+      Effect.map((pkg) => pkg.host?.entrypoint),
+      Effect.orElseSucceed(() => undefined)
+    )
+  })
+
+/**
+ * The entrypoint instance (undefined when the extension has none): loaded, constructed with its
+ * context, checked to implement ExtensionInterface and to report the manifest's id.
+ */
+const makeInstance = (build: Build, id: string, entry: Prepared) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
     const { directory, files, manifest, record } = entry
-    const packageEntrypoint = files.has("package.json")
-      ? yield* fs.readFileString(path.join(directory, "package.json")).pipe(
-        Effect.flatMap(Schema.decodeUnknown(PackageJson)),
-        Effect.map((pkg) => pkg.host?.entrypoint),
-        Effect.orElseSucceed(() => undefined)
-      )
-      : undefined
-    const entrypoint = resolveEntrypoint(manifest.document, (file) => files.has(file), packageEntrypoint)
-    let instance: unknown = undefined
+    const entrypoint = resolveEntrypoint(manifest.document, (file) => files.has(file), yield* packageEntrypoint(entry))
     if (entrypoint._tag === "Missing") {
       return yield* new Quarantine({ reason: `entrypoint class ${entrypoint.className} not found (${entrypoint.candidates.join(", ")})` })
     }
-    if (entrypoint._tag !== "None") {
-      const file = path.join(directory, entrypoint.module)
-      const module = yield* load(file, record).pipe(
-        Effect.mapError((error) => new Quarantine({ reason: `entrypoint ${entrypoint.module} failed to load: ${error.detail}` }))
-      )
-      const exportName = entrypoint._tag === "Class" ? entrypoint.exportName : undefined
-      const exported = (exportName !== undefined ? module[exportName] : undefined) ?? module.default
-      if (exported === undefined) {
-        return yield* new Quarantine({ reason: `entrypoint ${entrypoint.module} exports no ${exportName ?? "default"} class` })
-      }
-      instance = yield* Effect.try({
-        try: () => {
-          const context = { basePath: directory, modulePath: pathToFileURL(file).href }
-          const made = typeof exported === "function" ? new (exported as new(context: unknown) => unknown)(context) : exported
-          // HostExtension takes the context here too, should a subclass constructor not pass it on.
-          const handOver = (made as Record<symbol, unknown> | null)?.[extensionContextKey]
-          if (typeof handOver === "function") handOver.call(made, context)
-          return made
-        },
-        catch: (error) => new Quarantine({ reason: `constructing the entrypoint failed: ${describeThrown(error)}` })
-      })
-      const missing = ["getId", "register", "boot"].filter((method) =>
-        typeof (instance as Record<string, unknown>)[method] !== "function"
-      )
-      if (missing.length > 0) {
-        return yield* new Quarantine({ reason: `entrypoint does not implement ExtensionInterface (missing ${missing.join(", ")})` })
-      }
-      const reported = yield* callExtension(id, "getId()", () => invoke(instance, "getId"), timeout)
-      if (reported !== manifest.id) {
-        return yield* new Quarantine({ reason: `id mismatch: getId() returns "${String(reported)}", the manifest id is "${manifest.id}"` })
-      }
+    if (entrypoint._tag === "None") return undefined
+    const file = path.join(directory, entrypoint.module)
+    const module = yield* build.load(file, record).pipe(
+      Effect.mapError((error) => new Quarantine({ reason: `entrypoint ${entrypoint.module} failed to load: ${error.detail}` }))
+    )
+    const exportName = entrypoint._tag === "Class" ? entrypoint.exportName : undefined
+    const exported = (exportName !== undefined ? module[exportName] : undefined) ?? module.default
+    if (exported === undefined) {
+      return yield* new Quarantine({ reason: `entrypoint ${entrypoint.module} exports no ${exportName ?? "default"} class` })
     }
-    // Route files: the layout's (declared or conventional) plus HasRoutes.
+    const instance: unknown = yield* Effect.try({
+      try: () => {
+        const context = { basePath: directory, modulePath: pathToFileURL(file).href }
+        const made = typeof exported === "function" ? new (exported as new(context: unknown) => unknown)(context) : exported
+        // HostExtension takes the context here too, should a subclass constructor not pass it on.
+        const handOver = (made as Record<symbol, unknown> | null)?.[extensionContextKey]
+        if (typeof handOver === "function") handOver.call(made, context)
+        return made
+      },
+      catch: (error) => new Quarantine({ reason: `constructing the entrypoint failed: ${describeThrown(error)}` })
+    })
+    const missing = ["getId", "register", "boot"].filter((method) =>
+      typeof (instance as Record<string, unknown>)[method] !== "function"
+    )
+    if (missing.length > 0) {
+      return yield* new Quarantine({ reason: `entrypoint does not implement ExtensionInterface (missing ${missing.join(", ")})` })
+    }
+    const reported = yield* callExtension(id, "getId()", () => invoke(instance, "getId"), build.timeout)
+    if (reported !== manifest.id) {
+      return yield* new Quarantine({ reason: `id mismatch: getId() returns "${String(reported)}", the manifest id is "${manifest.id}"` })
+    }
+    return instance
+  })
+
+/** Route files: the layout's (declared or conventional) plus those HasRoutes adds. */
+const routeFilesOf = (build: Build, id: string, entry: Prepared, instance: unknown) =>
+  Effect.gen(function*() {
     const routeFiles: Array<readonly [RouteGroup, string]> = routeGroups.flatMap((group) => {
       const file = entry.layout.routes[group]
       return file === undefined ? [] : [[group, file] as const]
     })
-    if (hasRoutes(instance)) {
-      const extra = yield* callExtension(id, "getRouteFiles()", () => instance.getRouteFiles(), timeout)
-      for (const [group, file] of Object.entries((extra ?? {}) as Record<string, unknown>)) {
-        if (!(routeGroups as ReadonlyArray<string>).includes(group) || typeof file !== "string") {
-          return yield* new Quarantine({ reason: `getRouteFiles() returns an unknown route group "${group}"` })
-        }
-        if (!routeFiles.some(([g, f]) => g === group && f === file)) routeFiles.push([group as RouteGroup, file])
+    if (!hasRoutes(instance)) return routeFiles
+    const extra = yield* callExtension(id, "getRouteFiles()", () => instance.getRouteFiles(), build.timeout)
+    for (const [group, file] of Object.entries((extra ?? {}) as Record<string, unknown>)) {
+      if (!(routeGroups as ReadonlyArray<string>).includes(group) || typeof file !== "string") {
+        return yield* new Quarantine({ reason: `getRouteFiles() returns an unknown route group "${group}"` })
       }
+      if (!routeFiles.some(([g, f]) => g === group && f === file)) routeFiles.push([group as RouteGroup, file])
     }
+    return routeFiles
+  })
+
+/** Loads each route file, in order, and gathers its routes by group. */
+const compileRoutes = (build: Build, entry: Prepared, routeFiles: ReadonlyArray<readonly [RouteGroup, string]>) =>
+  Effect.gen(function*() {
     const routes: Partial<Record<RouteGroup, Array<CompiledRoute>>> = {}
     for (const [group, file] of routeFiles) {
-      const compiled = yield* loadRouteFile(group, file, entry, load)
+      const compiled = yield* loadRouteFile(group, file, entry, build.load)
       routes[group] = [...(routes[group] ?? []), ...compiled]
     }
-    const middleware = hasMiddleware(instance)
-      ? yield* callExtension(id, "getMiddleware()", () => instance.getMiddleware(), timeout).pipe(
-        Effect.map((value) => functionLists<Middleware>(value))
-      )
-      : {}
-    const declaredListeners = hasEventListeners(instance)
-      ? yield* callExtension(id, "getEventListeners()", () => instance.getEventListeners(), timeout).pipe(
+    return routes
+  })
+
+/** HasEventListeners' listeners by event name; a key that names no event is a warning, not a failure. */
+const listenersOf = (build: Build, id: string, instance: unknown) =>
+  Effect.gen(function*() {
+    const declared = hasEventListeners(instance)
+      ? yield* callExtension(id, "getEventListeners()", () => instance.getEventListeners(), build.timeout).pipe(
         Effect.map((value) => functionLists<ExtensionEventListener>(value))
       )
       : {}
     const listeners: Record<string, ReadonlyArray<ExtensionEventListener>> = {}
-    for (const [key, handlers] of Object.entries(declaredListeners)) {
+    for (const [key, handlers] of Object.entries(declared)) {
       const name = eventNameOf(key)
-      if (name === undefined) warnings.push(`${id}: getEventListeners() names ${JSON.stringify(key)}, which is no event (known: ${eventNames.join(", ")})`)
+      if (name === undefined) build.warnings.push(`${id}: getEventListeners() names ${JSON.stringify(key)}, which is no event (known: ${eventNames.join(", ")})`)
       else listeners[name] = [...(listeners[name] ?? []), ...handlers]
     }
-    let backendSlots: Record<string, Record<string, unknown>> = {}
-    if (hasFrontendSlots(instance)) {
-      warnings.push(`${id}: HasFrontendSlots is deprecated; register slots with createExtension({ slots }) in the bundle`)
-      const value = yield* callExtension(id, "getFrontendSlots()", () => instance.getFrontendSlots(), timeout)
-      backendSlots = typeof value === "object" && value !== null ? value as Record<string, Record<string, unknown>> : {}
-    }
-    return { ...entry, instance, routes, middleware, listeners, backendSlots } satisfies Staged
+    return listeners
+  })
+
+/** Slots the deprecated HasFrontendSlots declares on the backend (with a warning saying so). */
+const backendSlotsOf = (build: Build, id: string, instance: unknown) =>
+  Effect.gen(function*() {
+    if (!hasFrontendSlots(instance)) return {}
+    build.warnings.push(`${id}: HasFrontendSlots is deprecated; register slots with createExtension({ slots }) in the bundle`)
+    const value = yield* callExtension(id, "getFrontendSlots()", () => instance.getFrontendSlots(), build.timeout)
+    return typeof value === "object" && value !== null ? value as Record<string, Record<string, unknown>> : {}
   })
 
 /** 4. register() all, then boot() all, in dependency order. */

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { FrontendErrorList } from "../domain/FrontendErrors.js"
 import { coreExtensionId } from "../domain/Installed.js"
@@ -97,6 +97,106 @@ export const CoreKeys = {
 
 // ---- the repository ------------------------------------------------------------------------------
 
+/** What every row operation needs: the database and the quoted `key` column (a reserved word in MySQL). */
+interface CoreTable {
+  readonly sql: SqlClient.SqlClient
+  readonly column: Statement.Identifier
+}
+
+const encode = <A, I>(row: CoreKey<A, I>, value: A) =>
+  Schema.encode(Schema.parseJson(row.value))(value).pipe(Effect.mapError(storeError(`encoding ${row.key}`)))
+
+/** The stored text of a row. */
+const getText = <A, I>({ column, sql }: CoreTable, row: CoreKey<A, I>) =>
+  sql<{ value: string }>`SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key}`.pipe(
+    Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
+    Effect.mapError(storeError(`reading ${row.key}`))
+  )
+
+/** The decoded value of a row (none when absent or undecodable). */
+const get = <A, I>(table: CoreTable, row: CoreKey<A, I>) => Effect.map(getText(table, row), Option.flatMap(decodeCoreValue(row)))
+
+/** Writes a row's value (inserted, or replaced in one statement). */
+const put = <A, I>({ sql }: CoreTable, row: CoreKey<A, I>, value: A) =>
+  Effect.flatMap(Effect.all([encode(row, value), Effect.map(DateTime.now, DateTime.formatIso)]), ([text, now]) => {
+    return upsert(
+      sql,
+      "host_settings",
+      { extension_id: coreExtensionId, key: row.key, value: text, created_at: now, updated_at: now },
+      ["extension_id", "key"],
+      ["value", "updated_at"]
+    ).pipe(Effect.asVoid, Effect.mapError(storeError(`saving ${row.key}`)))
+  })
+
+/**
+ * Inserts a row only if there is none: the UNIQUE(extension_id, key) constraint lets one process win.
+ * The stored text when this call inserted it, none when the row was there.
+ */
+const insertNew = <A, I>({ sql }: CoreTable, row: CoreKey<A, I>, value: A, at?: Date) =>
+  Effect.flatMap(
+    Effect.all([encode(row, value), at === undefined ? Effect.map(DateTime.now, DateTime.formatIso) : Effect.succeed(at.toISOString())]),
+    ([text, now]) =>
+      sql`INSERT INTO host_settings ${
+        sql.insert({ extension_id: coreExtensionId, key: row.key, value: text, created_at: now, updated_at: now })
+      }`.pipe(
+      Effect.as(Option.some(text)),
+      Effect.catchIf(isUniqueViolation, () => Effect.succeed(Option.none<string>())),
+      Effect.mapError(storeError(`inserting ${row.key}`))
+    ))
+
+/** Replaces a row's value only while it still holds exactly `text`; the new text, or none when it changed. */
+const replaceIfUnchanged = <A, I>(table: CoreTable, row: CoreKey<A, I>, text: string, next: A) =>
+  Effect.gen(function*() {
+    const { column, sql } = table
+    const nextText = yield* encode(row, next)
+    const now = DateTime.formatIso(yield* DateTime.now)
+    yield* sql`UPDATE host_settings SET value = ${nextText}, updated_at = ${now}
+               WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key} AND value = ${text}`.pipe(
+      Effect.mapError(storeError(`replacing ${row.key}`))
+    )
+    const stored = yield* getText(table, row)
+    return Option.filter(stored, (value) => value === nextText)
+  })
+
+/** Deletes a row, or (given `text`) only while it still holds exactly that text. */
+const remove = <A, I>({ column, sql }: CoreTable, row: CoreKey<A, I>, text?: string) =>
+  (text === undefined
+    ? sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key}`
+    : sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key} AND value = ${text}`).pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`deleting ${row.key}`))
+    )
+
+/** Every row of a family that decodes, by name, in key order. */
+const list = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
+  sql<{ key: string; value: string }>`SELECT ${column}, value FROM host_settings
+      WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`} ORDER BY ${column}`.pipe(
+    Effect.map((rows) =>
+      // LIKE reads `_` in a prefix as any character: the prefix is checked exactly here.
+      rows.filter((row) => row.key.startsWith(of.prefix)).flatMap((row) =>
+        Option.match(decodeCoreValue(of)(row.value), {
+          onNone: () => [],
+          onSome: (value) => [[row.key.slice(of.prefix.length), value] as const]
+        })
+      )
+    ),
+    Effect.mapError(storeError(`reading ${of.prefix}*`))
+  )
+
+interface FamilyCut {
+  readonly except?: string
+  readonly createdBefore?: Date
+}
+
+/** Deletes rows of a family: all but the one named `except`, or those created before `createdBefore`. */
+const removeFamily = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>, options: FamilyCut) =>
+  sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`}${
+    options.except === undefined ? sql`` : sql` AND ${column} != ${`${of.prefix}${options.except}`}`
+  }${options.createdBefore === undefined ? sql`` : sql` AND created_at < ${options.createdBefore.toISOString()}`}`.pipe(
+    Effect.asVoid,
+    Effect.mapError(storeError(`deleting ${of.prefix}*`))
+  )
+
 /**
  * Reads and writes the host/core rows by their typed keys. A stored value that does not decode reads as
  * absent: each kind has one writer that rewrites it whole, so such a value is treated as never written.
@@ -105,96 +205,16 @@ export const CoreKeys = {
 export class CoreRows extends Effect.Service<CoreRows>()("host/CoreRows", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const column = sql("key")
-
-    const encode = <A, I>(row: CoreKey<A, I>, value: A) =>
-      Schema.encode(Schema.parseJson(row.value))(value).pipe(Effect.mapError(storeError(`encoding ${row.key}`)))
-
-    /** The stored text of a row. */
-    const getText = <A, I>(row: CoreKey<A, I>) =>
-      sql<{ value: string }>`SELECT value FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.value)),
-        Effect.mapError(storeError(`reading ${row.key}`))
-      )
-
-    /** The decoded value of a row (none when absent or undecodable). */
-    const get = <A, I>(row: CoreKey<A, I>) => Effect.map(getText(row), Option.flatMap(decodeCoreValue(row)))
-
-    /** Writes a row's value (inserted, or replaced in one statement). */
-    const put = <A, I>(row: CoreKey<A, I>, value: A) =>
-      Effect.flatMap(Effect.all([encode(row, value), Effect.map(DateTime.now, DateTime.formatIso)]), ([text, now]) => {
-        return upsert(
-          sql,
-          "host_settings",
-          { extension_id: coreExtensionId, key: row.key, value: text, created_at: now, updated_at: now },
-          ["extension_id", "key"],
-          ["value", "updated_at"]
-        ).pipe(Effect.asVoid, Effect.mapError(storeError(`saving ${row.key}`)))
-      })
-
-    /**
-     * Inserts a row only if there is none: the UNIQUE(extension_id, key) constraint lets one process win.
-     * The stored text when this call inserted it, none when the row was there.
-     */
-    const insertNew = <A, I>(row: CoreKey<A, I>, value: A, at?: Date) =>
-      Effect.flatMap(
-        Effect.all([encode(row, value), at === undefined ? Effect.map(DateTime.now, DateTime.formatIso) : Effect.succeed(at.toISOString())]),
-        ([text, now]) =>
-          sql`INSERT INTO host_settings ${
-            sql.insert({ extension_id: coreExtensionId, key: row.key, value: text, created_at: now, updated_at: now })
-          }`.pipe(
-          Effect.as(Option.some(text)),
-          Effect.catchIf(isUniqueViolation, () => Effect.succeed(Option.none<string>())),
-          Effect.mapError(storeError(`inserting ${row.key}`))
-        ))
-
-    /** Replaces a row's value only while it still holds exactly `text`; the new text, or none when it changed. */
-    const replaceIfUnchanged = <A, I>(row: CoreKey<A, I>, text: string, next: A) =>
-      Effect.gen(function*() {
-        const nextText = yield* encode(row, next)
-        const now = DateTime.formatIso(yield* DateTime.now)
-        yield* sql`UPDATE host_settings SET value = ${nextText}, updated_at = ${now}
-                   WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key} AND value = ${text}`.pipe(
-          Effect.mapError(storeError(`replacing ${row.key}`))
-        )
-        const stored = yield* getText(row)
-        return Option.filter(stored, (value) => value === nextText)
-      })
-
-    /** Deletes a row, or (given `text`) only while it still holds exactly that text. */
-    const remove = <A, I>(row: CoreKey<A, I>, text?: string) =>
-      (text === undefined
-        ? sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key}`
-        : sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} = ${row.key} AND value = ${text}`).pipe(
-          Effect.asVoid,
-          Effect.mapError(storeError(`deleting ${row.key}`))
-        )
-
-    /** Every row of a family that decodes, by name, in key order. */
-    const list = <A, I>(of: CoreKeyFamily<A, I>) =>
-      sql<{ key: string; value: string }>`SELECT ${column}, value FROM host_settings
-          WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`} ORDER BY ${column}`.pipe(
-        Effect.map((rows) =>
-          // LIKE reads `_` in a prefix as any character: the prefix is checked exactly here.
-          rows.filter((row) => row.key.startsWith(of.prefix)).flatMap((row) =>
-            Option.match(decodeCoreValue(of)(row.value), {
-              onNone: () => [],
-              onSome: (value) => [[row.key.slice(of.prefix.length), value] as const]
-            })
-          )
-        ),
-        Effect.mapError(storeError(`reading ${of.prefix}*`))
-      )
-
-    /** Deletes rows of a family: all but the one named `except`, or those created before `createdBefore`. */
-    const removeFamily = <A, I>(of: CoreKeyFamily<A, I>, options: { readonly except?: string; readonly createdBefore?: Date }) =>
-      sql`DELETE FROM host_settings WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`}${
-        options.except === undefined ? sql`` : sql` AND ${column} != ${`${of.prefix}${options.except}`}`
-      }${options.createdBefore === undefined ? sql`` : sql` AND created_at < ${options.createdBefore.toISOString()}`}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`deleting ${of.prefix}*`))
-      )
-
-    return { get, getText, put, insertNew, replaceIfUnchanged, remove, list, removeFamily } as const
+    const table: CoreTable = { sql, column: sql("key") }
+    return {
+      get: <A, I>(row: CoreKey<A, I>) => get(table, row),
+      getText: <A, I>(row: CoreKey<A, I>) => getText(table, row),
+      put: <A, I>(row: CoreKey<A, I>, value: A) => put(table, row, value),
+      insertNew: <A, I>(row: CoreKey<A, I>, value: A, at?: Date) => insertNew(table, row, value, at),
+      replaceIfUnchanged: <A, I>(row: CoreKey<A, I>, text: string, next: A) => replaceIfUnchanged(table, row, text, next),
+      remove: <A, I>(row: CoreKey<A, I>, text?: string) => remove(table, row, text),
+      list: <A, I>(of: CoreKeyFamily<A, I>) => list(table, of),
+      removeFamily: <A, I>(of: CoreKeyFamily<A, I>, options: FamilyCut) => removeFamily(table, of, options)
+    } as const
   })
 }) {}
