@@ -25,7 +25,7 @@ import {
   UploadPreview,
   UploadSetting
 } from "../../usecases/Views.js"
-import { HostError } from "./Errors.js"
+import { failsWith, groupFailsWith } from "./Statuses.js"
 
 // The admin JSON API under /admin/host/api (docs/http.md "Admin JSON API (`/admin/host/api`, an admin's
 // token or session)") and the CI webhook POST /admin/host/reconcile (docs/gitops.md) as typed contracts.
@@ -160,68 +160,57 @@ export type OperationPath = typeof OperationPath.Type
 
 const api = "/admin/host/api"
 
+/** Every admin endpoint needs an admin (401 signed out, 403 not an admin or a wrong CSRF token). */
+const needsAdmin = groupFailsWith(401, 403)
+
 const reconcile = <Name extends string, Path extends `/${string}`>(name: Name, path: Path) =>
   HttpApiEndpoint.post(name, path)
     .setPayload(ReconcileRequest)
     .addSuccess(ReconcileBody)
     // An apply that stopped answers 422 with the same body: what was and was not applied.
     .addSuccess(ReconcileBody, { status: 422 })
-    .addError(HostError, { status: 400 })
-    .addError(HostError, { status: 409 })
-    .addError(HostError, { status: 422 })
+    .pipe(failsWith(400, 409, 422))
 
-/** Every admin endpoint needs an admin (401 signed out, 403 not an admin or a wrong CSRF token). */
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("list", `${api}/extensions`).addSuccess(ExtensionListBody))
   .add(
     HttpApiEndpoint.post("install", `${api}/extensions`)
       .setPayload(UploadForm)
       .addSuccess(OperationBody, { status: 201 })
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 413 })
-      .addError(HostError, { status: 422 })
-      .addError(HostError, { status: 502 })
+      .pipe(failsWith(400, 404, 409, 413, 422, 502))
   )
   .add(HttpApiEndpoint.get("overview", `${api}/extensions/overview`).addSuccess(OverviewBody))
   .add(
     HttpApiEndpoint.post("preview", `${api}/extensions/preview`)
       .setPayload(UploadForm)
       .addSuccess(PreviewBody)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 413 })
-      .addError(HostError, { status: 422 })
+      .pipe(failsWith(400, 413, 422))
   )
-  .add(HttpApiEndpoint.get("detail", `${api}/extensions/:vendor/:name`).setPath(ExtensionPath).addSuccess(DetailBody).addError(HostError, { status: 404 }))
+  .add(HttpApiEndpoint.get("detail", `${api}/extensions/:vendor/:name`).setPath(ExtensionPath).addSuccess(DetailBody).pipe(failsWith(404)))
   .add(
-    HttpApiEndpoint.get("impact", `${api}/extensions/:vendor/:name/impact`).setPath(ExtensionPath).addSuccess(ImpactBody).addError(HostError, { status: 404 })
+    HttpApiEndpoint.get("impact", `${api}/extensions/:vendor/:name/impact`).setPath(ExtensionPath).addSuccess(ImpactBody).pipe(failsWith(404))
   )
   .add(
     HttpApiEndpoint.post("healthNow", `${api}/extensions/:vendor/:name/health`)
       .setPath(ExtensionPath)
       .addSuccess(HealthNowBody)
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
+      .pipe(failsWith(404, 409))
   )
   .add(
-    HttpApiEndpoint.get("doctor", `${api}/extensions/:vendor/:name/doctor`).setPath(ExtensionPath).addSuccess(DoctorBody).addError(HostError, { status: 404 })
+    HttpApiEndpoint.get("doctor", `${api}/extensions/:vendor/:name/doctor`).setPath(ExtensionPath).addSuccess(DoctorBody).pipe(failsWith(404))
   )
   .add(
     HttpApiEndpoint.get("readSettings", `${api}/extensions/:vendor/:name/settings`)
       .setPath(ExtensionPath)
       .addSuccess(SettingsFormBody)
-      .addError(HostError, { status: 404 })
+      .pipe(failsWith(404))
   )
   .add(
     HttpApiEndpoint.put("writeSettings", `${api}/extensions/:vendor/:name/settings`)
       .setPath(ExtensionPath)
       .setPayload(SettingsBody)
       .addSuccess(SettingsFormBody)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 422 })
+      .pipe(failsWith(400, 404, 409, 422))
   )
   .add(
     // action: enable, disable, remove or update (any other is 404, answered after the caller is known);
@@ -230,60 +219,45 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .setPath(OperationPath)
       .setPayload(Schema.Union(FlagsBody, RegistryUpdate, UploadForm))
       .addSuccess(OperationBody)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 413 })
-      .addError(HostError, { status: 422 })
-      .addError(HostError, { status: 502 })
+      .pipe(failsWith(400, 404, 409, 413, 422, 502))
   )
-  .add(HttpApiEndpoint.get("updates", `${api}/updates`).addSuccess(UpdatesBody).addError(HostError, { status: 409 }).addError(HostError, { status: 502 }))
-  .add(HttpApiEndpoint.post("updateAll", `${api}/updates`).addSuccess(UpdateAllBody).addError(HostError, { status: 409 }))
-  .add(HttpApiEndpoint.get("activity", `${api}/activity`).addSuccess(ActivityBody).addError(HostError, { status: 400 }))
-  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).addSuccess(ActivityPage).addError(HostError, { status: 400 }))
+  .add(HttpApiEndpoint.get("updates", `${api}/updates`).addSuccess(UpdatesBody).pipe(failsWith(409, 502)))
+  .add(HttpApiEndpoint.post("updateAll", `${api}/updates`).addSuccess(UpdateAllBody).pipe(failsWith(409)))
+  .add(HttpApiEndpoint.get("activity", `${api}/activity`).addSuccess(ActivityBody).pipe(failsWith(400)))
+  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).addSuccess(ActivityPage).pipe(failsWith(400)))
   .add(HttpApiEndpoint.get("health", `${api}/health`).addSuccess(HealthBody))
   .add(reconcile("reconcile", `${api}/reconcile`))
   .add(
     HttpApiEndpoint.post("createServer", `${api}/servers`)
       .setPayload(NewServer)
       .addSuccess(ServerBody, { status: 201 })
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 409 })
+      .pipe(failsWith(400, 409))
   )
   .add(
     HttpApiEndpoint.del("deleteServer", `${api}/servers/:uuid`)
       .setPath(Schema.Struct({ uuid: Schema.String }))
       .addSuccess(ServerRemovedBody)
-      .addError(HostError, { status: 404 })
+      .pipe(failsWith(404))
   )
   .add(
     HttpApiEndpoint.get("registrySearch", `${api}/registry`)
       .addSuccess(RegistrySearchBody)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 502 })
+      .pipe(failsWith(400, 409, 502))
   )
   .add(
     HttpApiEndpoint.post("registryInstall", `${api}/registry/install`)
       .setPayload(RegistryInstallRequest)
       .addSuccess(OperationBody, { status: 201 })
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 422 })
-      .addError(HostError, { status: 502 })
+      .pipe(failsWith(400, 404, 409, 422, 502))
   )
   .add(HttpApiEndpoint.get("desiredState", `${api}/desired-state`).addSuccess(DesiredStateBody))
   .add(
     HttpApiEndpoint.post("adopt", `${api}/desired-state/adopt`)
       .setPayload(AdoptRequest)
       .addSuccess(AdoptBody)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, { status: 409 })
-      .addError(HostError, { status: 422 })
+      .pipe(failsWith(400, 409, 422))
   )
-  .addError(HostError, { status: 401 })
-  .addError(HostError, { status: 403 })
+  .pipe(needsAdmin)
 {}
 
 /**
@@ -292,6 +266,5 @@ export class AdminApi extends HttpApiGroup.make("admin")
  */
 export class WebhookApi extends HttpApiGroup.make("webhook")
   .add(reconcile("reconcile", "/admin/host/reconcile"))
-  .addError(HostError, { status: 401 })
-  .addError(HostError, { status: 403 })
+  .pipe(needsAdmin)
 {}
