@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { chromium } from "playwright-core"
 import { report } from "./report.mjs"
+import { stopServer } from "./serve.mjs"
 import { benchPanelRoot } from "./trees.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
@@ -54,11 +55,6 @@ if (!existsSync(chromiumPath)) {
       })
       child.once("exit", (code) => reject(new Error(`host serve exited with ${code}`)))
     })
-
-  const stop = (child) => new Promise((resolve) => {
-    child.once("exit", resolve)
-    child.kill("SIGTERM")
-  })
 
   const ready = async (url) => {
     for (;;) {
@@ -113,12 +109,12 @@ if (!existsSync(chromiumPath)) {
     let server = await serve()
     await ready(server.url)
     const baseline = await measure(browser, server.url, "[data-host-slot='dashboard.widgets']", 1)
-    await stop(server.child)
+    await stopServer(server.child)
     for (let index = 0; index < count; index++) host("add", writeExtension(index))
     server = await serve()
     await ready(server.url)
     const loaded = await measure(browser, server.url, "[data-bench]", count)
-    await stop(server.child)
+    await stopServer(server.child)
     const base = median(baseline)
     const withExtensions = median(loaded)
     console.log(`P6: DOMContentLoaded → dashboard shown, no extensions: median ${base.toFixed(1)} ms (${baseline.map((t) => t.toFixed(0)).join(", ")})`)

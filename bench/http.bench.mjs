@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
 import { report } from "./report.mjs"
-import { startServe } from "./serve.mjs"
+import { startServe, stopServer } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const total = Number(process.env.BENCH_EXTENSIONS ?? 100)
@@ -57,14 +57,6 @@ const writeExtension = (index) => {
 
 const startServer = (extraEnv = {}) => startServe({ bin, root, env: { ...env, ...extraEnv }, readyWithinMs: 30_000 })
 
-const stop = (child) =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once("exit", resolve)
-    child.kill("SIGTERM")
-    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
-  })
-
 const load = (url, headers) =>
   new Promise((resolve, reject) => {
     autocannon({ url, connections, duration, headers }, (error, result) => (error ? reject(error) : resolve(result)))
@@ -105,13 +97,13 @@ try {
     const enabled = Object.values(JSON.parse(bytes.toString()).data).flat().length
     await load(url, headers) // warm up
     results[label] = { result: await load(url, headers), bytes, etag, enabled }
-    await stop(server.child)
+    await stopServer(server.child)
   }
   const { bytes, etag, enabled } = results["host serve (fast path)"]
   const baseline = await startBaseline(bytes, etag)
   await load(baseline.url, headers)
   const bare = await load(baseline.url, headers)
-  await stop(baseline.child)
+  await stopServer(baseline.child)
   console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.9×, p99 ≤ bare + 2 ms):`)
   const line = (label, result) =>
     console.log(`  ${label.padEnd(28)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { stopServer } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const probe = fileURLToPath(new URL("../fixtures/runtime/probe", import.meta.url))
@@ -68,10 +69,6 @@ const startServer = (extraEnv) =>
     })
     child.once("exit", (code) => reject(new Error(`host serve exited ${code}: ${err}`)))
   })
-const stop = (child) => new Promise((resolve) => {
-  child.once("exit", resolve)
-  child.kill("SIGTERM")
-})
 const waitReady = async (url) => {
   for (let i = 0; i < 200; i++) {
     const answer = await fetch(`${url}/host/ready`).catch(() => undefined)
@@ -106,7 +103,7 @@ try {
   const warm = { latency: { p50: median(warms, (r) => r.latency.p50), p99: median(warms, (r) => r.latency.p99) }, requests: { average: median(warms, (r) => r.requests.average) } }
   const warmCalls = accountCalls.get("s-1") ?? 0
   const non2xx = [...bases, ...warms].reduce((sum, run) => sum + run.non2xx, 0)
-  await stop(embedded.child)
+  await stopServer(embedded.child)
 
   // Cold: distinct credentials, three concurrent requests each.
   accountCalls.clear()
@@ -119,7 +116,7 @@ try {
   // Single flight: 200 concurrent first requests with one new session.
   const flight = await Promise.all(Array.from({ length: 200 }, () =>
     fetch(`${real.url}${route}`, { headers: { cookie: "pterodactyl_session=s-999999" } }).then((answer) => answer.status)))
-  await stop(real.child)
+  await stopServer(real.child)
 
   const ms = (value) => `${value.toFixed(2)} ms`
   console.log(`identity, ${connections} connections, 3 alternating rounds of ${duration} s (medians, same run):`)

@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
 import { report } from "./report.mjs"
-import { startServe } from "./serve.mjs"
+import { startServe, stopServer } from "./serve.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin", "host.js")
@@ -42,14 +42,6 @@ const writeToggled = (id) => {
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024
 
 const startServer = () => startServe({ bin, root, env, args: ["--poll-ms", "250"] })
-
-const stop = (child) =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once("exit", resolve)
-    child.kill("SIGTERM")
-    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
-  })
 
 const bearer = (who) => ({ authorization: `Bearer ${tokens[who]}` })
 const mix = [
@@ -100,7 +92,7 @@ servers:
   const baseline = await startBaseline()
   await load(baseline.url, Math.min(10_000, amount))
   const bare = await load(baseline.url, amount)
-  await stop(baseline.child)
+  await stopServer(baseline.child)
 
   const server = await startServer()
   // Every kind of request succeeds while nothing is toggled, so a 4xx in the run is a disabled route.
@@ -134,7 +126,7 @@ servers:
   await toggler
   const rssAfter = rssMb(server.child.pid)
   const serverErrors = (server.stderr().match(/^error/gm) ?? []).length
-  await stop(server.child)
+  await stopServer(server.child)
 
   const growth = ((rssAfter - rssAfterWarmup) / rssAfterWarmup) * 100
   console.log(`R4 mixed load: ${result.requests.total} requests (${mix.length} kinds) at ${connections} connections after a ${warmup}-request warm-up; ${toggles - togglesInWarmup} disable/enable operations meanwhile (${togglesInWarmup} during the warm-up)`)

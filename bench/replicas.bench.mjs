@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { median } from "./cpu.mjs"
+import { stopServer } from "./serve.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
 const probeFolder = fileURLToPath(new URL("../fixtures/runtime/probe", import.meta.url))
@@ -57,12 +58,7 @@ const serve = async (root, env) => {
     child.once("exit", (code) => reject(new Error(`host serve exited with ${code}: ${stderr}`)))
   })
   await until(async () => (await fetch(`${url}/host/ready`).catch(() => undefined))?.status === 200, 30_000)
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once("exit", resolve)
-    child.kill("SIGTERM")
-  })
-  return { url, stop }
+  return { url, stop: () => stopServer(child) }
 }
 
 /** Polls `check` every 10 ms until it holds (or fails after `timeoutMs`); returns the milliseconds it took. */

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import Database from "better-sqlite3"
 import { median } from "./cpu.mjs"
 import { report } from "./report.mjs"
-import { startServe } from "./serve.mjs"
+import { startServe, stopServer } from "./serve.mjs"
 import { writeTree } from "./trees.mjs"
 
 const bin = fileURLToPath(new URL("../bin/host.js", import.meta.url))
@@ -60,14 +60,6 @@ const setup = (count) => {
   return root
 }
 
-const stop = (child) =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once("exit", resolve)
-    child.kill("SIGTERM")
-    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
-  })
-
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024
 /** CPU time (user + system, every thread) the process used so far: steadier than wall time on a busy machine. */
 const cpuMs = (pid) => {
@@ -81,7 +73,7 @@ const start = async (root, readyWithinMs = 120_000) => {
   const rss = rssMb(server.child.pid)
   const cpu = cpuMs(server.child.pid)
   const slotsBody = await (await fetch(`${server.url}/api/client/host/slots`, { headers: { authorization: `Bearer ${token}` } })).json()
-  await stop(server.child)
+  await stopServer(server.child)
   return { readyMs: server.readyMs, rss, cpu, registrations: Object.values(slotsBody.data).flat().length }
 }
 

@@ -33,3 +33,17 @@ export const startServe = ({ bin, root, env, args = [], readyWithinMs = 60_000 }
       reject(new Error(`not ready in ${readyWithinMs / 1000} s: ${stderr}`))
     })
   })
+
+/**
+ * Stops a server the bench started: SIGTERM, then SIGKILL if it is still running 5 s later (a bench must
+ * not hang on a server that will not stop). Resolves once it exited; at once if it had already.
+ * @param {import("node:child_process").ChildProcess} child
+ * @returns {Promise<void>}
+ */
+export const stopServer = (child) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+    setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
+  })
