@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { FrontendErrorReport } from "../../domain/FrontendErrors.js"
-import { HostError } from "./Errors.js"
+import { failsWith } from "./Statuses.js"
 
 // The framework client endpoints (docs/http.md "Framework client endpoints (client-api: a user is required)" and "Extension access") as
 // typed contracts: each path, method, request and answer, with the statuses an endpoint answers. The
@@ -117,58 +117,41 @@ export const GrantResult = Schema.Struct({
 const ServerPath = Schema.Struct({ server: Schema.String })
 const SettingsPath = Schema.Struct({ vendor: Schema.String, name: Schema.String })
 
-const unauthorized = { status: 401 } as const
-
 export class ClientApi extends HttpApiGroup.make("client")
-  .add(HttpApiEndpoint.get("slots", "/api/client/host/slots").addSuccess(SlotsBody).addError(HostError, unauthorized))
-  .add(HttpApiEndpoint.get("extensions", "/api/client/host/extensions").addSuccess(ExtensionsBody).addError(HostError, unauthorized))
-  .add(HttpApiEndpoint.get("config", "/api/client/host/config").addSuccess(ConfigBody).addError(HostError, unauthorized))
-  .add(HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").addSuccess(BootstrapBody).addError(HostError, unauthorized))
+  .add(HttpApiEndpoint.get("slots", "/api/client/host/slots").addSuccess(SlotsBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("extensions", "/api/client/host/extensions").addSuccess(ExtensionsBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("config", "/api/client/host/config").addSuccess(ConfigBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").addSuccess(BootstrapBody).pipe(failsWith(401)))
   .add(
     HttpApiEndpoint.get("publicSettings", "/api/client/host/extensions/:vendor/:name/settings")
       .setPath(SettingsPath)
       .addSuccess(PublicSettingsBody)
-      .addError(HostError, unauthorized)
-      .addError(HostError, { status: 404 })
+      .pipe(failsWith(401, 404))
   )
   .add(
     HttpApiEndpoint.post("diagnostics", "/api/client/host/diagnostics")
       .setPayload(FrontendErrorReport)
       .addSuccess(DiagnosticsAccepted, { status: 202 })
-      .addError(HostError, { status: 400 })
-      .addError(HostError, unauthorized)
-      .addError(HostError, { status: 403 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 429 })
+      .pipe(failsWith(400, 401, 403, 404, 429))
   )
   .add(
     HttpApiEndpoint.get("accessList", "/api/client/host/servers/:server/access")
       .setPath(ServerPath)
       .addSuccess(AccessListingBody)
-      .addError(HostError, unauthorized)
-      .addError(HostError, { status: 403 })
-      .addError(HostError, { status: 404 })
+      .pipe(failsWith(401, 403, 404))
   )
   .add(
     HttpApiEndpoint.put("accessGrant", "/api/client/host/servers/:server/access")
       .setPath(ServerPath)
       .setPayload(GrantRequest)
       .addSuccess(GrantResult)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, unauthorized)
-      .addError(HostError, { status: 403 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
+      .pipe(failsWith(400, 401, 403, 404, 409))
   )
   .add(
     HttpApiEndpoint.del("accessRevoke", "/api/client/host/servers/:server/access")
       .setPath(ServerPath)
       .setPayload(GrantRequest)
       .addSuccess(GrantResult)
-      .addError(HostError, { status: 400 })
-      .addError(HostError, unauthorized)
-      .addError(HostError, { status: 403 })
-      .addError(HostError, { status: 404 })
-      .addError(HostError, { status: 409 })
+      .pipe(failsWith(400, 401, 403, 404, 409))
   )
 {}

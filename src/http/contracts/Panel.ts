@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { AccountView } from "./Client.js"
-import { HostError } from "./Errors.js"
+import { failsWith } from "./Statuses.js"
 
 // The reference panel's JSON (docs/frontend.md "Reference panel") as typed contracts: the signed-in account,
 // the servers it may see with its permissions on each, and one server (404 for one it may not see).
@@ -28,13 +28,12 @@ export const ServersBody = Schema.Struct({ data: Schema.Array(ServerView) })
 export const ServerBody = Schema.Struct({ data: ServerView })
 
 export class PanelApi extends HttpApiGroup.make("panel")
-  .add(HttpApiEndpoint.get("account", "/api/client/account").addSuccess(AccountBody).addError(HostError, { status: 401 }))
-  .add(HttpApiEndpoint.get("servers", "/api/client/servers").addSuccess(ServersBody).addError(HostError, { status: 401 }))
+  .add(HttpApiEndpoint.get("account", "/api/client/account").addSuccess(AccountBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("servers", "/api/client/servers").addSuccess(ServersBody).pipe(failsWith(401)))
   .add(
     HttpApiEndpoint.get("server", "/api/client/servers/:uuid")
       .setPath(Schema.Struct({ uuid: Schema.String }))
       .addSuccess(ServerBody)
-      .addError(HostError, { status: 401 })
-      .addError(HostError, { status: 404 })
+      .pipe(failsWith(401, 404))
   )
 {}
