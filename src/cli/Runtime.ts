@@ -1,4 +1,7 @@
 import { Effect, Layer, Logger } from "effect"
+import { join } from "node:path"
+import { HostConfig } from "../config/HostConfig.js"
+import { dataLayer, type Invocation, registryLayer } from "../HostLive.js"
 import { Progress } from "../kernel/Events.js"
 
 // What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
@@ -18,3 +21,35 @@ export const stderrLogger = Logger.replace(
 export const progressLayer = Layer.succeed(Progress, {
   step: (message: string) => Effect.sync(() => process.stderr.write(`  - ${message}\n`))
 })
+
+/**
+ * What a plan that changes nothing is made with (`reconcile --dry-run`, `--out`, the upgrade preflight):
+ * the planner over what it reads — the data layer, the panel, the module loader, the artifact store and
+ * the registry — without the lifecycle operations and listeners of `storeLayer`, whose modules a run that
+ * applies nothing would only load and build (docs/decisions.md "A plan that changes nothing builds only
+ * what planning reads"). Its modules are imported when the layer is built, as `storeLayer`'s are: every
+ * command loads this module.
+ */
+export const planningLayer = (invocation: Invocation) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() =>
+        Promise.all([
+          import("../reconcile/Planner.js"),
+          import("../kernel/ModuleLoader.js"),
+          import("../panel/RealPanel.js"),
+          import("../archive/ArtifactStore.js")
+        ])
+      ),
+      ([{ Planner }, ModuleLoader, PanelDrivers, ArtifactStore]) => {
+        const loader = Layer.unwrapEffect(
+          Effect.map(HostConfig, ({ paths }) =>
+            ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
+        )
+        return Planner.Default.pipe(
+          Layer.provideMerge(Layer.mergeAll(PanelDrivers.layerFromConfig, loader, ArtifactStore.layer, registryLayer(invocation))),
+          Layer.provideMerge(dataLayer(invocation))
+        )
+      }
+    )
+  )

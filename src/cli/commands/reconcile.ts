@@ -4,17 +4,26 @@ import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import type { Plan, PlanAction } from "../../domain/PlanFormat.js"
 import { formatAction, formatFailureMarkdown, formatPlan, formatPlanMarkdown } from "../../reconcile/PlanRender.js"
-import { adopt } from "../../reconcile/Adopt.js"
 import { blockedItems, formatPreflight } from "../../domain/Preflight.js"
 import { Panel } from "../../panel/Panel.js"
 import semver from "semver"
-import { applyReport, type ApplyResult, loadPlan, type PlanRequest, Reconciler, savePlan } from "../../reconcile/Reconciler.js"
+import type { Planner, PlanRequest } from "../../reconcile/Planner.js"
+import { savePlan } from "../../reconcile/PlanFile.js"
+import type { ApplyResult } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
-import { progressLayer, storeLayer } from "../Runtime.js"
+import { planningLayer, progressLayer, storeLayer } from "../Runtime.js"
 import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
+//
+// A run that changes nothing (`--dry-run`, `--out`, the upgrade preflight) is made by the Planner over
+// `planningLayer`; only a run that may apply, adopt or take a saved plan loads the Reconciler, the
+// lifecycle under it and Adopt (imported then), so a dry run neither loads nor builds them.
+
+/** The modules only a run that may change the panel loads. */
+type ReconcilerModule = typeof import("../../reconcile/Reconciler.js")
+type AdoptModule = typeof import("../../reconcile/Adopt.js")
 
 const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
 
@@ -90,7 +99,7 @@ const printPlanAs = (format: Format) => (plan: Plan) =>
     : Console.log(formatPlan(plan))
 
 /** The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too. */
-const printResultAs = (format: Format) => (plan: Plan, result: ApplyResult) =>
+const printResultAs = (format: Format, { applyReport }: ReconcilerModule) => (plan: Plan, result: ApplyResult) =>
   Effect.zipRight(
     format === "json"
       ? printJson({ ...plan, apply: applyReport(result) })
@@ -111,7 +120,7 @@ const applyOptionsOf = ({ env, format, options }: Run) => ({
 })
 
 /** `--adopt` (docs/admin.md "Adopt"): the same operation as the admin screen's Adopt button. */
-const runAdopt = ({ env, file, options }: Run) =>
+const runAdopt = ({ env, file, options }: Run, { adopt }: AdoptModule) =>
   Effect.gen(function*() {
     if (Option.isSome(options.plan) || Option.isSome(options.out) || options.watch) {
       yield* Console.error("error: reconcile: --adopt rewrites the desired-state file; it does not go with --plan, --out or --watch")
@@ -134,20 +143,19 @@ const runAdopt = ({ env, file, options }: Run) =>
   })
 
 /** `--plan`: applies exactly a saved plan. */
-const runSavedPlan = (run: Run, planFile: string) =>
+const runSavedPlan = (run: Run, planFile: string, applying: ReconcilerModule) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const reconciler = yield* Reconciler
-    const saved = yield* loadPlan(path.resolve(planFile))
+    const reconciler = yield* applying.Reconciler
+    const saved = yield* applying.loadPlan(path.resolve(planFile))
     const result = yield* reconciler.applyPlan(saved, applyOptionsOf(run))
-    yield* printResultAs(run.format)(saved, result)
+    yield* printResultAs(run.format, applying)(saved, result)
     return result.failed === null ? undefined : yield* exitWith(1)
   })
 
 /** Upgrade preflight (docs/operations.md#upgrade-preflight): the plan, checked against other versions. */
-const runPreflight = ({ format, options, request }: Run) =>
+const runPreflight = ({ format, options, request }: Run, planner: Planner) =>
   Effect.gen(function*() {
-    const reconciler = yield* Reconciler
     if (!options.dryRun || Option.isSome(options.out) || options.watch) {
       yield* Console.error("error: reconcile: --panel-version and --host-version go with --dry-run only (an upgrade preflight changes nothing)")
       return yield* exitWith(2)
@@ -164,8 +172,8 @@ const runPreflight = ({ format, options, request }: Run) =>
       version: Option.getOrElse(options.panelVersion, () => panel.info.version),
       php: panel.info.php
     })
-    const plan = yield* reconciler.plan(request)
-    const report = yield* reconciler.preflight(request, versions)
+    const plan = yield* planner.plan(request)
+    const report = yield* planner.preflight(request, versions)
     yield* format === "json"
       ? printJson({ ...plan, preflight: report })
       : format === "markdown"
@@ -179,10 +187,9 @@ const runPreflight = ({ format, options, request }: Run) =>
   })
 
 /** `--dry-run` or `--out`: the plan only, printed or saved. */
-const runPlanOnly = ({ format, options, request }: Run) =>
+const runPlanOnly = ({ format, options, request }: Run, planner: Planner) =>
   Effect.gen(function*() {
-    const reconciler = yield* Reconciler
-    const plan = yield* reconciler.plan(request)
+    const plan = yield* planner.plan(request)
     if (Option.isSome(options.out)) {
       const saved = yield* savePlan(plan, options.out.value)
       const applyHint = `Saved ${plan.id} to ${saved}; apply it with: host reconcile --plan ${saved}`
@@ -197,13 +204,13 @@ const runPlanOnly = ({ format, options, request }: Run) =>
   })
 
 /** Plans and applies once, or with `--watch` once now and once per burst of changes to the file. */
-const runReconcile = (run: Run) =>
+const runReconcile = (run: Run, applying: ReconcilerModule) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const reconciler = yield* Reconciler
+    const reconciler = yield* applying.Reconciler
     const file = run.file
     const once = Effect.flatMap(reconciler.reconcile(run.request, applyOptionsOf(run)), ({ plan, result }) =>
-      Effect.as(printResultAs(run.format)(plan, result), result))
+      Effect.as(printResultAs(run.format, applying)(plan, result), result))
     if (!run.options.watch) {
       const result = yield* once
       return result.failed === null ? undefined : yield* exitWith(1)
@@ -224,44 +231,75 @@ const runReconcile = (run: Run) =>
     )
   })
 
+/**
+ * Whether this run only plans: the upgrade preflight, `--dry-run` and `--out` — the runs the handler
+ * routes to runPreflight and runPlanOnly, decided from the flags alone, before any layer is built.
+ */
+const changesNothing = (options: Flags) =>
+  !options.adopt && Option.isNone(options.plan) &&
+  (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion) || options.dryRun || Option.isSome(options.out))
+
+/** The file, the request and the output format of this run, and the check every mode makes first. */
+const prepare = (options: Flags) =>
+  Effect.gen(function*() {
+    const invocation = yield* CliInvocation
+    const path = yield* Path.Path
+    const { paths } = yield* HostConfig
+    const file = Option.match(options.file, { onNone: () => paths.desiredState, onSome: (given) => path.resolve(given) })
+    const request = { file, prune: options.prune, allowDestroy: options.allowDestroy, env: invocation.env }
+    if (options.json && Option.isSome(options.format) && options.format.value !== "json") {
+      yield* Console.error(`error: reconcile: --json means --format json; it does not go with --format ${options.format.value}`)
+      return yield* exitWith(2)
+    }
+    const format = options.json ? "json" : Option.getOrElse(options.format, () => "text" as const)
+    return { options, file, request, format, env: invocation.env } satisfies Run
+  })
+
+/** A plan only, printed, saved or checked against other versions, over the planning layer. */
+const planOnly = (options: Flags) =>
+  Effect.gen(function*() {
+    const { Planner } = yield* Effect.promise(() => import("../../reconcile/Planner.js"))
+    const run = yield* prepare(options)
+    const planner = yield* Planner
+    if (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion)) return yield* runPreflight(run, planner)
+    return yield* runPlanOnly(run, planner)
+  }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(CliInvocation, planningLayer))))
+
+/** Adopt, a saved plan, or a plan applied (once or with --watch), over the lifecycle. */
+const mayChange = (options: Flags) =>
+  Effect.flatMap(
+    Effect.promise(() => Promise.all([import("../../reconcile/Reconciler.js"), import("../../reconcile/Adopt.js")])),
+    ([applying, adopting]) =>
+      Effect.gen(function*() {
+        const run = yield* prepare(options)
+        if (options.adopt) return yield* runAdopt(run, adopting)
+        if (Option.isSome(options.plan) && (options.dryRun || Option.isSome(options.out) || options.watch)) {
+          yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
+          return yield* exitWith(2)
+        }
+        if (Option.isSome(options.plan)) return yield* runSavedPlan(run, options.plan.value, applying)
+        return yield* runReconcile(run, applying)
+      }).pipe(
+        Effect.provide(
+          Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
+            applying.Reconciler.Default.pipe(
+              Layer.provideMerge(progressLayer),
+              Layer.provideMerge(storeLayer(invocation))
+            )))
+        )
+      )
+  )
+
 export const reconcileCommand = Command.make(
   "reconcile",
   flags,
   (options) =>
-    Effect.gen(function*() {
-      const invocation = yield* CliInvocation
-      const path = yield* Path.Path
-      const { paths } = yield* HostConfig
-      const file = Option.match(options.file, { onNone: () => paths.desiredState, onSome: (given) => path.resolve(given) })
-      const request = { file, prune: options.prune, allowDestroy: options.allowDestroy, env: invocation.env }
-      if (options.json && Option.isSome(options.format) && options.format.value !== "json") {
-        yield* Console.error(`error: reconcile: --json means --format json; it does not go with --format ${options.format.value}`)
-        return yield* exitWith(2)
-      }
-      const format = options.json ? "json" : Option.getOrElse(options.format, () => "text" as const)
-      const run: Run = { options, file, request, format, env: invocation.env }
-      if (options.adopt) return yield* runAdopt(run)
-      if (Option.isSome(options.plan) && (options.dryRun || Option.isSome(options.out) || options.watch)) {
-        yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
-        return yield* exitWith(2)
-      }
-      if (Option.isSome(options.plan)) return yield* runSavedPlan(run, options.plan.value)
-      if (Option.isSome(options.panelVersion) || Option.isSome(options.hostVersion)) return yield* runPreflight(run)
-      if (options.dryRun || Option.isSome(options.out)) return yield* runPlanOnly(run)
-      return yield* runReconcile(run)
-    }).pipe(
+    Effect.if(changesNothing(options), { onTrue: () => planOnly(options), onFalse: () => mayChange(options) }).pipe(
       // Markdown goes to a pull request: a failure is a document there too (and the usual error on stderr).
       Effect.tapError((error) =>
         options.format._tag === "Some" && options.format.value === "markdown" && !options.json && !(error instanceof CommandExit)
           ? Console.log(formatFailureMarkdown(error.message, "problems" in error ? error.problems : []).trimEnd())
           : Effect.void
-      ),
-      Effect.provide(
-        Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
-          Reconciler.Default.pipe(
-            Layer.provideMerge(progressLayer),
-            Layer.provideMerge(storeLayer(invocation))
-          )))
       )
     )
 ).pipe(Command.withDescription("Converge the panel to the desired-state file: plan, then apply (or --dry-run, --out, --plan)"))
