@@ -74,6 +74,19 @@ const startBaseline = (bytes, etag) =>
     child.stdout.once("data", (chunk) => resolve({ child, url: String(chunk).trim() }))
   })
 
+/** One of bench/effect-floor.mjs's apps serving the baseline body, in a child process like host serve. */
+const startFloor = (kind) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./effect-floor.mjs", import.meta.url)), kind, join(root, "baseline-body.json")], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.once("exit", (code) => reject(new Error(`effect-floor.mjs ${kind} exited (${code})`)))
+    child.stdout.once("data", (chunk) => {
+      child.removeAllListeners("exit")
+      resolve({ child, url: String(chunk).trim() })
+    })
+  })
+
 try {
   mkdirSync(join(root, "config"), { recursive: true })
   writeFileSync(
@@ -104,11 +117,21 @@ try {
   await load(baseline.url, headers)
   const bare = await load(baseline.url, headers)
   await stopServer(baseline.child)
+  // The platform's floor: the cheapest Effect apps serving the same bytes (docs/decisions.md "P3: the platform's floor").
+  const floors = {}
+  for (const [label, kind] of [["Effect floor (HttpRouter)", "router"], ["Effect floor (HttpApiBuilder)", "api"]]) {
+    const floor = await startFloor(kind)
+    const url = `${floor.url}/api/client/host/slots`
+    await load(url, headers)
+    floors[label] = await load(url, headers)
+    await stopServer(floor.child)
+  }
   console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.9×, p99 ≤ bare + 2 ms):`)
   const line = (label, result) =>
-    console.log(`  ${label.padEnd(28)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +
+    console.log(`  ${label.padEnd(30)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +
       `${(result.requests.average / bare.requests.average).toFixed(2)}× bare  (${result.non2xx} non-2xx, ${result.errors} errors)`)
   line("bare node:http", bare)
+  for (const [label, result] of Object.entries(floors)) line(label, result)
   for (const [label, { result }] of Object.entries(results)) line(label, result)
   // The goal is one path at this speed; until the Effect route gets there the served path is the fast one,
   // and the goal is judged on the Effect route (docs/decisions.md "The fast path stays until the one path is as fast").
