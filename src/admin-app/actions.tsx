@@ -23,11 +23,16 @@ export const describeResult = (result: OperationResult): string => {
   return result.warnings.length > 0 ? `${base} (${result.warnings.join("; ")})` : base
 }
 
-const ConfirmOperation = ({ onClose, onDone, pending }: {
-  readonly pending: PendingOperation
-  readonly onClose: () => void
-  readonly onDone: (message: string) => void
-}) => {
+/** The body an operation's request sends: the target version of an update, keep-data and force. */
+const bodyOf = (pending: PendingOperation, keepData: boolean, force: boolean) =>
+  pending.operation === "update"
+    ? pending.target === undefined ? {} : { version: pending.target }
+    : pending.operation === "remove"
+    ? { keepData, force }
+    : { force }
+
+/** What the operation would affect (asked of the API first), the admin's choices, and the run once confirmed. */
+const useConfirmedOperation = (pending: PendingOperation, onDone: (message: string) => void) => {
   const { id, operation } = pending
   const impact = useLoad((signal) => get<Impact>(`/extensions/${id}/impact`, signal), [id])
   const [keepData, setKeepData] = useState(false)
@@ -40,31 +45,92 @@ const ConfirmOperation = ({ onClose, onDone, pending }: {
     setBusy(true)
     setError(undefined)
     try {
-      const body = operation === "update"
-        ? pending.target === undefined ? {} : { version: pending.target }
-        : operation === "remove"
-        ? { keepData, force }
-        : { force }
-      const result = await post<OperationResult>(`/extensions/${id}/${operation}`, body)
+      const result = await post<OperationResult>(`/extensions/${id}/${operation}`, bodyOf(pending, keepData, force))
       onDone(describeResult(result))
     } catch (failure) {
       setError(failure)
       setBusy(false)
     }
   }
-  const rowsDropped = (impact.data?.tables ?? []).reduce((sum, table) => sum + (table.rows ?? 0), 0)
+  return { impact, dependents, needsForce, keepData, setKeepData, force, setForce, busy, error, run }
+}
+
+/** The enabled extensions that rely on this one, or that none does (an enable names none). */
+const DependentsNotice = ({ dependents, operation }: { readonly dependents: ReadonlyArray<string>; readonly operation: Operation }) =>
+  dependents.length > 0 ? (
+    <Notice title="Enabled extensions depend on it" tone="warning">
+      <ul className="ha-list" data-testid="dependents">
+        {dependents.map((dependent) => <li key={dependent}><code>{dependent}</code></li>)}
+      </ul>
+      {operation === "update" ? <p>They are checked against the new version; an update out of their range is refused.</p> : null}
+    </Notice>
+  ) : operation !== "enable" ? (
+    <p className="ha-muted">No enabled extension depends on it.</p>
+  ) : null
+
+const DroppedTables = ({ keepData, tables }: { readonly tables: Impact["tables"]; readonly keepData: boolean }) =>
+  tables.length > 0 ? (
+    <div>
+      <p className="ha-label">{keepData ? "Tables kept" : "Tables dropped by its migrations' down steps"}</p>
+      <table className="ha-table ha-table--compact" data-testid="dropped-tables">
+        <thead>
+          <tr><th>Table</th><th className="ha-num">Rows</th></tr>
+        </thead>
+        <tbody>
+          {tables.map((table) => (
+            <tr key={table.name}>
+              <td><code>{table.name}</code></td>
+              <td className="ha-num">{table.rows === null ? "—" : table.rows.toLocaleString()}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  ) : (
+    <p className="ha-muted">Its migrations create no tables that exist now.</p>
+  )
+
+/** A remove's cost: the tables it drops (or keeps), what else goes, and the keep-data choice. */
+const RemoveImpact = ({ impact, keepData, setKeepData }: { readonly impact: Impact; readonly keepData: boolean; readonly setKeepData: (keep: boolean) => void }) => {
+  const rowsDropped = impact.tables.reduce((sum, table) => sum + (table.rows ?? 0), 0)
+  return (
+    <>
+      <DroppedTables keepData={keepData} tables={impact.tables} />
+      <p className="ha-muted" data-testid="remove-summary">
+        {keepData
+          ? `Only its files are removed: ${impact.migrations.length} migration record(s), ${impact.settings} stored setting(s) and every table stay.`
+          : `${impact.migrations.length} migration(s) rolled back and ${impact.settings} stored setting(s) deleted${rowsDropped > 0 ? `: ${rowsDropped.toLocaleString()} row(s) lost` : ""}.`}
+      </p>
+      <label className="ha-check">
+        <input checked={keepData} data-testid="keep-data" onChange={(event) => setKeepData(event.target.checked)} type="checkbox" />
+        <span>
+          Keep data (<code>--keep-data</code>): keep its tables, migration records and settings, so reinstalling resumes with them
+        </span>
+      </label>
+    </>
+  )
+}
+
+const ConfirmOperation = ({ onClose, onDone, pending }: {
+  readonly pending: PendingOperation
+  readonly onClose: () => void
+  readonly onDone: (message: string) => void
+}) => {
+  const { id, operation } = pending
+  const state = useConfirmedOperation(pending, onDone)
+  const { impact } = state
   return (
     <Dialog
       actions={
         <>
           <Button onClick={onClose}>Cancel</Button>
           <Button
-            disabled={busy || impact.loading || (needsForce && !force)}
+            disabled={state.busy || impact.loading || (state.needsForce && !state.force)}
             kind={operation === "remove" || operation === "disable" ? "danger" : "primary"}
-            onClick={() => void run()}
+            onClick={() => void state.run()}
             testId="confirm-operation"
           >
-            {busy ? `${verbs[operation]}…` : `${verbs[operation]} ${pending.name}`}
+            {state.busy ? `${verbs[operation]}…` : `${verbs[operation]} ${pending.name}`}
           </Button>
         </>
       }
@@ -79,60 +145,17 @@ const ConfirmOperation = ({ onClose, onDone, pending }: {
       <ErrorNotice error={impact.error} title="What this affects could not be read" />
       {impact.data === undefined ? null : (
         <div className="ha-stack">
-          {dependents.length > 0 ? (
-            <Notice title="Enabled extensions depend on it" tone="warning">
-              <ul className="ha-list" data-testid="dependents">
-                {dependents.map((dependent) => <li key={dependent}><code>{dependent}</code></li>)}
-              </ul>
-              {operation === "update" ? <p>They are checked against the new version; an update out of their range is refused.</p> : null}
-            </Notice>
-          ) : operation !== "enable" ? (
-            <p className="ha-muted">No enabled extension depends on it.</p>
-          ) : null}
-          {operation === "remove" ? (
-            <>
-              {impact.data.tables.length > 0 ? (
-                <div>
-                  <p className="ha-label">{keepData ? "Tables kept" : "Tables dropped by its migrations' down steps"}</p>
-                  <table className="ha-table ha-table--compact" data-testid="dropped-tables">
-                    <thead>
-                      <tr><th>Table</th><th className="ha-num">Rows</th></tr>
-                    </thead>
-                    <tbody>
-                      {impact.data.tables.map((table) => (
-                        <tr key={table.name}>
-                          <td><code>{table.name}</code></td>
-                          <td className="ha-num">{table.rows === null ? "—" : table.rows.toLocaleString()}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              ) : (
-                <p className="ha-muted">Its migrations create no tables that exist now.</p>
-              )}
-              <p className="ha-muted" data-testid="remove-summary">
-                {keepData
-                  ? `Only its files are removed: ${impact.data.migrations.length} migration record(s), ${impact.data.settings} stored setting(s) and every table stay.`
-                  : `${impact.data.migrations.length} migration(s) rolled back and ${impact.data.settings} stored setting(s) deleted${rowsDropped > 0 ? `: ${rowsDropped.toLocaleString()} row(s) lost` : ""}.`}
-              </p>
-              <label className="ha-check">
-                <input checked={keepData} data-testid="keep-data" onChange={(event) => setKeepData(event.target.checked)} type="checkbox" />
-                <span>
-                  Keep data (<code>--keep-data</code>): keep its tables, migration records and settings, so reinstalling resumes with them
-                </span>
-              </label>
-            </>
-          ) : null}
-          {needsForce ? (
+          <DependentsNotice dependents={state.dependents} operation={operation} />
+          {operation === "remove" ? <RemoveImpact impact={impact.data} keepData={state.keepData} setKeepData={state.setKeepData} /> : null}
+          {state.needsForce ? (
             <label className="ha-check">
-              <input checked={force} data-testid="force" onChange={(event) => setForce(event.target.checked)} type="checkbox" />
+              <input checked={state.force} data-testid="force" onChange={(event) => state.setForce(event.target.checked)} type="checkbox" />
               <span>{verbs[operation]} anyway (<code>--force</code>): the dependents lose it</span>
             </label>
           ) : null}
         </div>
       )}
-      <ErrorNotice error={error} title={`${verbs[operation]} failed`} />
+      <ErrorNotice error={state.error} title={`${verbs[operation]} failed`} />
     </Dialog>
   )
 }

@@ -1,6 +1,6 @@
 import { useState } from "react"
 import { Link } from "react-router-dom"
-import { type AdoptResult, type DesiredStateView, get, post } from "../api.js"
+import { type AdoptResult, type DesiredStateView, get, type Plan, post } from "../api.js"
 import { Badge, Button, CapabilityDiffView, Dialog, DiffView, Empty, ErrorNotice, Notice, Section, Spinner, type Tone, useLoad } from "../ui.js"
 
 // Desired state (docs/admin.md): the plan against the desired-state file with each action's capability
@@ -48,16 +48,20 @@ const Adopt = ({ onClose, onDone, result }: { readonly result: AdoptResult; read
   )
 }
 
-export const DesiredStatePage = () => {
+/** The file and its plan, and what the last apply or adopt said (a message, or the error it met). */
+const useDesiredState = () => {
   const state = useLoad((signal) => get<DesiredStateView>("/desired-state", signal), [])
-  const [confirmApply, setConfirmApply] = useState(false)
-  const [applying, setApplying] = useState(false)
   const [error, setError] = useState<unknown>(undefined)
   const [message, setMessage] = useState<string | undefined>(undefined)
-  const [adopt, setAdopt] = useState<AdoptResult | undefined>(undefined)
-  const [showFile, setShowFile] = useState(false)
-  const data = state.data
-  const plan = data?.plan ?? null
+  return { state, error, setError, message, setMessage }
+}
+
+type Desired = ReturnType<typeof useDesiredState>
+
+/** Apply: the confirmation, then the reconcile; the plan is made again whatever the outcome. */
+const useApply = ({ setError, setMessage, state }: Desired) => {
+  const [confirming, setConfirming] = useState(false)
+  const [applying, setApplying] = useState(false)
   const apply = async () => {
     setApplying(true)
     setError(undefined)
@@ -65,17 +69,23 @@ export const DesiredStatePage = () => {
       const answer = await post<ApplyAnswer>("/reconcile", {})
       const applied = answer.apply?.applied.length ?? 0
       setMessage(`Apply complete: ${applied} action(s) applied.`)
-      setConfirmApply(false)
+      setConfirming(false)
       state.reload()
     } catch (failure) {
       setError(failure)
-      setConfirmApply(false)
+      setConfirming(false)
       state.reload()
     } finally {
       setApplying(false)
     }
   }
-  const previewAdopt = async () => {
+  return { confirming, setConfirming, applying, apply }
+}
+
+/** Adopt: the file as it would be rewritten, asked for without writing it, for the dialog to show. */
+const useAdoptPreview = ({ setError, setMessage }: Desired) => {
+  const [adopt, setAdopt] = useState<AdoptResult | undefined>(undefined)
+  const preview = async () => {
     setError(undefined)
     setMessage(undefined)
     try {
@@ -84,90 +94,136 @@ export const DesiredStatePage = () => {
       setError(failure)
     }
   }
+  return { adopt, setAdopt, preview }
+}
+
+const PageHead = ({ file, onAdopt, onApply, onReplan, plan }: {
+  readonly file: string | undefined
+  readonly plan: Plan | null
+  readonly onReplan: () => void
+  readonly onAdopt: () => void
+  readonly onApply: () => void
+}) => (
+  <div className="ha-page-head">
+    <div className="ha-min0">
+      <h1>Desired state</h1>
+      <p className="ha-muted">The panel as <code className="ha-break">{file ?? "desired-state/extensions.yaml"}</code> describes it (<code>host reconcile</code>).</p>
+    </div>
+    <div className="ha-actions">
+      <Button onClick={onReplan}>Re-plan</Button>
+      <Button onClick={onAdopt} testId="adopt">Adopt…</Button>
+      <Button disabled={plan === null || plan.actions.length === 0} kind="primary" onClick={onApply} testId="apply">Apply…</Button>
+    </div>
+  </div>
+)
+
+/** Still loading, no file yet, or a file that cannot be planned. */
+const FileState = ({ data }: { readonly data: DesiredStateView | undefined }) =>
+  data === undefined ? <Spinner /> : !data.exists ? (
+    <Notice title="No desired-state file yet">
+      <p>Adopt writes one describing the panel as it is; from then on, changes go through the file (and pull requests).</p>
+    </Notice>
+  ) : data.planError !== null ? (
+    <Notice title="The file cannot be planned" tone="error">
+      <p>{data.planError.detail}</p>
+    </Notice>
+  ) : null
+
+/** One action of the plan: what, why, the settings it changes and its capability diff. */
+const PlanAction = ({ action }: { readonly action: Plan["actions"][number] }) => (
+  <li className="ha-plan__action">
+    <div className="ha-plan__head">
+      <Badge tone={actionTone[action.type] ?? "neutral"}>{action.type}</Badge>
+      <Link className="ha-link ha-strong" to={`/admin/host/extensions/${action.id}`}>{action.id}</Link>
+      {action.from || action.to ? <span className="ha-muted">{action.from ?? "—"} → {action.to ?? "—"}</span> : null}
+    </div>
+    <p className="ha-muted ha-small">{action.reason}</p>
+    {action.settings === undefined || action.settings.length === 0 ? null : (
+      <ul className="ha-list ha-small">
+        {action.settings.map((change) => (
+          <li key={change.key}><code>{change.key}</code>: {JSON.stringify(change.from)} → {change.sensitive ? <code>{String(change.to)}</code> : JSON.stringify(change.to)}</li>
+        ))}
+      </ul>
+    )}
+    <CapabilityDiffView diff={action.capabilities} />
+  </li>
+)
+
+const PlanSection = ({ plan }: { readonly plan: Plan }) => (
+  <Section id="plan-title" title={plan.actions.length === 0 ? "Plan: no changes" : `Plan: ${plan.actions.length} change(s)`}>
+    <p className="ha-strong" data-testid="plan-summary">{plan.text.split("\n").at(-1)}</p>
+    {plan.warnings.length > 0 ? <ul className="ha-list ha-warnings">{plan.warnings.map((warning) => <li key={warning}>⚠ {warning}</li>)}</ul> : null}
+    {plan.actions.length === 0 ? null : (
+      <ol className="ha-plan" data-testid="plan-actions">
+        {plan.actions.map((action, index) => <PlanAction action={action} key={`${action.type} ${action.id} ${index}`} />)}
+      </ol>
+    )}
+  </Section>
+)
+
+const DriftSection = ({ data }: { readonly data: DesiredStateView | undefined }) => (
+  <Section id="drift-title" title={`Drift (${data?.drift.length ?? 0})`}>
+    {data === undefined || data.drift.length === 0 ? <Empty>No drift: the installed extensions match the file.</Empty> : (
+      <>
+        <p className="ha-muted">Changed on the panel since the file was applied (in this screen, the CLI or by hand). Apply puts the file's state back; Adopt writes the panel's state into the file.</p>
+        <ul className="ha-list" data-testid="drift">
+          {data.drift.map((item) => (
+            <li key={`${item.type} ${item.id}`}><Badge tone={actionTone[item.type] ?? "neutral"}>{item.type}</Badge> <code>{item.id}</code> <span className="ha-muted ha-small">{item.detail}</span></li>
+          ))}
+        </ul>
+      </>
+    )}
+  </Section>
+)
+
+/** The file's text, folded to its line count until asked for. Always mounted, so the choice outlives a reload. */
+const TheFile = ({ text }: { readonly text: string | null | undefined }) => {
+  const [showFile, setShowFile] = useState(false)
+  if (text === null || text === undefined) return null
+  return (
+    <Section actions={<Button onClick={() => setShowFile((value) => !value)}>{showFile ? "Hide" : "Show"}</Button>} id="file-title" title="The file">
+      {showFile ? <pre className="ha-code-block">{text}</pre> : <p className="ha-muted">{text.split("\n").length} lines.</p>}
+    </Section>
+  )
+}
+
+const ApplyDialog = ({ applying, onApply, onClose, plan }: { readonly plan: Plan; readonly applying: boolean; readonly onApply: () => void; readonly onClose: () => void }) => (
+  <Dialog
+    actions={<><Button onClick={onClose}>Cancel</Button><Button disabled={applying} kind="primary" onClick={onApply} testId="confirm-apply">{applying ? "Applying…" : `Apply ${plan.actions.length} change(s)`}</Button></>}
+    onClose={onClose}
+    title="Apply the plan?"
+  >
+    <p>Each action is one all-or-nothing operation, in dependency order; on a failure the rest stop and a new apply continues from there.</p>
+    <ul className="ha-list">{plan.actions.map((action, index) => <li key={index}><Badge tone={actionTone[action.type] ?? "neutral"}>{action.type}</Badge> <code>{action.id}</code> <span className="ha-muted ha-small">{action.reason}</span></li>)}</ul>
+    <p className="ha-muted ha-small">The same as <code>host reconcile</code>. The plan is made again when applying; if the panel changed meanwhile, what is applied follows the file, not this list.</p>
+  </Dialog>
+)
+
+export const DesiredStatePage = () => {
+  const desired = useDesiredState()
+  const apply = useApply(desired)
+  const adopt = useAdoptPreview(desired)
+  const { state } = desired
+  const data = state.data
+  const plan = data?.plan ?? null
   return (
     <>
-      <div className="ha-page-head">
-        <div className="ha-min0">
-          <h1>Desired state</h1>
-          <p className="ha-muted">The panel as <code className="ha-break">{data?.file ?? "desired-state/extensions.yaml"}</code> describes it (<code>host reconcile</code>).</p>
-        </div>
-        <div className="ha-actions">
-          <Button onClick={() => state.reload()}>Re-plan</Button>
-          <Button onClick={() => void previewAdopt()} testId="adopt">Adopt…</Button>
-          <Button disabled={plan === null || plan.actions.length === 0} kind="primary" onClick={() => setConfirmApply(true)} testId="apply">Apply…</Button>
-        </div>
-      </div>
-      {message === undefined ? null : <Notice tone="success"><p data-testid="desired-result">{message}</p></Notice>}
-      <ErrorNotice error={error} />
+      <PageHead file={data?.file} onAdopt={() => void adopt.preview()} onApply={() => apply.setConfirming(true)} onReplan={() => state.reload()} plan={plan} />
+      {desired.message === undefined ? null : <Notice tone="success"><p data-testid="desired-result">{desired.message}</p></Notice>}
+      <ErrorNotice error={desired.error} />
       <ErrorNotice error={state.error} title="The plan could not be made" />
-      {data === undefined ? <Spinner /> : !data.exists ? (
-        <Notice title="No desired-state file yet">
-          <p>Adopt writes one describing the panel as it is; from then on, changes go through the file (and pull requests).</p>
-        </Notice>
-      ) : data.planError !== null ? (
-        <Notice title="The file cannot be planned" tone="error">
-          <p>{data.planError.detail}</p>
-        </Notice>
-      ) : null}
+      <FileState data={data} />
       {plan === null ? null : (
         <>
-          <Section id="plan-title" title={plan.actions.length === 0 ? "Plan: no changes" : `Plan: ${plan.actions.length} change(s)`}>
-            <p className="ha-strong" data-testid="plan-summary">{plan.text.split("\n").at(-1)}</p>
-            {plan.warnings.length > 0 ? <ul className="ha-list ha-warnings">{plan.warnings.map((warning) => <li key={warning}>⚠ {warning}</li>)}</ul> : null}
-            {plan.actions.length === 0 ? null : (
-              <ol className="ha-plan" data-testid="plan-actions">
-                {plan.actions.map((action, index) => (
-                  <li className="ha-plan__action" key={`${action.type} ${action.id} ${index}`}>
-                    <div className="ha-plan__head">
-                      <Badge tone={actionTone[action.type] ?? "neutral"}>{action.type}</Badge>
-                      <Link className="ha-link ha-strong" to={`/admin/host/extensions/${action.id}`}>{action.id}</Link>
-                      {action.from || action.to ? <span className="ha-muted">{action.from ?? "—"} → {action.to ?? "—"}</span> : null}
-                    </div>
-                    <p className="ha-muted ha-small">{action.reason}</p>
-                    {action.settings === undefined || action.settings.length === 0 ? null : (
-                      <ul className="ha-list ha-small">
-                        {action.settings.map((change) => (
-                          <li key={change.key}><code>{change.key}</code>: {JSON.stringify(change.from)} → {change.sensitive ? <code>{String(change.to)}</code> : JSON.stringify(change.to)}</li>
-                        ))}
-                      </ul>
-                    )}
-                    <CapabilityDiffView diff={action.capabilities} />
-                  </li>
-                ))}
-              </ol>
-            )}
-          </Section>
-          <Section id="drift-title" title={`Drift (${data?.drift.length ?? 0})`}>
-            {data === undefined || data.drift.length === 0 ? <Empty>No drift: the installed extensions match the file.</Empty> : (
-              <>
-                <p className="ha-muted">Changed on the panel since the file was applied (in this screen, the CLI or by hand). Apply puts the file's state back; Adopt writes the panel's state into the file.</p>
-                <ul className="ha-list" data-testid="drift">
-                  {data.drift.map((item) => (
-                    <li key={`${item.type} ${item.id}`}><Badge tone={actionTone[item.type] ?? "neutral"}>{item.type}</Badge> <code>{item.id}</code> <span className="ha-muted ha-small">{item.detail}</span></li>
-                  ))}
-                </ul>
-              </>
-            )}
-          </Section>
+          <PlanSection plan={plan} />
+          <DriftSection data={data} />
         </>
       )}
-      {data?.text === null || data?.text === undefined ? null : (
-        <Section actions={<Button onClick={() => setShowFile((value) => !value)}>{showFile ? "Hide" : "Show"}</Button>} id="file-title" title="The file">
-          {showFile ? <pre className="ha-code-block">{data.text}</pre> : <p className="ha-muted">{data.text.split("\n").length} lines.</p>}
-        </Section>
+      <TheFile text={data?.text} />
+      {apply.confirming && plan !== null ? <ApplyDialog applying={apply.applying} onApply={() => void apply.apply()} onClose={() => apply.setConfirming(false)} plan={plan} /> : null}
+      {adopt.adopt === undefined ? null : (
+        <Adopt onClose={() => adopt.setAdopt(undefined)} onDone={(text) => { adopt.setAdopt(undefined); desired.setMessage(text); state.reload() }} result={adopt.adopt} />
       )}
-      {confirmApply && plan !== null ? (
-        <Dialog
-          actions={<><Button onClick={() => setConfirmApply(false)}>Cancel</Button><Button disabled={applying} kind="primary" onClick={() => void apply()} testId="confirm-apply">{applying ? "Applying…" : `Apply ${plan.actions.length} change(s)`}</Button></>}
-          onClose={() => setConfirmApply(false)}
-          title="Apply the plan?"
-        >
-          <p>Each action is one all-or-nothing operation, in dependency order; on a failure the rest stop and a new apply continues from there.</p>
-          <ul className="ha-list">{plan.actions.map((action, index) => <li key={index}><Badge tone={actionTone[action.type] ?? "neutral"}>{action.type}</Badge> <code>{action.id}</code> <span className="ha-muted ha-small">{action.reason}</span></li>)}</ul>
-          <p className="ha-muted ha-small">The same as <code>host reconcile</code>. The plan is made again when applying; if the panel changed meanwhile, what is applied follows the file, not this list.</p>
-        </Dialog>
-      ) : null}
-      {adopt === undefined ? null : <Adopt onClose={() => setAdopt(undefined)} onDone={(text) => { setAdopt(undefined); setMessage(text); state.reload() }} result={adopt} />}
     </>
   )
 }

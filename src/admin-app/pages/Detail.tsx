@@ -102,89 +102,107 @@ const Overview = ({ detail }: { readonly detail: Detail }) => (
   </div>
 )
 
-const Capabilities = ({ detail }: { readonly detail: Detail }) => {
+/** Routes as loaded, per group, each under the URL prefix its group is served at. */
+const RoutesSection = ({ detail }: { readonly detail: Detail }) => {
   const capabilities = detail.capabilities
   const groups = Object.entries(capabilities.routes)
   return (
-    <div className="ha-stack">
-      {!detail.loaded ? <Notice tone="info"><p>It is not running ({detail.status}), so its routes, commands and listeners as loaded are not listed; declared items are.</p></Notice> : null}
-      <Section id="routes-title" title="Routes">
-        {groups.every(([, routes]) => routes.length === 0) ? <Empty>No routes{Object.keys(capabilities.routeFiles).length > 0 ? ` loaded (declared files: ${Object.values(capabilities.routeFiles).join(", ")})` : ""}.</Empty> : (
-          <div className="ha-table-wrap">
-            <table className="ha-table ha-table--compact" data-testid="routes-table">
-              <thead><tr><th>Group</th><th>Method</th><th>Path</th><th>Permission</th></tr></thead>
-              <tbody>
-                {groups.flatMap(([group, routes]) => routes.map((route) => (
-                  <tr key={`${group} ${route.method} ${route.path}`}>
-                    <td><Badge>{group}</Badge></td>
-                    <td><code>{route.method}</code></td>
-                    <td><code className="ha-break">{group === "api-client" ? "/api/client/host/" : group === "admin" ? "/admin/host/" : "/host/"}{detail.id}{route.path === "/" ? "" : route.path}</code></td>
-                    <td>{route.permission === null ? <span className="ha-muted">—</span> : <code>{route.permission}</code>}</td>
-                  </tr>
-                )))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Section>
-      <div className="ha-grid">
-        <Section id="permissions-title" title="Permissions"><List empty="Declares no permissions." items={capabilities.permissions} /></Section>
-        <Section id="slots-title" title="Slots"><List empty="Renders into no slots." items={capabilities.slots} /></Section>
-        <Section id="pages-title" title="Pages">
-          {capabilities.pages.length === 0 ? <p className="ha-muted">Registers no pages.</p> : (
-            <ul className="ha-list">{capabilities.pages.map((page) => <li key={`${page.area} ${page.path}`}><Badge>{page.area}</Badge> <code>{page.path}</code></li>)}</ul>
-          )}
-        </Section>
-        <Section id="commands-title" title="Commands and listeners">
-          <p className="ha-label">Commands</p>
-          {capabilities.commands.length === 0 ? <p className="ha-muted">None.</p> : (
-            <ul className="ha-list">{capabilities.commands.map((command) => <li key={command.name}><code>host {command.name}</code> <span className="ha-muted">{command.description}</span></li>)}</ul>
-          )}
-          <p className="ha-label">Listens to</p>
-          <List empty="No event listeners." items={capabilities.listeners} />
-        </Section>
-      </div>
-      <Section id="migrations-title" title="Migrations">
-        {capabilities.migrations.length === 0 ? <Empty>No migrations.</Empty> : (
-          <div className="ha-table-wrap">
-            <table className="ha-table ha-table--compact" data-testid="migrations-table">
-              <thead><tr><th>Migration</th><th>Status</th><th className="ha-num">Batch</th><th>Ran</th></tr></thead>
-              <tbody>
-                {capabilities.migrations.map((migration) => (
-                  <tr key={migration.name}>
-                    <td><code className="ha-break">{migration.name}</code></td>
-                    <td><Badge tone={migration.status === "ran" ? "success" : migration.status === "pending" ? "warning" : "danger"}>{migration.status}</Badge></td>
-                    <td className="ha-num">{migration.batch ?? "—"}</td>
-                    <td title={formatTime(migration.ranAt)}>{relativeTime(migration.ranAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Section>
-      <Section id="schedules-title" title="Schedules">
-        {capabilities.schedules.length === 0 ? <Empty>No scheduled tasks.</Empty> : (
-          <div className="ha-table-wrap">
-            <table className="ha-table ha-table--compact" data-testid="schedules-table">
-              <thead><tr><th>Task</th><th>Command</th><th>Cron</th><th>Next run</th></tr></thead>
-              <tbody>
-                {capabilities.schedules.map((task) => (
-                  <tr key={task.id}>
-                    <td>{task.label} <span className="ha-muted ha-small">{task.id}</span></td>
-                    <td><code>{task.command}</code></td>
-                    <td><code>{task.cron}</code></td>
-                    <td title={formatTime(task.nextRun)}>{relativeTime(task.nextRun)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </Section>
-    </div>
+    <Section id="routes-title" title="Routes">
+      {groups.every(([, routes]) => routes.length === 0) ? <Empty>No routes{Object.keys(capabilities.routeFiles).length > 0 ? ` loaded (declared files: ${Object.values(capabilities.routeFiles).join(", ")})` : ""}.</Empty> : (
+        <div className="ha-table-wrap">
+          <table className="ha-table ha-table--compact" data-testid="routes-table">
+            <thead><tr><th>Group</th><th>Method</th><th>Path</th><th>Permission</th></tr></thead>
+            <tbody>
+              {groups.flatMap(([group, routes]) => routes.map((route) => (
+                <tr key={`${group} ${route.method} ${route.path}`}>
+                  <td><Badge>{group}</Badge></td>
+                  <td><code>{route.method}</code></td>
+                  <td><code className="ha-break">{group === "api-client" ? "/api/client/host/" : group === "admin" ? "/admin/host/" : "/host/"}{detail.id}{route.path === "/" ? "" : route.path}</code></td>
+                  <td>{route.permission === null ? <span className="ha-muted">—</span> : <code>{route.permission}</code>}</td>
+                </tr>
+              )))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
   )
 }
+
+/** The short lists side by side: permissions, slots, pages, commands and listeners. */
+const DeclaredLists = ({ capabilities }: { readonly capabilities: Detail["capabilities"] }) => (
+  <div className="ha-grid">
+    <Section id="permissions-title" title="Permissions"><List empty="Declares no permissions." items={capabilities.permissions} /></Section>
+    <Section id="slots-title" title="Slots"><List empty="Renders into no slots." items={capabilities.slots} /></Section>
+    <Section id="pages-title" title="Pages">
+      {capabilities.pages.length === 0 ? <p className="ha-muted">Registers no pages.</p> : (
+        <ul className="ha-list">{capabilities.pages.map((page) => <li key={`${page.area} ${page.path}`}><Badge>{page.area}</Badge> <code>{page.path}</code></li>)}</ul>
+      )}
+    </Section>
+    <Section id="commands-title" title="Commands and listeners">
+      <p className="ha-label">Commands</p>
+      {capabilities.commands.length === 0 ? <p className="ha-muted">None.</p> : (
+        <ul className="ha-list">{capabilities.commands.map((command) => <li key={command.name}><code>host {command.name}</code> <span className="ha-muted">{command.description}</span></li>)}</ul>
+      )}
+      <p className="ha-label">Listens to</p>
+      <List empty="No event listeners." items={capabilities.listeners} />
+    </Section>
+  </div>
+)
+
+const MigrationsSection = ({ migrations }: { readonly migrations: Detail["capabilities"]["migrations"] }) => (
+  <Section id="migrations-title" title="Migrations">
+    {migrations.length === 0 ? <Empty>No migrations.</Empty> : (
+      <div className="ha-table-wrap">
+        <table className="ha-table ha-table--compact" data-testid="migrations-table">
+          <thead><tr><th>Migration</th><th>Status</th><th className="ha-num">Batch</th><th>Ran</th></tr></thead>
+          <tbody>
+            {migrations.map((migration) => (
+              <tr key={migration.name}>
+                <td><code className="ha-break">{migration.name}</code></td>
+                <td><Badge tone={migration.status === "ran" ? "success" : migration.status === "pending" ? "warning" : "danger"}>{migration.status}</Badge></td>
+                <td className="ha-num">{migration.batch ?? "—"}</td>
+                <td title={formatTime(migration.ranAt)}>{relativeTime(migration.ranAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    )}
+  </Section>
+)
+
+const SchedulesSection = ({ schedules }: { readonly schedules: Detail["capabilities"]["schedules"] }) => (
+  <Section id="schedules-title" title="Schedules">
+    {schedules.length === 0 ? <Empty>No scheduled tasks.</Empty> : (
+      <div className="ha-table-wrap">
+        <table className="ha-table ha-table--compact" data-testid="schedules-table">
+          <thead><tr><th>Task</th><th>Command</th><th>Cron</th><th>Next run</th></tr></thead>
+          <tbody>
+            {schedules.map((task) => (
+              <tr key={task.id}>
+                <td>{task.label} <span className="ha-muted ha-small">{task.id}</span></td>
+                <td><code>{task.command}</code></td>
+                <td><code>{task.cron}</code></td>
+                <td title={formatTime(task.nextRun)}>{relativeTime(task.nextRun)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    )}
+  </Section>
+)
+
+const Capabilities = ({ detail }: { readonly detail: Detail }) => (
+  <div className="ha-stack">
+    {!detail.loaded ? <Notice tone="info"><p>It is not running ({detail.status}), so its routes, commands and listeners as loaded are not listed; declared items are.</p></Notice> : null}
+    <RoutesSection detail={detail} />
+    <DeclaredLists capabilities={detail.capabilities} />
+    <MigrationsSection migrations={detail.capabilities.migrations} />
+    <SchedulesSection schedules={detail.capabilities.schedules} />
+  </div>
+)
 
 const Health = ({ detail }: { readonly detail: Detail }) => {
   const [report, setReport] = useState<ExtensionHealth | undefined>(undefined)
@@ -295,14 +313,106 @@ const SettingsTab = ({ detail }: { readonly detail: Detail }) => {
   )
 }
 
-export const DetailPage = () => {
+type Operations = ReturnType<typeof useOperations>
+
+/** The extension named by the address, the tab chosen there, and its operations (a remove leaves the page). */
+const useDetail = () => {
   const { name = "", vendor = "" } = useParams()
   const id = `${vendor}/${name}`
   const [params, setParams] = useSearchParams()
   const tab = tabs.some((candidate) => candidate.id === params.get("tab")) ? params.get("tab")! : "overview"
+  const selectTab = (next: string) => setParams(next === "overview" ? {} : { tab: next }, { replace: true })
   const detail = useLoad((signal) => get<Detail>(`/extensions/${id}`, signal), [id])
   const navigate = useNavigate()
   const operations = useOperations((operation) => (operation === "remove" ? navigate(`/admin/host/extensions?removed=${encodeURIComponent(id)}`) : detail.reload()))
+  return { id, tab, selectTab, detail, operations }
+}
+
+/** Name, version and badges, with the enable or disable, update and remove actions. */
+const DetailHead = ({ data, id, start }: { readonly data: Detail; readonly id: string; readonly start: Operations["start"] }) => {
+  const of = { id, name: data.name, version: data.version }
+  return (
+    <div className="ha-page-head">
+      <div className="ha-min0">
+        <h1>{data.name} <span className="ha-muted ha-version">{data.version}</span></h1>
+        <p className="ha-muted"><code>{data.id}</code></p>
+        <div className="ha-badges">
+          <StatusBadge status={data.status} />
+          <SignatureBadge status={data.signature.status} />
+          {data.managed === null ? null : <Badge tone="info">desired state</Badge>}
+        </div>
+      </div>
+      <div className="ha-actions">
+        {data.enabled ? (
+          <Button onClick={() => start({ operation: "disable", ...of })} testId="detail-disable">Disable</Button>
+        ) : (
+          <Button onClick={() => start({ operation: "enable", ...of })} testId="detail-enable">Enable</Button>
+        )}
+        {data.updateAvailable === null ? null : (
+          <Button kind="primary" onClick={() => start({ operation: "update", ...of, target: data.updateAvailable ?? undefined })}>Update to {data.updateAvailable}</Button>
+        )}
+        <Button kind="danger" onClick={() => start({ operation: "remove", ...of })} testId="detail-remove">Remove</Button>
+      </div>
+    </div>
+  )
+}
+
+/** What went wrong with it lately: its components' frontend errors, and a quarantine or corrupt manifest. */
+const Problems = ({ data }: { readonly data: Detail }) => (
+  <>
+    {data.frontendErrors.length === 0 ? null : (
+      <Notice title="Recent frontend errors (its components failed to render; the rest of each page kept working)" tone="warning">
+        <ul className="ha-list" data-testid="frontend-errors">
+          {data.frontendErrors.map((entry) => (
+            <li key={`${entry.message} ${entry.firstAt}`}>
+              <code className="ha-break">{entry.message}</code>
+              <span className="ha-muted ha-small"> ×{entry.count} · {entry.slot ?? "page"} · {entry.version} · last {relativeTime(entry.lastAt)} ({entry.user})</span>
+            </li>
+          ))}
+        </ul>
+      </Notice>
+    )}
+    {data.quarantine === null ? null : (
+      <Notice title={data.status === "corrupt" ? "Corrupt: its stored manifest cannot be read" : "Quarantined: the runtime did not load it"} tone="error">
+        <p data-testid="quarantine">{data.quarantine}</p>
+        <p className="ha-small">The rest of the panel keeps running. Fix the cause (update, reinstall, or satisfy its dependency), or disable it.</p>
+      </Notice>
+    )}
+  </>
+)
+
+const TabList = ({ data, onSelect, tab }: { readonly data: Detail; readonly tab: string; readonly onSelect: (tab: string) => void }) => (
+  <div aria-label="Sections" className="ha-tabs" role="tablist">
+    {tabs.map((candidate) => (
+      <button
+        aria-selected={tab === candidate.id}
+        className="ha-tab"
+        data-testid={`tab-${candidate.id}`}
+        key={candidate.id}
+        onClick={() => onSelect(candidate.id)}
+        role="tab"
+        type="button"
+      >
+        {candidate.label}
+        {candidate.id === "settings" && data.capabilities.settings > 0 ? <span className="ha-count">{data.capabilities.settings}</span> : null}
+      </button>
+    ))}
+  </div>
+)
+
+const TabPanel = ({ data, id, tab }: { readonly data: Detail; readonly id: string; readonly tab: string }) => (
+  <div role="tabpanel">
+    {tab === "overview" ? <Overview detail={data} /> : null}
+    {tab === "settings" ? <SettingsTab detail={data} /> : null}
+    {tab === "capabilities" ? <Capabilities detail={data} /> : null}
+    {tab === "health" ? <Health detail={data} /> : null}
+    {tab === "doctor" ? <Doctor detail={data} /> : null}
+    {tab === "activity" ? <Section id="ext-activity" title="Activity"><ActivityTable extension={id} pageSize={20} showFilters /></Section> : null}
+  </div>
+)
+
+export const DetailPage = () => {
+  const { detail, id, operations, selectTab, tab } = useDetail()
   const data = detail.data
   return (
     <>
@@ -313,70 +423,10 @@ export const DetailPage = () => {
       <ErrorNotice error={detail.error} title={`${id} could not be read`} />
       {data === undefined ? (detail.loading ? <Spinner /> : null) : (
         <>
-          <div className="ha-page-head">
-            <div className="ha-min0">
-              <h1>{data.name} <span className="ha-muted ha-version">{data.version}</span></h1>
-              <p className="ha-muted"><code>{data.id}</code></p>
-              <div className="ha-badges">
-                <StatusBadge status={data.status} />
-                <SignatureBadge status={data.signature.status} />
-                {data.managed === null ? null : <Badge tone="info">desired state</Badge>}
-              </div>
-            </div>
-            <div className="ha-actions">
-              {data.enabled ? (
-                <Button onClick={() => operations.start({ operation: "disable", id, name: data.name, version: data.version })} testId="detail-disable">Disable</Button>
-              ) : (
-                <Button onClick={() => operations.start({ operation: "enable", id, name: data.name, version: data.version })} testId="detail-enable">Enable</Button>
-              )}
-              {data.updateAvailable === null ? null : (
-                <Button kind="primary" onClick={() => operations.start({ operation: "update", id, name: data.name, version: data.version, target: data.updateAvailable ?? undefined })}>Update to {data.updateAvailable}</Button>
-              )}
-              <Button kind="danger" onClick={() => operations.start({ operation: "remove", id, name: data.name, version: data.version })} testId="detail-remove">Remove</Button>
-            </div>
-          </div>
-          {data.frontendErrors.length === 0 ? null : (
-            <Notice title="Recent frontend errors (its components failed to render; the rest of each page kept working)" tone="warning">
-              <ul className="ha-list" data-testid="frontend-errors">
-                {data.frontendErrors.map((entry) => (
-                  <li key={`${entry.message} ${entry.firstAt}`}>
-                    <code className="ha-break">{entry.message}</code>
-                    <span className="ha-muted ha-small"> ×{entry.count} · {entry.slot ?? "page"} · {entry.version} · last {relativeTime(entry.lastAt)} ({entry.user})</span>
-                  </li>
-                ))}
-              </ul>
-            </Notice>
-          )}
-          {data.quarantine === null ? null : (
-            <Notice title={data.status === "corrupt" ? "Corrupt: its stored manifest cannot be read" : "Quarantined: the runtime did not load it"} tone="error">
-              <p data-testid="quarantine">{data.quarantine}</p>
-              <p className="ha-small">The rest of the panel keeps running. Fix the cause (update, reinstall, or satisfy its dependency), or disable it.</p>
-            </Notice>
-          )}
-          <div aria-label="Sections" className="ha-tabs" role="tablist">
-            {tabs.map((candidate) => (
-              <button
-                aria-selected={tab === candidate.id}
-                className="ha-tab"
-                data-testid={`tab-${candidate.id}`}
-                key={candidate.id}
-                onClick={() => setParams(candidate.id === "overview" ? {} : { tab: candidate.id }, { replace: true })}
-                role="tab"
-                type="button"
-              >
-                {candidate.label}
-                {candidate.id === "settings" && data.capabilities.settings > 0 ? <span className="ha-count">{data.capabilities.settings}</span> : null}
-              </button>
-            ))}
-          </div>
-          <div role="tabpanel">
-            {tab === "overview" ? <Overview detail={data} /> : null}
-            {tab === "settings" ? <SettingsTab detail={data} /> : null}
-            {tab === "capabilities" ? <Capabilities detail={data} /> : null}
-            {tab === "health" ? <Health detail={data} /> : null}
-            {tab === "doctor" ? <Doctor detail={data} /> : null}
-            {tab === "activity" ? <Section id="ext-activity" title="Activity"><ActivityTable extension={id} pageSize={20} showFilters /></Section> : null}
-          </div>
+          <DetailHead data={data} id={id} start={operations.start} />
+          <Problems data={data} />
+          <TabList data={data} onSelect={selectTab} tab={tab} />
+          <TabPanel data={data} id={id} tab={tab} />
         </>
       )}
       {operations.dialog}

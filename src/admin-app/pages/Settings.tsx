@@ -89,38 +89,33 @@ const FieldInput = ({ disabled, field, id, invalid, onChange, secretSet, value }
   )
 }
 
-export const SettingsFormView = ({ extensionId, form, onSaved }: { readonly extensionId: string; readonly form: SettingsForm; readonly onSaved: (form: SettingsForm) => void }) => {
+/** The form's edits: the draft, which fields were typed in and which reset to their default. */
+const useDraft = (form: SettingsForm) => {
   const initial = (): Draft => Object.fromEntries(form.fields.map((field) => [field.key, draftValue(field, form.values[field.key] ?? null)]))
   const [draft, setDraft] = useState<Draft>(initial)
   const [dirty, setDirty] = useState<ReadonlySet<string>>(new Set())
   const [cleared, setCleared] = useState<ReadonlySet<string>>(new Set())
-  const [fieldErrors, setFieldErrors] = useState<Readonly<Record<string, string>>>({})
-  const [error, setError] = useState<unknown>(undefined)
-  const [saved, setSaved] = useState(false)
-  const [busy, setBusy] = useState(false)
-  useEffect(() => {
+  const discard = () => {
     setDraft(initial())
     setDirty(new Set())
     setCleared(new Set())
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [form])
-
-  if (form.fields.length === 0) return <Empty>This extension has no settings.</Empty>
+  }
+  // A saved (or reloaded) form is the new starting point.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(discard, [form])
 
   const change = (key: string, value: string | boolean) => {
     setDraft((previous) => ({ ...previous, [key]: value }))
     setDirty((previous) => new Set([...previous, key]))
     setCleared((previous) => new Set([...previous].filter((item) => item !== key)))
-    setSaved(false)
   }
   const reset = (field: SettingField) => {
     setDraft((previous) => ({ ...previous, [field.key]: draftValue(field, field.default) }))
     setCleared((previous) => new Set([...previous, field.key]))
     setDirty((previous) => new Set([...previous].filter((item) => item !== field.key)))
-    setSaved(false)
   }
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
+  /** What a save sends: a reset field as null, an edited one as its value. */
+  const changes = (): Record<string, unknown> => {
     const values: Record<string, unknown> = {}
     for (const field of form.fields) {
       if (cleared.has(field.key)) values[field.key] = null
@@ -130,6 +125,18 @@ export const SettingsFormView = ({ extensionId, form, onSaved }: { readonly exte
         values[field.key] = toValue(field, draft[field.key]!)
       }
     }
+    return values
+  }
+  return { draft, dirty, cleared, change, reset, discard, changes }
+}
+
+/** The save: the API's verdict, each refused field's message by its key, and whether the last save went through. */
+const useSave = (extensionId: string, onSaved: (form: SettingsForm) => void) => {
+  const [fieldErrors, setFieldErrors] = useState<Readonly<Record<string, string>>>({})
+  const [error, setError] = useState<unknown>(undefined)
+  const [saved, setSaved] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const save = async (values: Record<string, unknown>) => {
     if (Object.keys(values).length === 0) {
       setError(new Error("Nothing changed."))
       return
@@ -153,57 +160,91 @@ export const SettingsFormView = ({ extensionId, form, onSaved }: { readonly exte
       setBusy(false)
     }
   }
-  const managed = new Set(form.managed)
-  const changedManaged = [...dirty, ...cleared].filter((key) => managed.has(key))
+  const clearErrors = () => {
+    setFieldErrors({})
+    setError(undefined)
+  }
+  return { fieldErrors, error, saved, setSaved, busy, save, clearErrors }
+}
+
+/** One setting: its label and badges, its input, help and default, and the API's message for it. */
+const FieldRow = ({ busy, field, form, managed, message, onChange, onReset, value }: {
+  readonly field: SettingField
+  readonly form: SettingsForm
+  readonly value: string | boolean
+  readonly message: string | undefined
+  readonly managed: boolean
+  readonly busy: boolean
+  readonly onChange: (value: string | boolean) => void
+  readonly onReset: () => void
+}) => {
+  const id = `setting-${field.key}`
   return (
-    <form className="ha-form" data-testid="settings-form" noValidate onSubmit={(event) => void submit(event)}>
+    <div className={`ha-field ${message === undefined ? "" : "ha-field--invalid"}`} data-field={field.key}>
+      <div className="ha-field__label">
+        <label htmlFor={id}>
+          {field.label}
+          {field.required ? <span aria-label="required" className="ha-required"> *</span> : null}
+        </label>
+        <code className="ha-small ha-muted">{field.key}</code>
+        {field.public ? <Badge title="Served to the panel's pages by the public settings endpoint">public</Badge> : null}
+        {field.input === "password" ? <Badge tone="warning" title="Never shown again once saved">secret{form.secrets[field.key] === true ? " · set" : ""}</Badge> : null}
+        {managed ? <Badge tone="info" title="Set by the desired-state file">desired state</Badge> : null}
+      </div>
+      <FieldInput disabled={busy} field={field} id={id} invalid={message !== undefined} onChange={onChange} secretSet={form.secrets[field.key] === true} value={value} />
+      <p className="ha-help" id={`${id}-help`}>
+        {field.help}
+        {field.default === null ? null : <span className="ha-muted"> Default: <code>{String(field.default)}</code>.</span>}
+        {managed ? <span className="ha-muted"> The desired-state file sets this; a change here shows as drift until the file is applied again or adopted.</span> : null}
+        {field.default !== null && field.input !== "password" ? (
+          <button className="ha-linkbutton" onClick={onReset} type="button">Reset to default</button>
+        ) : null}
+      </p>
+      <p aria-live="polite" className="ha-field__error" data-testid={`error-${field.key}`} id={`${id}-error`}>{message ?? ""}</p>
+    </div>
+  )
+}
+
+const ManagedNotice = ({ keys }: { readonly keys: ReadonlyArray<string> }) =>
+  keys.length > 0 ? (
+    <Notice tone="warning" title="Managed by the desired-state file">
+      <p>{keys.join(", ")} {keys.length === 1 ? "is" : "are"} set by the desired-state file: after saving, the Desired state screen shows this as drift (apply the file to undo it, or adopt to keep it).</p>
+    </Notice>
+  ) : null
+
+export const SettingsFormView = ({ extensionId, form, onSaved }: { readonly extensionId: string; readonly form: SettingsForm; readonly onSaved: (form: SettingsForm) => void }) => {
+  const edits = useDraft(form)
+  const saving = useSave(extensionId, onSaved)
+
+  if (form.fields.length === 0) return <Empty>This extension has no settings.</Empty>
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    void saving.save(edits.changes())
+  }
+  const managed = new Set(form.managed)
+  return (
+    <form className="ha-form" data-testid="settings-form" noValidate onSubmit={submit}>
       {form.description === null ? null : <p className="ha-muted">{form.description}</p>}
-      {form.fields.map((field) => {
-        const id = `setting-${field.key}`
-        const message = fieldErrors[field.key]
-        return (
-          <div className={`ha-field ${message === undefined ? "" : "ha-field--invalid"}`} data-field={field.key} key={field.key}>
-            <div className="ha-field__label">
-              <label htmlFor={id}>
-                {field.label}
-                {field.required ? <span aria-label="required" className="ha-required"> *</span> : null}
-              </label>
-              <code className="ha-small ha-muted">{field.key}</code>
-              {field.public ? <Badge title="Served to the panel's pages by the public settings endpoint">public</Badge> : null}
-              {field.input === "password" ? <Badge tone="warning" title="Never shown again once saved">secret{form.secrets[field.key] === true ? " · set" : ""}</Badge> : null}
-              {managed.has(field.key) ? <Badge tone="info" title="Set by the desired-state file">desired state</Badge> : null}
-            </div>
-            <FieldInput
-              disabled={busy}
-              field={field}
-              id={id}
-              invalid={message !== undefined}
-              onChange={(value) => change(field.key, value)}
-              secretSet={form.secrets[field.key] === true}
-              value={draft[field.key] ?? ""}
-            />
-            <p className="ha-help" id={`${id}-help`}>
-              {field.help}
-              {field.default === null ? null : <span className="ha-muted"> Default: <code>{String(field.default)}</code>.</span>}
-              {managed.has(field.key) ? <span className="ha-muted"> The desired-state file sets this; a change here shows as drift until the file is applied again or adopted.</span> : null}
-              {field.default !== null && field.input !== "password" ? (
-                <button className="ha-linkbutton" onClick={() => reset(field)} type="button">Reset to default</button>
-              ) : null}
-            </p>
-            <p aria-live="polite" className="ha-field__error" data-testid={`error-${field.key}`} id={`${id}-error`}>{message ?? ""}</p>
-          </div>
-        )
-      })}
-      {changedManaged.length > 0 ? (
-        <Notice tone="warning" title="Managed by the desired-state file">
-          <p>{changedManaged.join(", ")} {changedManaged.length === 1 ? "is" : "are"} set by the desired-state file: after saving, the Desired state screen shows this as drift (apply the file to undo it, or adopt to keep it).</p>
-        </Notice>
-      ) : null}
-      <ErrorNotice error={error} title="Not saved" />
-      {saved ? <Notice tone="success"><p data-testid="settings-saved">Settings saved.</p></Notice> : null}
+      {form.fields.map((field) => (
+        <FieldRow
+          busy={saving.busy}
+          field={field}
+          form={form}
+          key={field.key}
+          managed={managed.has(field.key)}
+          message={saving.fieldErrors[field.key]}
+          onChange={(value) => { edits.change(field.key, value); saving.setSaved(false) }}
+          onReset={() => { edits.reset(field); saving.setSaved(false) }}
+          value={edits.draft[field.key] ?? ""}
+        />
+      ))}
+      <ManagedNotice keys={[...edits.dirty, ...edits.cleared].filter((key) => managed.has(key))} />
+      <ErrorNotice error={saving.error} title="Not saved" />
+      {saving.saved ? <Notice tone="success"><p data-testid="settings-saved">Settings saved.</p></Notice> : null}
       <div className="ha-actions ha-actions--end">
-        <Button disabled={busy} onClick={() => { setDraft(initial()); setDirty(new Set()); setCleared(new Set()); setFieldErrors({}); setError(undefined) }}>Discard changes</Button>
-        <Button disabled={busy} kind="primary" testId="save-settings" type="submit">{busy ? "Saving…" : "Save settings"}</Button>
+        <Button disabled={saving.busy} onClick={() => { edits.discard(); saving.clearErrors() }}>Discard changes</Button>
+        <Button disabled={saving.busy} kind="primary" testId="save-settings" type="submit">{saving.busy ? "Saving…" : "Save settings"}</Button>
       </div>
     </form>
   )
