@@ -152,6 +152,19 @@ export interface DataOptions {
 }
 
 /**
+ * The module loader over this root's compiled-module cache (HostConfig's `paths.modules`). Its module is
+ * imported when the layer is built, so a command that never loads extension code never reads it.
+ */
+export const moduleLoaderLayer = (invocation: Invocation) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.zip(Effect.promise(() => import("./kernel/ModuleLoader.js")), HostConfig),
+      ([ModuleLoader, { paths }]) =>
+        ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules })
+    )
+  )
+
+/**
  * Undoing an interrupted operation's migrations (MySQL/MariaDB) needs the migration runner and the module
  * loader: loaded only when a journal entry asks for it, so recovery stays light otherwise.
  */
@@ -160,13 +173,8 @@ const interruptedMigrationsLayer = (invocation: Invocation) =>
     InterruptedMigrations,
     Effect.map(Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo>(), (context) => ({
       undo: (entry: JournalEntry) =>
-        Effect.promise(() => Promise.all([import("./lifecycle/MigrationUndo.js"), import("./kernel/ModuleLoader.js")])).pipe(
-          Effect.flatMap(([{ undoStartedMigrations }, ModuleLoader]) =>
-            Effect.flatMap(HostConfig, ({ paths }) =>
-              undoStartedMigrations(entry).pipe(
-                Effect.provide(ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
-              ))
-          ),
+        Effect.promise(() => import("./lifecycle/MigrationUndo.js")).pipe(
+          Effect.flatMap(({ undoStartedMigrations }) => Effect.provide(undoStartedMigrations(entry), moduleLoaderLayer(invocation))),
           Effect.provide(context),
           Effect.catchAllCause((cause) => Effect.logWarning(`undoing the migrations of ${entry.extensionId} failed: ${String(cause)}`))
         )
@@ -198,7 +206,6 @@ const lifecycleModules = Effect.promise(() =>
   Promise.all([
     import("./lifecycle/Lifecycle.js"),
     import("./kernel/Events.js"),
-    import("./kernel/ModuleLoader.js"),
     import("./panel/RealPanel.js"),
     import("./archive/ArtifactStore.js")
   ])
@@ -235,15 +242,12 @@ export interface StoreOptions extends DataOptions {
  */
 export const storeLayer = (invocation: Invocation, options: StoreOptions = {}) => {
   const lifecycle = Layer.unwrapEffect(
-    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, ModuleLoader, PanelDrivers, ArtifactStore]) => {
-      const loader = Layer.unwrapEffect(
-        Effect.map(HostConfig, ({ paths }) =>
-          ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
-      )
-      return Lifecycle.Default.pipe(
-        Layer.provideMerge(Layer.mergeAll(Events.layer, PanelDrivers.layerFromConfig, loader, ArtifactStore.layer, registryLayer(invocation)))
-      )
-    })
+    Effect.map(lifecycleModules, ([{ Lifecycle }, Events, PanelDrivers, ArtifactStore]) =>
+      Lifecycle.Default.pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(Events.layer, PanelDrivers.layerFromConfig, moduleLoaderLayer(invocation), ArtifactStore.layer, registryLayer(invocation))
+        )
+      ))
   )
   // A server attaches listeners to its live generation instead (runtime/LiveState).
   const listeners = Layer.effectDiscard(

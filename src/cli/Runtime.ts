@@ -1,7 +1,5 @@
 import { Effect, Layer, Logger } from "effect"
-import { join } from "node:path"
-import { HostConfig } from "../config/HostConfig.js"
-import { dataLayer, type Invocation, registryLayer } from "../HostLive.js"
+import { dataLayer, type Invocation, moduleLoaderLayer, registryLayer } from "../HostLive.js"
 import { Progress } from "../kernel/Events.js"
 
 // What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
@@ -36,20 +34,16 @@ export const planningLayer = (invocation: Invocation) =>
       Effect.promise(() =>
         Promise.all([
           import("../reconcile/Planner.js"),
-          import("../kernel/ModuleLoader.js"),
           import("../panel/RealPanel.js"),
           import("../archive/ArtifactStore.js")
         ])
       ),
-      ([{ Planner }, ModuleLoader, PanelDrivers, ArtifactStore]) => {
-        const loader = Layer.unwrapEffect(
-          Effect.map(HostConfig, ({ paths }) =>
-            ModuleLoader.layer({ sdkDirectory: join(invocation.frameworkRoot, "sdk", "dist"), cacheDirectory: paths.modules }))
-        )
-        return Planner.Default.pipe(
-          Layer.provideMerge(Layer.mergeAll(PanelDrivers.layerFromConfig, loader, ArtifactStore.layer, registryLayer(invocation))),
+      ([{ Planner }, PanelDrivers, ArtifactStore]) =>
+        Planner.Default.pipe(
+          Layer.provideMerge(
+            Layer.mergeAll(PanelDrivers.layerFromConfig, moduleLoaderLayer(invocation), ArtifactStore.layer, registryLayer(invocation))
+          ),
           Layer.provideMerge(dataLayer(invocation))
         )
-      }
     )
   )
