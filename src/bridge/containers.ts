@@ -1,4 +1,5 @@
 import * as React from "react"
+import { flushSync } from "react-dom"
 import { createRoot, type Root } from "react-dom/client"
 import { SlotView } from "./render.js"
 
@@ -33,7 +34,11 @@ const mount = (element: Element) => {
   }
   const entry: Mounted = { root: createRoot(element), slot, context }
   mounted.set(element, entry)
-  render(entry)
+  // A new container renders its registrations in the same task that found it: a root's first render
+  // otherwise waits for React's scheduler, a later task that often comes after the browser painted the
+  // page with the container still empty (on the embedded dashboard, 20 widgets a frame or more late).
+  // Containers are found in a MutationObserver callback or at start, never inside a React render.
+  flushSync(() => render(entry))
 }
 
 const scan = (node: Node) => {
