@@ -203,6 +203,22 @@ describeBrowser("bridge in the reference panel", () => {
     await page.context().close()
   }, 90_000)
 
+  it("a new container holds its components before the task that added it ends (no scheduler task or frame in between)", async () => {
+    const { page } = await openPage(harness, { user: "alice", path: "/" })
+    await page.getByTestId("good").waitFor()
+    // Only microtasks run between adding the container and reading it: the container watcher's
+    // MutationObserver callback is one; a root render left to React's scheduler would be a later task.
+    const rendered = await page.evaluate(async () => {
+      const container = document.createElement("div")
+      container.setAttribute("data-host-slot", "test.late")
+      document.body.appendChild(container)
+      for (let step = 0; step < 5; step++) await Promise.resolve()
+      return container.querySelector("[data-testid=late]") !== null
+    })
+    expect(rendered).toBe(true)
+    await page.context().close()
+  })
+
   it("a theme override changes a computed colour", async () => {
     const { page } = await openPage(harness, { user: "alice", path: "/" })
     await page.getByTestId("full-stats").waitFor()
