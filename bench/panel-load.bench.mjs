@@ -8,6 +8,7 @@
 // Deterministic figures: the requests the page made before the first widget rendered, and the serial
 // round trips on the way (a request counts one more than the latest one that had finished before it
 // started; only the document and Host's requests count, the page's icon aside). And the size of /host/boot.js gzipped (goal ≤ 3 KB).
+// BENCH_SCREENSHOTS=<folder> saves the last load of each page as a PNG there.
 import { spawn } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs"
 import { join } from "node:path"
@@ -129,6 +130,11 @@ if (!existsSync(chromiumPath)) {
       if (run > 0) {
         times.push(done)
         fromDcl.push(Math.max(0, done - dcl))
+      }
+      if (run === loads && process.env.BENCH_SCREENSHOTS !== undefined) {
+        // What the measured page looks like with its widgets (BENCH_SCREENSHOTS=<folder>): to compare by eye.
+        mkdirSync(process.env.BENCH_SCREENSHOTS, { recursive: true })
+        await page.screenshot({ path: join(process.env.BENCH_SCREENSHOTS, `${origin === url ? "embedded" : "pterodactyl"}.png`), fullPage: true })
       }
       if (run === loads) {
         // Resource timing (and the document's own) relative to navigation start.
