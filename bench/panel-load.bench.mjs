@@ -115,9 +115,16 @@ if (!existsSync(chromiumPath)) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
       await context.addCookies([{ name: cookie[1], value: cookie[2], url: origin }])
       await context.addInitScript((wanted) => {
-        const bench = (window.__bench = { dcl: undefined, first: undefined, done: undefined })
+        const bench = (window.__bench = { dcl: undefined, first: undefined, done: undefined, container: undefined, frames: 0 })
         document.addEventListener("DOMContentLoaded", () => (bench.dcl = performance.now()))
+        // For BENCH_DEBUG's breakdown: when the widgets' container appeared, and the frames painted until the last widget.
+        const frame = () => {
+          if (bench.container !== undefined) bench.frames++
+          if (bench.done === undefined) requestAnimationFrame(frame)
+        }
+        requestAnimationFrame(frame)
         new MutationObserver(() => {
+          if (bench.container === undefined && document.querySelector("[data-host-slot='dashboard.widgets']") !== null) bench.container = performance.now()
           const found = document.querySelectorAll("[data-bench]").length
           if (bench.first === undefined && found > 0) bench.first = performance.now()
           if (bench.done === undefined && found >= wanted) bench.done = performance.now()
@@ -126,7 +133,7 @@ if (!existsSync(chromiumPath)) {
       const page = await context.newPage()
       await page.goto(`${origin}/`)
       await page.waitForFunction(() => window.__bench.done !== undefined && window.__bench.dcl !== undefined, undefined, { timeout: 30_000 })
-      const { dcl, done, first } = await page.evaluate(() => window.__bench)
+      const { container, dcl, done, first, frames } = await page.evaluate(() => window.__bench)
       if (run > 0) {
         times.push(done)
         fromDcl.push(Math.max(0, done - dcl))
@@ -144,7 +151,8 @@ if (!existsSync(chromiumPath)) {
         ].filter((entry) => entry.start <= limit && !entry.name.includes("/api/client/host/events")), first)
         requests = entries.length
         if (process.env.BENCH_DEBUG === "1") {
-          console.log(`dcl ${dcl.toFixed(0)} first ${first.toFixed(0)} done ${done.toFixed(0)}`)
+          const bundles = entries.filter((entry) => entry.name.includes("/host/ext/")).map((entry) => entry.end)
+          console.log(`dcl ${dcl.toFixed(0)} container ${container?.toFixed(0)} last bundle ${Math.max(...bundles).toFixed(0)} first ${first.toFixed(0)} done ${done.toFixed(0)}, ${frames} frames between the container and the last widget`)
           for (const entry of entries) console.log(`  ${entry.start.toFixed(0)}-${entry.end.toFixed(0)} ${entry.name.replace(origin, "").slice(0, 70)}`)
         }
         // Round trips on Host's path only: the document and Host's own files and endpoints (the panel
