@@ -5,8 +5,8 @@ import { problem, type Problem, problemsFromParseError } from "../domain/Problem
 import { KeyInvalid } from "./ArchiveErrors.js"
 
 // The ed25519 implementation is loaded when a key is first used: planning reads the keyring from the
-// config (this module) on every run, and signs or verifies nothing for folder sources, while loading
-// it was about a fiftieth of a dry run (docs/decisions.md, "P4: …").
+// config (this module) on every run, and signs or verifies nothing for folder sources (docs/decisions.md,
+// "P4: a dry run in sync loads no archive code, and sorts nothing it does not print").
 const ed25519 = () => import("@noble/ed25519")
 
 // Ed25519 keys, signatures and the trust policy of docs/archives.md. The embedded signature signs the
