@@ -18,18 +18,15 @@ import {
   signaturePolicy,
   signBytes
 } from "./Signing.js"
-import {
-  encodeTar,
-  gunzipAndParseTar,
-  gzipDeterministic,
-  isGzip,
-  parseTar,
-  type RawTarEntry,
-  type TarEntryToWrite,
-  type TarReadFailure
-} from "./Tar.js"
+import type { RawTarEntry, TarEntryToWrite, TarReadFailure } from "./Tar.js"
 import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums, sha256Hex } from "./Tree.js"
 import { randomHex } from "../system/Ids.js"
+
+// The tar package and node:zlib are loaded when an archive is first packed or read: this module is
+// loaded by every plan (checksums, limits, keys), and a plan of folder sources reads no archive, while
+// loading them cost a dry run about 10 ms (docs/decisions.md, "P4: a dry run in sync loads no archive
+// code, and sorts nothing it does not print").
+const tarModule = Effect.promise(() => import("./Tar.js"))
 
 // `.host` archives (docs/archives.md): pack a tree deterministically; inspect an archive in memory
 // (every entry, checksum, limit and signature checked, nothing written); unpack an inspected
@@ -224,6 +221,7 @@ export const packTree = Effect.fn("Archive.packTree")(function*(root: string, op
   }
   const meta: Array<readonly [string, Uint8Array]> = [["checksums.json", checksumsJson]]
   if (signature !== undefined) meta.push(["signature.json", encodeSignatureFile(signature)])
+  const { encodeTar, gzipDeterministic } = yield* tarModule
   const bytes = yield* gzipDeterministic(encodeTar(tarEntries(meta, files)))
   if (bytes.length > limits.archiveBytes) {
     return yield* refuse(
@@ -435,7 +433,11 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
  * Decompresses (when gzip) and parses within the limits, telling a bomb from an honest oversized
  * archive by which cap stopped the inflation.
  */
-const readEntries = (bytes: Uint8Array, limits: ArchiveLimits): Effect.Effect<ReadonlyArray<RawTarEntry>, Refusal> => {
+const readEntries = (
+  bytes: Uint8Array,
+  limits: ArchiveLimits,
+  { gunzipAndParseTar, isGzip, parseTar }: typeof import("./Tar.js")
+): Effect.Effect<ReadonlyArray<RawTarEntry>, Refusal> => {
   const maxEntries = 2 * limits.files + 1
   if (!isGzip(bytes)) {
     return Effect.suspend(() => {
@@ -547,8 +549,9 @@ export const inspectArchive = Effect.fn("Archive.inspect")(function*(bytes: Uint
       detail: `it is ${formatBytes(bytes.length)}; the limit is ${formatBytes(limits.archiveBytes)}`
     })
   }
-  const compressed = isGzip(bytes)
-  const raw = yield* readEntries(bytes, limits).pipe(Effect.mapError(refuse))
+  const tar = yield* tarModule
+  const compressed = tar.isGzip(bytes)
+  const raw = yield* readEntries(bytes, limits, tar).pipe(Effect.mapError(refuse))
   const checked = checkEntries(raw, limits)
   if (Either.isLeft(checked)) return yield* refuse(checked.left)
   const { directories, files, unpackedBytes } = checked.right

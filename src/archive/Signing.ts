@@ -1,9 +1,13 @@
-import * as ed from "@noble/ed25519"
 import { Effect, Either, Schema } from "effect"
 import type { ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
 import { problem, type Problem, problemsFromParseError } from "../domain/Problems.js"
 import { KeyInvalid } from "./ArchiveErrors.js"
+
+// The ed25519 implementation is loaded when a key is first used: planning reads the keyring from the
+// config (this module) on every run, and signs or verifies nothing for folder sources (docs/decisions.md,
+// "P4: a dry run in sync loads no archive code, and sorts nothing it does not print").
+const ed25519 = () => import("@noble/ed25519")
 
 // Ed25519 keys, signatures and the trust policy of docs/archives.md. The embedded signature signs the
 // bytes of checksums.json (which pin every file); the detached `<archive>.sig` signs the whole archive.
@@ -68,7 +72,7 @@ const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
 const fromHex = (hex: string): Uint8Array => new Uint8Array(Buffer.from(hex, "hex"))
 
 const derivePublicKey = (seed: Uint8Array): Effect.Effect<string> =>
-  Effect.promise(() => ed.getPublicKeyAsync(seed)).pipe(Effect.map(toHex))
+  Effect.promise(() => ed25519().then((ed) => ed.getPublicKeyAsync(seed))).pipe(Effect.map(toHex))
 
 const describeLength = (text: string): string =>
   /^[0-9a-fA-F]*$/.test(text) ? `got ${text.length} hex characters` : "it contains characters other than 0-9 and a-f"
@@ -103,13 +107,14 @@ export const decodePublicKey = (text: string, source: string): Effect.Effect<str
 }
 
 export const generateKeyPair: Effect.Effect<KeyPair> = Effect.gen(function*() {
+  const ed = yield* Effect.promise(ed25519)
   const seed = ed.utils.randomSecretKey()
   return { public_key: yield* derivePublicKey(seed), secret_key: toHex(seed) }
 })
 
 /** Signs `message`; the signature as 128 lowercase hex characters. */
 export const signBytes = (message: Uint8Array, key: SecretKey): Effect.Effect<string> =>
-  Effect.promise(() => ed.signAsync(message, key.seed)).pipe(Effect.map(toHex))
+  Effect.promise(() => ed25519().then((ed) => ed.signAsync(message, key.seed))).pipe(Effect.map(toHex))
 
 /**
  * Whether `signature` (hex) is a valid RFC 8032 signature of `message` by `publicKey` (hex).
@@ -117,7 +122,7 @@ export const signBytes = (message: Uint8Array, key: SecretKey): Effect.Effect<st
  */
 export const verifyBytes = (signature: string, message: Uint8Array, publicKey: string): Effect.Effect<boolean> =>
   hexPattern(128).test(signature) && hexPattern(64).test(publicKey)
-    ? Effect.tryPromise(() => ed.verifyAsync(fromHex(signature), message, fromHex(publicKey), { zip215: false })).pipe(
+    ? Effect.tryPromise(() => ed25519().then((ed) => ed.verifyAsync(fromHex(signature), message, fromHex(publicKey), { zip215: false }))).pipe(
       Effect.orElseSucceed(() => false)
     )
     : Effect.succeed(false)
