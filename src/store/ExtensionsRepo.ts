@@ -6,6 +6,7 @@ import {
   type InstalledExtension,
   SignatureRecord
 } from "../domain/Installed.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
 
@@ -71,11 +72,14 @@ export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/Exten
       Result: ExtensionRow,
       execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
     })
-    const selectOne = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: ExtensionRow,
-      execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
-    })
+    // Compiled when first used (a row decoder each): `host list` reads the table whole and never by id.
+    const selectOne = onFirstCall(() =>
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: ExtensionRow,
+        execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
+      })
+    )
 
     const list = selectAll(undefined).pipe(
       Effect.flatMap(toRecords),
