@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
-import { chmod } from "node:fs/promises"
+import { chmod, readFile } from "node:fs/promises"
 import { deepImports } from "./deep-imports.mjs"
 import { sqliteAddon } from "./sqlite-addon.mjs"
 import { buildBridge } from "./build-bridge.mjs"
@@ -35,6 +35,11 @@ await Promise.all([
     conditions: sdkSource,
     sourcemap: "linked",
     minify: true,
+    // bin/host.js reads the bundle as latin1, which is only right for pure ASCII: esbuild escapes
+    // non-ASCII text in code (its default charset), and the licence comments of the bundled packages,
+    // which may not be ASCII, go to dist/host.cjs.LEGAL.txt (checked below).
+    charset: "ascii",
+    legalComments: "external",
     plugins: [deepImports, sqliteAddon],
     logLevel: "warning"
   }),
@@ -85,6 +90,10 @@ await Promise.all([
     logLevel: "warning"
   }).then(() => Promise.all(["host-pack.js", "host-keygen.js"].map((file) => chmod(`sdk/dist/bin/${file}`, 0o755))))
 ])
+
+if (!(await readFile("dist/host.cjs")).every((byte) => byte < 0x80)) {
+  throw new Error("dist/host.cjs is not pure ASCII; bin/host.js reads it as latin1")
+}
 
 // One run on a scratch root writes the code cache, so the first real command starts fast too.
 const scratch = mkdtempSync(join(tmpdir(), "host-build-"))

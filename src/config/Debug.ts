@@ -1,5 +1,6 @@
 import { Clock, Context, DateTime, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import { appendFileSync } from "node:fs"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 // HOST_DEBUG, the one debug variable (docs/operations.md, "The debug variable"): a JSON object that lets
 // the crash, concurrency and scheduling suites interrupt, observe and time real `host` processes. The CLI
@@ -18,7 +19,7 @@ export const DebugSettings = Schema.Struct({
 })
 export type DebugSettings = typeof DebugSettings.Type
 
-const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(DebugSettings), { onExcessProperty: "error" })
+const decodeSettings = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(DebugSettings), { onExcessProperty: "error" }))
 
 /** HOST_DEBUG decoded: empty when unset; a value that does not decode is refused with the reason. */
 export const debugSettingsFrom = (env: Readonly<Record<string, string | undefined>>): Either.Either<DebugSettings, string> => {

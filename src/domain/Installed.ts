@@ -1,5 +1,5 @@
 import { Data, Schema } from "effect"
-import { decodeManifest, type Manifest, type ManifestDocument } from "./Manifest.js"
+import type { Manifest, ManifestDocument } from "./Manifest.js"
 
 // What the four host_* tables hold, as decoded records (docs/architecture.md "Store").
 
@@ -32,14 +32,6 @@ export type InstalledManifest = Data.TaggedEnum<{
   Corrupt: { readonly reason: string }
 }>
 export const InstalledManifest = Data.taggedEnum<InstalledManifest>()
-
-/** Decodes a stored manifest document (host_extensions.manifest). */
-export const decodeInstalledManifest = (stored: unknown): InstalledManifest => {
-  const decoded = decodeManifest(stored)
-  if (decoded.manifest !== undefined) return InstalledManifest.Decoded({ manifest: decoded.manifest })
-  const first = decoded.errors[0]
-  return InstalledManifest.Corrupt({ reason: first === undefined ? "unknown problem" : `${first.path}: ${first.message}` })
-}
 
 /** One host_extensions row, decoded. */
 export interface InstalledExtension {

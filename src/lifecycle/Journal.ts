@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { namesIn } from "../config/LocalFiles.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 // The operation journal (storage/host/journal/<operation id>.json): what an operation that changes
 // files is doing, so that a crash at any point can be finished or rolled back by the next process.
@@ -34,7 +35,7 @@ export const JournalEntry = Schema.Struct({
 })
 export type JournalEntry = typeof JournalEntry.Type
 
-const decodeEntry = Schema.decodeUnknown(Schema.parseJson(JournalEntry))
+const decodeEntry = onFirstCall(() => Schema.decodeUnknown(Schema.parseJson(JournalEntry)))
 
 export const journalDirectory = Effect.map(HostConfig, ({ paths }) => paths.journal)
 

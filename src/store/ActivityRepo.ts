@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Schema } from "effect"
 import { ActivityAction, type ActivityRecord } from "../domain/Installed.js"
 import { storeError } from "./StoreError.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 const ActivityRow = Schema.Struct({
   id: Schema.Number,
@@ -11,7 +12,7 @@ const ActivityRow = Schema.Struct({
   context: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   created_at: Schema.String
 })
-const decodeRows = Schema.decodeUnknown(Schema.Array(ActivityRow))
+const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(ActivityRow)))
 
 export interface ActivityWrite {
   readonly extensionId: string

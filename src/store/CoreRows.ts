@@ -114,7 +114,9 @@ const getText = <A, I>({ column, sql }: CoreTable, row: CoreKey<A, I>) =>
   )
 
 /** The decoded value of a row (none when absent or undecodable). */
-const get = <A, I>(table: CoreTable, row: CoreKey<A, I>) => Effect.map(getText(table, row), Option.flatMap(decodeCoreValue(row)))
+const get = <A, I>(table: CoreTable, row: CoreKey<A, I>) =>
+  // The decoder is built only for a stored text: most rows a short command reads are absent.
+  Effect.map(getText(table, row), Option.flatMap((text) => decodeCoreValue(row)(text)))
 
 /** Writes a row's value (inserted, or replaced in one statement). */
 const put = <A, I>({ sql }: CoreTable, row: CoreKey<A, I>, value: A) =>

@@ -1,12 +1,12 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import {
-  decodeInstalledManifest,
   ExtensionSource,
   type ExtensionWrite,
   type InstalledExtension,
   SignatureRecord
 } from "../domain/Installed.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
 
@@ -27,7 +27,10 @@ const ExtensionRow = Schema.Struct({
   updated_at: Schema.String
 })
 
-const toRecord = (row: typeof ExtensionRow.Type): InstalledExtension => ({
+type ExtensionRow = typeof ExtensionRow.Type
+type ManifestDecoder = typeof import("../domain/StoredManifest.js").decodeInstalledManifest
+
+const toRecord = (row: ExtensionRow, decodeInstalledManifest: ManifestDecoder): InstalledExtension => ({
   id: row.id,
   extensionId: row.extension_id,
   name: row.name,
@@ -39,6 +42,21 @@ const toRecord = (row: typeof ExtensionRow.Type): InstalledExtension => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at
 })
+
+// The manifest's rules are imported with the first row to decode (domain/StoredManifest.ts): an empty
+// table never loads them.
+const storedManifest = Effect.promise(() => import("../domain/StoredManifest.js"))
+
+const toRecords = (rows: ReadonlyArray<ExtensionRow>): Effect.Effect<Array<InstalledExtension>> =>
+  rows.length === 0
+    ? Effect.succeed([])
+    : Effect.map(storedManifest, ({ decodeInstalledManifest }) => rows.map((row) => toRecord(row, decodeInstalledManifest)))
+
+const toOptionalRecord = (row: Option.Option<ExtensionRow>): Effect.Effect<Option.Option<InstalledExtension>> =>
+  Option.match(row, {
+    onNone: () => Effect.succeed(Option.none()),
+    onSome: (found) => Effect.map(toRecords([found]), ([record]) => Option.fromNullable(record))
+  })
 
 export type { ExtensionWrite } from "../domain/Installed.js"
 
@@ -54,21 +72,24 @@ export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/Exten
       Result: ExtensionRow,
       execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
     })
-    const selectOne = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: ExtensionRow,
-      execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
-    })
+    // Compiled when first used (a row decoder each): `host list` reads the table whole and never by id.
+    const selectOne = onFirstCall(() =>
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: ExtensionRow,
+        execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
+      })
+    )
 
     const list = selectAll(undefined).pipe(
-      Effect.map((rows) => rows.map(toRecord)),
+      Effect.flatMap(toRecords),
       Effect.mapError(storeError("listing extensions")),
       Effect.withSpan("ExtensionsRepo.list")
     )
 
     const find = (extensionId: string) =>
       selectOne(extensionId).pipe(
-        Effect.map(Option.map(toRecord)),
+        Effect.flatMap(toOptionalRecord),
         Effect.mapError(storeError(`reading extension ${extensionId}`)),
         Effect.withSpan("ExtensionsRepo.find")
       )

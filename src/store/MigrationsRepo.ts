@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Schema } from "effect"
 import type { MigrationRecord } from "../domain/Installed.js"
 import { storeError } from "./StoreError.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 const MigrationRow = Schema.Struct({
   id: Schema.Number,
@@ -11,7 +12,7 @@ const MigrationRow = Schema.Struct({
   ran_at: Schema.String
 })
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(MigrationRow))
+const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(MigrationRow)))
 
 const toRecord = (row: typeof MigrationRow.Type): MigrationRecord => ({
   id: row.id,

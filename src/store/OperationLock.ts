@@ -7,6 +7,7 @@ import { leaseLapsed, leaseMillis, leaseRenewMillis, OperationLock } from "../do
 import { CoreKeys, type CoreKeyFamily, CoreRows, decodeCoreValue, member } from "./CoreRows.js"
 import { dialectOf } from "./Dialect.js"
 import { uuid } from "../system/Ids.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 // One writer per database (docs/architecture.md "Store", docs/operations.md): a `host/core` row in host_settings. Taking it is an INSERT
 // that the UNIQUE(extension_id, key) constraint lets only one process win; releasing deletes only our
@@ -63,8 +64,13 @@ const procStat = (pid: number): ReadonlyArray<string> | undefined => {
 /** When `pid` started (clock ticks after boot), or undefined where /proc cannot tell. */
 export const processStarted = (pid: number): string | undefined => procStat(pid)?.[19]
 
-const thisProcessStarted = processStarted(process.pid)
-const startedField = thisProcessStarted === undefined ? {} : { process_started: thisProcessStarted }
+// Read on first use, not at load: a command that takes no lock never reads /proc for it.
+let ownStart: { readonly started: string | undefined } | undefined
+const thisProcessStarted = () => (ownStart ??= { started: processStarted(process.pid) }).started
+const startedField = () => {
+  const started = thisProcessStarted()
+  return started === undefined ? {} : { process_started: started }
+}
 
 /**
  * Whether `pid` runs on this machine (EPERM means it exists but is not ours). A zombie — dead, not yet
@@ -88,7 +94,7 @@ export const processAlive = (pid: number): boolean => {
 export const holderAlive = (lock: OperationLock, now: number, leases = true): boolean => {
   if (leases && leaseLapsed(lock, now)) return false
   if (lock.hostname !== thisHost) return true
-  if (lock.pid === process.pid) return lock.process_started === undefined || lock.process_started === thisProcessStarted
+  if (lock.pid === process.pid) return lock.process_started === undefined || lock.process_started === thisProcessStarted()
   if (!processAlive(lock.pid)) return false
   return lock.process_started === undefined || lock.process_started === processStarted(lock.pid)
 }
@@ -96,7 +102,7 @@ export const holderAlive = (lock: OperationLock, now: number, leases = true): bo
 /** A lock whose holder is gone at `now` (epoch ms): its lease lapsed, or it ran on this host and its process ended. */
 export const isDeadHolder = (lock: OperationLock, now: number, leases = true): boolean => !holderAlive(lock, now, leases)
 
-const decodeLock = decodeCoreValue(CoreKeys.operationLock)
+const decodeLock = onFirstCall(() => decodeCoreValue(CoreKeys.operationLock))
 
 /**
  * How long the leases this process writes last (config `lock_lease_seconds`, docs/operations.md): others
@@ -169,7 +175,7 @@ const newLock = (store: LockRows, options: AcquireOptions, now: number) =>
     holder: options.holder,
     pid: process.pid,
     hostname: thisHost,
-    ...startedField,
+    ...startedField(),
     operation: options.operation,
     acquired_at: new Date(now).toISOString(),
     lease_expires_at: leaseFrom(store, now)
@@ -263,7 +269,7 @@ const claimOnce = Effect.fn("OperationLocks.claimOnce")(
       holder,
       pid: process.pid,
       hostname: thisHost,
-      ...startedField,
+      ...startedField(),
       operation: row.key,
       acquired_at: at
     })

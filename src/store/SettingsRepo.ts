@@ -2,9 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson() })
-const decodeRows = Schema.decodeUnknown(Schema.Array(SettingRow))
+const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SettingRow)))
 
 /** host_settings: JSON values per extension and key (framework rows belong to `host/core`). */
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsRepo", {

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { coreExtensionId } from "../domain/Installed.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
+import { onFirstCall } from "../domain/OnFirstCall.js"
 
 // The state generation (docs/operations.md "Running replicas"): one `host/core` row in host_settings whose
 // value is a number that every committed operation raises inside its own transaction. A server polls it
@@ -11,7 +12,7 @@ import { isUniqueViolation, storeError } from "./StoreError.js"
 export const stateGenerationKey = "state_generation"
 
 const Row = Schema.Struct({ value: Schema.NumberFromString })
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(Row)))
 
 export class StateGeneration extends Effect.Service<StateGeneration>()("host/StateGeneration", {
   effect: Effect.gen(function*() {

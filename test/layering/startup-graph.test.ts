@@ -1,0 +1,54 @@
+import { build } from "esbuild"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+// @ts-expect-error the build's plugins are plain JavaScript modules
+import { deepImports } from "../../scripts/deep-imports.mjs"
+// @ts-expect-error the build's plugins are plain JavaScript modules
+import { sqliteAddon } from "../../scripts/sqlite-addon.mjs"
+import { repoRoot } from "../support/cli.js"
+
+// What every command evaluates at start is what dist/host.cjs reaches from its entry through static
+// imports; the rest waits behind an `import()` until a run needs it (docs/architecture.md, "Startup").
+// Modules a plain `host list` on an empty panel never uses must stay behind one (docs/decisions.md,
+// "Cold start: …").
+
+const staticGraph = async (): Promise<ReadonlySet<string>> => {
+  const result = await build({
+    absWorkingDir: repoRoot,
+    entryPoints: ["src/cli/bin.ts"],
+    bundle: true,
+    write: false,
+    outfile: join(repoRoot, "dist", "startup-graph.cjs"),
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["esbuild", "better-sqlite3/package.json", "mysql2", "mysql2/*", "pg", "pg-cursor"],
+    conditions: ["host-source"],
+    metafile: true,
+    plugins: [deepImports, sqliteAddon],
+    logLevel: "silent"
+  })
+  const inputs = result.metafile.inputs
+  const reached = new Set<string>()
+  const pending = ["src/cli/bin.ts"]
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (reached.has(file)) continue
+    reached.add(file)
+    for (const imported of inputs[file]?.imports ?? []) {
+      if (imported.kind === "import-statement" || imported.kind === "require-call") pending.push(imported.path)
+    }
+  }
+  return reached
+}
+
+describe("what a command evaluates at start", () => {
+  it("leaves out the manifest's rules and their packages", async () => {
+    const reached = [...await staticGraph()]
+    for (const file of ["src/domain/Manifest.ts", "src/domain/Schedules.ts", "src/domain/Settings.ts", "src/domain/StoredManifest.ts"]) {
+      expect(reached).not.toContain(file)
+    }
+    expect(reached.filter((file) => /node_modules\/(cron-parser|luxon)\//.test(file) || file.endsWith("node_modules/semver/index.js"))).toEqual([])
+    // The check sees the graph: the data layer the commands build is in it.
+    expect(reached).toContain("src/store/ExtensionsRepo.ts")
+  })
+})
