@@ -57,8 +57,8 @@ export const withETag = (
 
 /**
  * `withETag` for bodies made once and used for many requests (the precomputed client bodies): both
- * answers are built once per body and handed out again, since a response is an immutable value and
- * building one (its headers object, its body) was a measurable part of each request on the hottest
+ * answers are built once per body and handed out again, since a response is an immutable value, and
+ * building one (its headers object, its body) showed in every request's profile on the hottest
  * endpoint (docs/decisions.md "P3/R4"). Keyed weakly by the body, so a generation's answers go with it.
  */
 export const withCachedETag = (cacheControl: string, contentType: string) => {
