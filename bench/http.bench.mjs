@@ -4,8 +4,8 @@
 // (P5, the server's start, is bench/serve-start.bench.mjs.) Each extension has a bundle registering two slots and a TypeScript api-client route file.
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
@@ -62,6 +62,26 @@ const load = (url, headers) =>
     autocannon({ url, connections, duration, headers }, (error, result) => (error ? reject(error) : resolve(result)))
   })
 
+// The server's CPU time (user + system, µs) from /proc, to give CPU per request beside req/s: on a machine
+// shared with other work req/s moves with the neighbours' load, the CPU a request costs much less so.
+// Undefined where there is no /proc (the line then leaves it out).
+const cpuMicros = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * (1e6 / 100)
+  } catch {
+    return undefined
+  }
+}
+
+/** `load`, with the CPU the process `pid` spent per request during it. */
+const measured = async (pid, url, headers) => {
+  const before = cpuMicros(pid)
+  const result = await load(url, headers)
+  const after = cpuMicros(pid)
+  return Object.assign(result, { cpuPerRequest: before === undefined || after === undefined ? undefined : (after - before) / result.requests.total })
+}
+
 /** Bare node:http serving `bytes` in a child process (so it gets its own core, like host serve). */
 const startBaseline = (bytes, etag) =>
   new Promise((resolve) => {
@@ -109,13 +129,13 @@ try {
     const etag = probe.headers.get("etag")
     const enabled = Object.values(JSON.parse(bytes.toString()).data).flat().length
     await load(url, headers) // warm up
-    results[label] = { result: await load(url, headers), bytes, etag, enabled }
+    results[label] = { result: await measured(server.child.pid, url, headers), bytes, etag, enabled }
     await stopServer(server.child)
   }
   const { bytes, etag, enabled } = results["host serve (fast path)"]
   const baseline = await startBaseline(bytes, etag)
   await load(baseline.url, headers)
-  const bare = await load(baseline.url, headers)
+  const bare = await measured(baseline.child.pid, baseline.url, headers)
   await stopServer(baseline.child)
   // The platform's floor: the cheapest Effect apps serving the same bytes (docs/decisions.md "P3: the platform's floor").
   const floors = {}
@@ -123,13 +143,16 @@ try {
     const floor = await startFloor(kind)
     const url = `${floor.url}/api/client/host/slots`
     await load(url, headers)
-    floors[label] = await load(url, headers)
+    floors[label] = await measured(floor.child.pid, url, headers)
     await stopServer(floor.child)
   }
+  console.log(`load: ${loadavg().map((value) => value.toFixed(1)).join(" ")}`)
   console.log(`P3 GET /api/client/host/slots, ${served} enabled extensions (${enabled} registrations, ${bytes.length} bytes), ${connections} connections, ${duration} s (goal ≥ 0.9×, p99 ≤ bare + 2 ms):`)
   const line = (label, result) =>
     console.log(`  ${label.padEnd(30)} ${result.requests.average.toFixed(0).padStart(7)} req/s  p99 ${String(result.latency.p99).padStart(3)} ms  ` +
-      `${(result.requests.average / bare.requests.average).toFixed(2)}× bare  (${result.non2xx} non-2xx, ${result.errors} errors)`)
+      `${(result.requests.average / bare.requests.average).toFixed(2)}× bare` +
+      (result.cpuPerRequest === undefined ? "" : `  ${result.cpuPerRequest.toFixed(0).padStart(4)} µs CPU/req`) +
+      `  (${result.non2xx} non-2xx, ${result.errors} errors)`)
   line("bare node:http", bare)
   for (const [label, result] of Object.entries(floors)) line(label, result)
   for (const [label, { result }] of Object.entries(results)) line(label, result)

@@ -55,6 +55,28 @@ export const withETag = (
     : HttpServerResponse.uint8Array(body.bytes, { headers: answer.headers, contentType })
 }
 
+/**
+ * `withETag` for bodies made once and used for many requests (the precomputed client bodies): both
+ * answers are built once per body and handed out again, since a response is an immutable value, and
+ * building one (its headers object, its body) showed in every request's profile on the hottest
+ * endpoint (docs/decisions.md "P3/R4"). Keyed weakly by the body, so a generation's answers go with it.
+ */
+export const withCachedETag = (cacheControl: string, contentType: string) => {
+  const answers = new WeakMap<object, { readonly ok: HttpServerResponse.HttpServerResponse; readonly notModified: HttpServerResponse.HttpServerResponse }>()
+  return (request: HttpServerRequest.HttpServerRequest, body: { readonly etag: string; readonly bytes: Uint8Array }) => {
+    let cached = answers.get(body)
+    if (cached === undefined) {
+      const headers = conditional(undefined, body.etag, cacheControl).headers
+      cached = {
+        ok: HttpServerResponse.uint8Array(body.bytes, { headers, contentType }),
+        notModified: HttpServerResponse.empty({ status: 304, headers })
+      }
+      answers.set(body, cached)
+    }
+    return conditional(header(request, "if-none-match"), body.etag, cacheControl).status === 304 ? cached.notModified : cached.ok
+  }
+}
+
 /** A regular file's bytes and strong ETag, read again only when its size or mtime changed; 404 otherwise. */
 export const cachedFile = (file: string) =>
   Effect.gen(function*() {

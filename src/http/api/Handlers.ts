@@ -11,7 +11,7 @@ import { type HttpError, notFound } from "../Errors.js"
 import * as Diagnostics from "../Diagnostics.js"
 import * as PanelPages from "../PanelPages.js"
 import * as ServerAccess from "../ServerAccess.js"
-import { clientBodyCaching, withETag } from "../Static.js"
+import { clientBodyCaching, withCachedETag } from "../Static.js"
 import { HostApi } from "../contracts/Api.js"
 import { type ExtensionMetadata, PublicSettingsBody, type SlotsBody } from "../contracts/Client.js"
 import { AdminLive, WebhookLive } from "./AdminHandlers.js"
@@ -30,13 +30,17 @@ const _extensionConforms: (extension: LoadedExtension) => ExtensionMetadata = ex
 void _slotsConform
 void _extensionConforms
 
-/** The three read-only client bodies, precomputed per runtime generation (Server.ts answers them earlier when it can). */
+const clientBodyAnswer = withCachedETag(clientBodyCaching, "application/json")
+
+/**
+ * The three read-only client bodies, precomputed per runtime generation (Server.ts answers them earlier
+ * when it can). Plain combinators and one effect per endpoint, made once: this is the hottest Effect route.
+ */
 const precomputed = (key: keyof ClientBodies) =>
-  Effect.gen(function*() {
-    const { auth, live, request } = yield* authenticate
-    yield* requireUser(auth)
-    return withETag(request, live.bodies[key], clientBodyCaching, "application/json")
-  })
+  Effect.flatMap(authenticate, ({ auth, live, request }) => Effect.map(requireUser(auth), () => clientBodyAnswer(request, live.bodies[key])))
+const slotsAnswer = precomputed("slots")
+const extensionsAnswer = precomputed("extensions")
+const configAnswer = precomputed("config")
 
 /** `/api/client/host/extensions/{vendor}/{name}/settings`: public fields only, stored or default. */
 const publicSettings = (path: { readonly vendor: string; readonly name: string }) =>
@@ -53,9 +57,9 @@ const publicSettings = (path: { readonly vendor: string; readonly name: string }
 
 const ClientLive = HttpApiBuilder.group(HostApi, "client", (handlers) =>
   handlers
-    .handle("slots", () => precomputed("slots"))
-    .handle("extensions", () => precomputed("extensions"))
-    .handle("config", () => precomputed("config"))
+    .handle("slots", () => slotsAnswer)
+    .handle("extensions", () => extensionsAnswer)
+    .handle("config", () => configAnswer)
     .handle("bootstrap", () => PanelPages.bootstrapEndpoint)
     .handle("publicSettings", ({ path }) => publicSettings(path))
     .handleRaw("diagnostics", () => Diagnostics.diagnostics)
