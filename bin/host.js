@@ -38,8 +38,8 @@ globalThis[Symbol.for("host.import")] = (url) => import(url)
 
 const cachedData = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined
 // The build makes the bundle pure ASCII (scripts/build.mjs), so latin1 reads the same text as UTF-8
-// without decoding its 2 MB: a few milliseconds of every start (docs/decisions.md "Cold start: the
-// bundle is read as latin1").
+// without decoding its 2 MB: a few milliseconds of every start
+// (docs/decisions.md "The bundle is read as latin1").
 const script = new Script(Module.wrap(readFileSync(bundle, "latin1")), { filename: bundle, cachedData })
 if (cachedData === undefined || script.cachedDataRejected) {
   process.once("exit", () => {

@@ -24,8 +24,8 @@ import { randomHex } from "../system/Ids.js"
 
 // The tar package and node:zlib are loaded when an archive is first packed or read: this module is
 // loaded by every plan (checksums, limits, keys), and a plan of folder sources reads no archive, while
-// loading them cost a dry run about 10 ms (docs/decisions.md, "P4: a dry run in sync loads no archive
-// code, and sorts nothing it does not print").
+// loading them cost a dry run about 10 ms
+// (docs/decisions.md "P4: a dry run in sync loads no archive code, and sorts nothing it does not print").
 const tarModule = Effect.promise(() => import("./Tar.js"))
 
 // `.host` archives (docs/archives.md): pack a tree deterministically; inspect an archive in memory

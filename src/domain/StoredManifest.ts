@@ -3,8 +3,8 @@ import { decodeManifest } from "./Manifest.js"
 
 // Apart from domain/Installed.ts so that reading the store does not load the manifest's rules (semver
 // ranges, cron, settings, slots): the store imports this module only when it has a row to decode, and a
-// root with nothing installed never evaluates them (docs/decisions.md "Cold start: the manifest's rules
-// load with the first row").
+// root with nothing installed never evaluates them
+// (docs/decisions.md "The manifest's rules load with the first row").
 
 /** Decodes a stored manifest document (host_extensions.manifest). */
 export const decodeInstalledManifest = (stored: unknown): InstalledManifest => {
