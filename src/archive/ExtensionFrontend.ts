@@ -1,8 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Data, Effect } from "effect"
+import { Data, Effect, Either } from "effect"
 import type * as esbuild from "esbuild"
-import { parseDocument } from "yaml"
 import { decodeManifest } from "../domain/Manifest.js"
+import { manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { browserBundleOptions, hostGlobals } from "./FrontendBuild.js"
 import { writeFilesAtomic } from "../system/AtomicFile.js"
 
@@ -136,8 +136,8 @@ export const resolveFrontendTarget = Effect.fn("FrontendBuild.resolveTarget")(fu
   const text = yield* fs.readFileString(manifestFile).pipe(
     Effect.mapError(() => new FrontendSourceMissing({ root, detail: "extension.yaml not found (is this an extension folder?)" }))
   )
-  const parsed = parseDocument(text)
-  const document = parsed.errors.length > 0 ? undefined : decodeManifest(parsed.toJS()).document
+  const parsed = readYaml(text, manifestYamlLimits)
+  const document = Either.isLeft(parsed) ? undefined : decodeManifest(parsed.right).document
   if (document === undefined) {
     return yield* new FrontendSourceMissing({ root, detail: "extension.yaml does not decode; run host validate to see why" })
   }

@@ -24,6 +24,32 @@ describe("readYaml", () => {
     expect(Either.isLeft(list)).toBe(true)
   })
 
+  it("refuses nesting deeper than 64 levels, however it is written, without recursing into it", () => {
+    const tooDeep = [{ path: "(yaml)", message: "the document nests mappings and lists more than 64 levels deep; that is the limit" }]
+    const shapes = {
+      "flow lists": (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}\n`,
+      "flow maps": (depth: number) => `${"{a: ".repeat(depth)}1${"}".repeat(depth)}\n`,
+      "block lists": (depth: number) => `${"- ".repeat(depth)}1\n`,
+      "block maps": (depth: number) => `${Array.from({ length: depth }, (_, level) => `${" ".repeat(level)}a:`).join("\n")} 1\n`,
+      "a key that is a list": (depth: number) => `? ${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}\n: x\n`
+    }
+    for (const [shape, text] of Object.entries(shapes)) {
+      expect(Either.isRight(readYaml(text(64), manifestYamlLimits)), `${shape}: 64 levels are read`).toBe(true)
+      expect(readYaml(text(65), manifestYamlLimits), `${shape}: 65 levels are refused`).toEqual(Either.left(tooDeep))
+    }
+    // The package's node builder recursed on these until the stack ran out; V8 sometimes aborted the
+    // process there (a regular expression compiled at the stack's end) instead of throwing.
+    for (const text of [shapes["flow lists"](100_000), shapes["flow maps"](50_000), shapes["block lists"](100_000)]) {
+      expect(readYaml(text, manifestYamlLimits)).toEqual(Either.left(tooDeep))
+    }
+  })
+
+  it("a second document is a problem, not silently dropped", () => {
+    expect(readYaml("id: acme/x\n---\nid: acme/y\n", manifestYamlLimits)).toEqual(Either.left([
+      { path: "(yaml line 2, column 1)", message: "the file holds more than one YAML document (a second `---`); it must hold one" }
+    ]))
+  })
+
   it("keeps duplicate keys an error, with the key's position", () => {
     const result = readYaml("id: acme/x\nname: A\nversion: 1.0.0\nname: B\n", manifestYamlLimits)
     expect(result).toEqual(Either.left([{ path: "(yaml line 4, column 1)", message: `Map keys must be unique: "name" appears more than once` }]))
