@@ -7,13 +7,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod, readFile } from "node:fs/promises"
-import { deepImports } from "./deep-imports.mjs"
-import { sqliteAddon } from "./sqlite-addon.mjs"
 import { buildBridge } from "./build-bridge.mjs"
+import { cliBundleOptions } from "./cli-bundle.mjs"
 
-// The framework imports @host/sdk as a package; the workspace's `host-source` export condition
-// (sdk/package.json, docs/decisions.md) points it at the TypeScript source, so a bundle never waits for sdk/dist.
-const sdkSource = ["host-source"]
+const sdkSource = cliBundleOptions.conditions
 
 await Promise.all([
   // /host/bridge.js (src/bridge): the browser runtime extension bundles register with.
@@ -23,16 +20,8 @@ await Promise.all([
   // The admin screens: /host/admin.js and /host/admin.css (scripts/build-admin.mjs).
   import("./build-admin.mjs").then((admin) => admin.buildAdmin()),
   build({
-    entryPoints: ["src/cli/bin.ts"],
+    ...cliBundleOptions,
     outfile: "dist/host.cjs",
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    // esbuild is the authoring commands' own build tool; mysql2 and pg load only on their dialect
-    // (store/Dialect.ts) and stay out of the bundle every command reads.
-    external: ["esbuild", "better-sqlite3/package.json", "mysql2", "mysql2/*", "pg", "pg-cursor"],
-    conditions: sdkSource,
     sourcemap: "linked",
     minify: true,
     // bin/host.js reads the bundle as latin1, which is only right for pure ASCII: esbuild escapes
@@ -40,7 +29,6 @@ await Promise.all([
     // which may not be ASCII, go to dist/host.cjs.LEGAL.txt (checked below).
     charset: "ascii",
     legalComments: "external",
-    plugins: [deepImports, sqliteAddon],
     logLevel: "warning"
   }),
   // The worker thread that inspects admin uploads off the server's event loop (src/http/UploadWorker.ts).

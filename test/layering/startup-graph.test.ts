@@ -1,11 +1,11 @@
-import { build } from "esbuild"
+import { build, type BuildOptions } from "esbuild"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-// @ts-expect-error the build's plugins are plain JavaScript modules
-import { deepImports } from "../../scripts/deep-imports.mjs"
-// @ts-expect-error the build's plugins are plain JavaScript modules
-import { sqliteAddon } from "../../scripts/sqlite-addon.mjs"
+// @ts-expect-error the build's options are a plain JavaScript module
+import { cliBundleOptions } from "../../scripts/cli-bundle.mjs"
 import { repoRoot } from "../support/cli.js"
+
+const cliBundle: BuildOptions = cliBundleOptions
 
 // What every command evaluates at start is what dist/host.cjs reaches from its entry through static
 // imports; the rest waits behind an `import()` until a run needs it (docs/architecture.md, "Startup").
@@ -15,17 +15,10 @@ import { repoRoot } from "../support/cli.js"
 const staticGraph = async (): Promise<ReadonlySet<string>> => {
   const result = await build({
     absWorkingDir: repoRoot,
-    entryPoints: ["src/cli/bin.ts"],
-    bundle: true,
+    ...cliBundle,
     write: false,
     outfile: join(repoRoot, "dist", "startup-graph.cjs"),
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    external: ["esbuild", "better-sqlite3/package.json", "mysql2", "mysql2/*", "pg", "pg-cursor"],
-    conditions: ["host-source"],
     metafile: true,
-    plugins: [deepImports, sqliteAddon],
     logLevel: "silent"
   })
   const inputs = result.metafile.inputs

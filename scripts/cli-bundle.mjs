@@ -1,0 +1,19 @@
+// What dist/host.cjs is made of: the entry, what stays outside the bundle and the plugins. scripts/build.mjs
+// builds it; test/layering/startup-graph.test.ts reads the same graph to see what a command evaluates at start.
+import { deepImports } from "./deep-imports.mjs"
+import { sqliteAddon } from "./sqlite-addon.mjs"
+
+export const cliBundleOptions = {
+  entryPoints: ["src/cli/bin.ts"],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  // esbuild is the authoring commands' own build tool; mysql2 and pg load only on their dialect
+  // (store/Dialect.ts) and stay out of the bundle every command reads.
+  external: ["esbuild", "better-sqlite3/package.json", "mysql2", "mysql2/*", "pg", "pg-cursor"],
+  // The framework imports @host/sdk as a package; the workspace's `host-source` export condition
+  // (sdk/package.json, docs/decisions.md) points it at the TypeScript source, so a bundle never waits for sdk/dist.
+  conditions: ["host-source"],
+  plugins: [deepImports, sqliteAddon]
+}
