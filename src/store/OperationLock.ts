@@ -65,8 +65,10 @@ const procStat = (pid: number): ReadonlyArray<string> | undefined => {
 export const processStarted = (pid: number): string | undefined => procStat(pid)?.[19]
 
 // Read on first use, not at load: a command that takes no lock never reads /proc for it.
-let ownStart: { readonly started: string | undefined } | undefined
-const thisProcessStarted = () => (ownStart ??= { started: processStarted(process.pid) }).started
+const thisProcessStarted = onFirstCall(() => {
+  const started = processStarted(process.pid)
+  return () => started
+})
 const startedField = () => {
   const started = thisProcessStarted()
   return started === undefined ? {} : { process_started: started }
