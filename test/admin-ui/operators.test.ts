@@ -149,9 +149,11 @@ describeBrowser("operators' screens in Chromium", () => {
     const { context, errors, page } = await openPage(off, { user: "admin", path: "/admin/host/extensions" })
     await page.getByTestId("uploads-off").waitFor(patient)
     await expect(page.getByTestId("uploads-off").textContent()).resolves.toContain("admin_uploads: off")
+    // The install section is drawn at once; the installed list's empty text waits for the list's answer.
+    await page.getByText("Install them on the server with host add").waitFor(patient)
+    await expect(page.getByText("Install them on the server with host add").count()).resolves.toBe(1)
     await expect(page.getByTestId("dropzone").count()).resolves.toBe(0)
     await expect(page.getByTestId("archive-input").count()).resolves.toBe(0)
-    await expect(page.getByText("Install them on the server with host add").count()).resolves.toBe(1)
     await screenshot(page, "admin-uploads-off-desktop")
     expect(errors, errors.join("\n")).toEqual([])
     await context.close()
