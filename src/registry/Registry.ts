@@ -4,7 +4,8 @@ import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
 import { HostConfig } from "../config/HostConfig.js"
-import { problemsFromParseError } from "../domain/Problems.js"
+import { isWithinJsonDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { problem, problemsFromParseError } from "../domain/Problems.js"
 import {
   ageSeconds,
   archiveName,
@@ -188,6 +189,8 @@ const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySo
     try: () => JSON.parse(new TextDecoder().decode(bytes)) as unknown,
     catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
   })
+  // Counted before the schema sees it: its messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
+  if (!isWithinJsonDepth(raw)) return yield* new RegistryIndexInvalid({ url, problems: [problem("(json)", tooDeepJson)] })
   return yield* Either.match(decodeIndex(raw), {
     onLeft: (error) => Effect.fail(new RegistryIndexInvalid({ url, problems: problemsFromParseError(error) })),
     onRight: Effect.succeed
