@@ -185,12 +185,13 @@ interface RegistrySource {
 const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySource) {
   const url = indexUrl(source.registryUrl)
   const bytes = yield* source.provide(fetchBytes(source.client, url, { maxBytes: maxIndexBytes, timeouts: source.timeouts }))
+  const text = new TextDecoder().decode(bytes)
+  // Counted before parsing and before the schema, whose messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
+  if (!isWithinJsonDepth(text)) return yield* new RegistryIndexInvalid({ url, problems: [problem("(json)", tooDeepJson)] })
   const raw = yield* Effect.try({
-    try: () => JSON.parse(new TextDecoder().decode(bytes)) as unknown,
+    try: () => JSON.parse(text) as unknown,
     catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
   })
-  // Counted before the schema sees it: its messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
-  if (!isWithinJsonDepth(raw)) return yield* new RegistryIndexInvalid({ url, problems: [problem("(json)", tooDeepJson)] })
   return yield* Either.match(decodeIndex(raw), {
     onLeft: (error) => Effect.fail(new RegistryIndexInvalid({ url, problems: problemsFromParseError(error) })),
     onRight: Effect.succeed

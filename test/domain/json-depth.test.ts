@@ -12,20 +12,27 @@ const deepObjects = (levels: number) => '{"a":'.repeat(levels) + "1" + "}".repea
 const messagesOf = (error: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.message)
 
 describe("nestingDepth", () => {
-  it("counts arrays and objects, not scalars", () => {
-    expect(nestingDepth(1, maxJsonDepth)).toBe(0)
-    expect(nestingDepth("[[[", maxJsonDepth)).toBe(0)
-    expect(nestingDepth([], maxJsonDepth)).toBe(1)
-    expect(nestingDepth({ a: [1, { b: [] }], c: 2 }, maxJsonDepth)).toBe(4)
-    expect(nestingDepth(JSON.parse(deepObjects(64)), maxJsonDepth)).toBe(64)
+  it("counts the arrays and objects of a JSON text, not brackets inside strings", () => {
+    expect(nestingDepth("1", maxJsonDepth)).toBe(0)
+    expect(nestingDepth(JSON.stringify("[[[{{{"), maxJsonDepth)).toBe(0)
+    expect(nestingDepth("[]", maxJsonDepth)).toBe(1)
+    expect(nestingDepth(JSON.stringify({ a: [1, { b: [] }], c: 2 }), maxJsonDepth)).toBe(4)
+    // An escaped quote does not end a string; an escaped backslash does not escape the quote after it.
+    expect(nestingDepth(JSON.stringify({ a: 'x"[[[', b: "y\\", c: [[]] }), maxJsonDepth)).toBe(3)
+    expect(nestingDepth(deepObjects(64), maxJsonDepth)).toBe(64)
   })
 
-  it("stops once past the limit, without recursion, however deep the value", () => {
-    expect(nestingDepth(JSON.parse(deepArrays(100_000)), maxJsonDepth)).toBe(maxJsonDepth + 1)
-    // A cycle (never in parsed JSON) still ends: the walk stops past the limit.
-    const cyclic: Array<unknown> = []
-    cyclic.push(cyclic)
-    expect(nestingDepth(cyclic, 3)).toBe(4)
+  it("stops at the first bracket past the limit, however long the text", () => {
+    expect(nestingDepth(deepArrays(500_000), maxJsonDepth)).toBe(maxJsonDepth + 1)
+    expect(nestingDepth("[".repeat(10), 3)).toBe(4)
+  })
+
+  it("is the nesting of the parsed value for valid JSON", () => {
+    const valueDepth = (value: unknown): number =>
+      typeof value !== "object" || value === null ? 0 : 1 + Math.max(0, ...Object.values(value).map(valueDepth))
+    for (const value of [{ a: [[1], { "b]": "}{" }], c: { d: { e: [] } } }, [[], [[["\\"]]], "x"], { "\"": ["[\\]"] }]) {
+      expect(nestingDepth(JSON.stringify(value), maxJsonDepth)).toBe(valueDepth(value))
+    }
   })
 })
 
