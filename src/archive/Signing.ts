@@ -1,6 +1,7 @@
 import { Effect, Either, Schema } from "effect"
 import type { ConfigDocument } from "../config/HostConfig.js"
 import type { SignatureStatus } from "../domain/Installed.js"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { problem, type Problem, problemsFromParseError } from "../domain/Problems.js"
 import { KeyInvalid } from "./ArchiveErrors.js"
 
@@ -155,7 +156,9 @@ type Outcome =
   | { readonly _tag: "Invalid"; readonly key: string | null; readonly problem: Problem }
   | { readonly _tag: "Unverifiable"; readonly problem: Problem }
 
-const decodeSignatureFile = Schema.decodeUnknownEither(Schema.parseJson(SignatureFile))
+// Bounded like every JSON from outside (docs/decisions.md "JSON from outside nests at most 64 levels"):
+// the refusal's message formats the value it refused.
+const decodeSignatureFile = Schema.decodeUnknownEither(parseJsonWithinDepth(SignatureFile))
 
 const checkEmbedded = (inputs: SignatureInputs): Effect.Effect<Outcome> =>
   Effect.gen(function*() {

@@ -1,4 +1,5 @@
 import { Effect, Schema } from "effect"
+import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { respondNow } from "./api/Respond.js"
 import { DiagnosticsAccepted } from "./contracts/Client.js"
@@ -14,12 +15,20 @@ import { ServerState } from "./ServerState.js"
 // user and extension (http/RateLimits.ts: a component failing in every row must not flood the store), kept as the newest few per
 // extension (runtime/FrontendErrors.ts), answered 202.
 
+const decodeReportJson = Schema.decodeUnknown(parseJsonWithinDepth())
+
 export const diagnostics = Effect.gen(function*() {
   const caller = yield* authenticate
   const { auth, live, request } = caller
   const user = yield* requireUser(auth)
   yield* requireCsrf(caller, { expected: "X-CSRF-Token" })
-  const json = yield* Effect.mapError(request.json, () => badRequest("the body must be JSON: {extensionId, message, stack?, componentStack?}"))
+  // Bounded before the report's schema sees it: its refusal formats the value (docs/decisions.md
+  // "JSON from outside nests at most 64 levels").
+  const json = yield* Effect.flatMap(request.text, decodeReportJson).pipe(
+    Effect.mapError((error) =>
+      badRequest(`the body must be JSON: {extensionId, message, stack?, componentStack?}${error.message.includes(tooDeepJson) ? `; ${tooDeepJson}` : ""}`)
+    )
+  )
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))
   )

@@ -5,6 +5,7 @@ import type { Generation } from "../runtime/Runtime.js"
 import { Data, Effect, Runtime, Schema } from "effect"
 import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk/server"
 import type { RouteGroup } from "../domain/Manifest.js"
+import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { effectiveSettings } from "../domain/Settings.js"
 import type { PanelUser } from "../panel/Panel.js"
 import { type CompiledRoute, groupPrefixes, matchRoute } from "../runtime/Routes.js"
@@ -53,7 +54,9 @@ const fromExtension = (error: unknown) => intendedFailure(error) ?? new Extensio
 
 const FormBody = Schema.Record({ key: Schema.String, value: Schema.String })
 // Made once: a schema built inside the handler would be built again for every request.
-const decodeJsonBody = Schema.decodeUnknown(Schema.parseJson())
+// Bounded to 64 levels (docs/decisions.md "JSON from outside nests at most 64 levels"): a handler, a
+// middleware or a message that walks the body recursively must not meet 100,000 nested arrays.
+const decodeJsonBody = Schema.decodeUnknown(parseJsonWithinDepth())
 const decodeFormBody = Schema.decodeUnknown(FormBody)
 const utf8 = new TextDecoder()
 
@@ -65,7 +68,13 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Arra
     const text = utf8.decode(bytes)
     if (type.includes("json")) {
       return yield* decodeJsonBody(text).pipe(
-        Effect.mapError(() => new HttpFailure({ status: 400, code: "BadRequest", detail: "the body is not valid JSON" }))
+        Effect.mapError((error) =>
+          new HttpFailure({
+            status: 400,
+            code: "BadRequest",
+            detail: error.message.includes(tooDeepJson) ? `the body is refused: ${tooDeepJson}` : "the body is not valid JSON"
+          })
+        )
       )
     }
     if (type.includes("application/x-www-form-urlencoded")) {

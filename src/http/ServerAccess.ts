@@ -1,5 +1,6 @@
 import { HttpRouter } from "@effect/platform"
 import { Effect, Schema } from "effect"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { grantsOn, setGrant } from "../panel/Grants.js"
 import { respond } from "./api/Respond.js"
 import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
@@ -64,7 +65,7 @@ const write = (granted: boolean) =>
         detail: "this panel carries extension permissions in its own subuser permissions: change them in the panel"
       })
     }
-    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(Schema.parseJson(GrantRequest))).pipe(
+    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(parseJsonWithinDepth(GrantRequest))).pipe(
       Effect.mapError(() => badRequest("the body must be JSON: {\"user\": \"<panel username>\", \"permission\": \"<area>.<action>\"}"))
     )
     if (!subusers.some((subuser) => subuser.username === body.user)) {

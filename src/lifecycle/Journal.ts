@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { namesIn } from "../config/LocalFiles.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
 
 // The operation journal (storage/host/journal/<operation id>.json): what an operation that changes
@@ -35,7 +36,8 @@ export const JournalEntry = Schema.Struct({
 })
 export type JournalEntry = typeof JournalEntry.Type
 
-const decodeEntry = onFirstCall(() => Schema.decodeUnknown(Schema.parseJson(JournalEntry)))
+// Bounded: a damaged entry's warning formats the value (docs/decisions.md "JSON from outside nests at most 64 levels").
+const decodeEntry = onFirstCall(() => Schema.decodeUnknown(parseJsonWithinDepth(JournalEntry)))
 
 export const journalDirectory = Effect.map(HostConfig, ({ paths }) => paths.journal)
 

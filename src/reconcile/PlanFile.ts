@@ -1,5 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Schema } from "effect"
+import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { Plan } from "../domain/PlanFormat.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
 import { PlanFileInvalid } from "./Errors.js"
@@ -21,7 +22,11 @@ export const savePlan = Effect.fn("Reconciler.savePlan")(function*(thePlan: Plan
 export const loadPlan = Effect.fn("Reconciler.loadPlan")(function*(file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message })))
-  return yield* Schema.decodeUnknown(Schema.parseJson(Plan))(text).pipe(
-    Effect.mapError((error) => new PlanFileInvalid({ file, detail: error.message.split("\n").slice(0, 3).join(" ") }))
+  // A plan file can come from elsewhere (a CI artifact): bounded before the schema formats it
+  // (docs/decisions.md "JSON from outside nests at most 64 levels").
+  return yield* Schema.decodeUnknown(parseJsonWithinDepth(Plan))(text).pipe(
+    Effect.mapError((error) =>
+      new PlanFileInvalid({ file, detail: error.message.includes(tooDeepJson) ? tooDeepJson : error.message.split("\n").slice(0, 3).join(" ") })
+    )
   )
 })

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { HostConfig } from "../config/HostConfig.js"
 import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { problemsFromParseError } from "../domain/Problems.js"
 import { RegistryCacheError } from "./RegistryErrors.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
@@ -29,7 +30,7 @@ export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: str
   const fs = yield* FileSystem.FileSystem
   const now = DateTime.toDateUtc(yield* DateTime.now)
   const cache = yield* fs.readFileString(file).pipe(
-    Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(CacheHeader))),
+    Effect.flatMap(Schema.decodeUnknown(parseJsonWithinDepth(CacheHeader))),
     Effect.option
   )
   const size = yield* fs.stat(file).pipe(
@@ -59,7 +60,7 @@ export type CacheRead =
   | { readonly _tag: "Unreadable"; readonly detail: string }
   | { readonly _tag: "Read"; readonly cache: RegistryCacheFile; readonly bytes: number }
 
-const decodeCache = Schema.decodeUnknownEither(Schema.parseJson(RegistryCacheFile), { errors: "all" })
+const decodeCache = Schema.decodeUnknownEither(parseJsonWithinDepth(RegistryCacheFile), { errors: "all" })
 
 /** Reads and decodes the whole cache file. */
 export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>

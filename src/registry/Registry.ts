@@ -4,7 +4,8 @@ import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
 import { HostConfig } from "../config/HostConfig.js"
-import { problemsFromParseError } from "../domain/Problems.js"
+import { isWithinJsonDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { problem, problemsFromParseError } from "../domain/Problems.js"
 import {
   ageSeconds,
   archiveName,
@@ -184,8 +185,11 @@ interface RegistrySource {
 const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySource) {
   const url = indexUrl(source.registryUrl)
   const bytes = yield* source.provide(fetchBytes(source.client, url, { maxBytes: maxIndexBytes, timeouts: source.timeouts }))
+  const text = new TextDecoder().decode(bytes)
+  // Counted before parsing and before the schema, whose messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
+  if (!isWithinJsonDepth(text)) return yield* new RegistryIndexInvalid({ url, problems: [problem("(json)", tooDeepJson)] })
   const raw = yield* Effect.try({
-    try: () => JSON.parse(new TextDecoder().decode(bytes)) as unknown,
+    try: () => JSON.parse(text) as unknown,
     catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
   })
   return yield* Either.match(decodeIndex(raw), {

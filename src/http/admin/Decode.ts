@@ -1,5 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
+import { parseJsonWithinDepth } from "../../domain/JsonDepth.js"
 import { header } from "../Context.js"
 import { badRequest } from "../Errors.js"
 
@@ -25,10 +26,14 @@ export const jsonBody = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: string,
     return yield* decodeJson(schema, shape, options)(text)
   })
 
-/** Decodes a body already read (a signed webhook's bytes are read once, for its signature). */
+/**
+ * Decodes a body already read (a signed webhook's bytes are read once, for its signature). A body nesting
+ * more than 64 levels is refused before the schema sees it: the refusal's message formatted the value it
+ * refused, recursively (docs/decisions.md "JSON from outside nests at most 64 levels").
+ */
 export const decodeJson = <A, I, R>(schema: Schema.Schema<A, I, R>, shape: string, options: { readonly emptyAsObject?: boolean } = {}) =>
 (text: string) =>
-  Schema.decodeUnknown(Schema.parseJson(schema))(options.emptyAsObject !== false && text.trim() === "" ? "{}" : text).pipe(
+  Schema.decodeUnknown(parseJsonWithinDepth(schema))(options.emptyAsObject !== false && text.trim() === "" ? "{}" : text).pipe(
     Effect.mapError(refusal("body", shape))
   )
 

@@ -1,0 +1,75 @@
+import { ParseResult, Schema } from "effect"
+
+// JSON that someone else wrote (request bodies, a registry's index, an archive's signature.json, a saved
+// plan) has its nesting counted on the text, in one pass, before it is parsed and any other code sees it
+// (docs/decisions.md "JSON from outside nests at most 64 levels"). `JSON.parse` itself does not recurse,
+// but much of what comes after does: Schema's messages format the value they refused, settings values are
+// compared and stringified, an extension's handler walks its body. On 100,000 nested arrays (200 KB, well
+// inside the 1 MiB body limit) that code ran out of stack: a 500 with "Maximum call stack size exceeded"
+// at best, and V8 aborting the whole process when a regular expression was compiled there (as it did for
+// YAML: docs/decisions.md "YAML nests at most 64 levels").
+
+/** The same bound as YAML's: no document Host reads nests more than a handful of levels. */
+export const maxJsonDepth = 64
+
+/**
+ * How deeply the arrays and objects of a JSON text nest (`1` is 0, `[]` and `{}` are 1), counted on the
+ * text in one pass: brackets inside strings do not count. For valid JSON this is the nesting of the
+ * parsed value. It is counted before `JSON.parse` on purpose: parsing 1 MiB of `[` took V8 300–570 ms
+ * (about 1 µs a level, against 6 ms for a flat body of that size), the scan stops at the first bracket
+ * past `limit`.
+ */
+export const nestingDepth = (text: string, limit: number): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (inString) {
+      if (code === 0x5c) index++ // a backslash: the next character is escaped (\" does not end the string)
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x5b || code === 0x7b) {
+      depth++
+      if (depth > deepest) {
+        deepest = depth
+        if (deepest > limit) return deepest
+      }
+    } else if (code === 0x5d || code === 0x7d) depth--
+  }
+  return deepest
+}
+
+/** The refusal's wording, one for every place that reads JSON from outside. */
+export const tooDeepJson = `the JSON nests arrays and objects more than ${maxJsonDepth} levels deep; that is the limit`
+
+/** Whether a JSON text is within the bound (the check `parseJsonWithinDepth` makes before parsing). */
+export const isWithinJsonDepth = (text: string): boolean => nestingDepth(text, maxJsonDepth) <= maxJsonDepth
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * `Schema.parseJson()` with the depth bound: a text that nests too deeply is refused with `tooDeepJson`
+ * before it is parsed, so before a schema decodes it (and before any message could format it). A text that is
+ * not JSON is refused with `JSON.parse`'s own message, as `Schema.parseJson` does.
+ */
+const ParseJsonWithinDepth: Schema.Schema<unknown, string> = Schema.transformOrFail(
+  Schema.String.annotations({ description: "a string to be decoded into JSON" }),
+  Schema.Unknown,
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      if (!isWithinJsonDepth(text)) return ParseResult.fail(new ParseResult.Type(ast, text, tooDeepJson))
+      return ParseResult.try({ try: () => JSON.parse(text) as unknown, catch: (error) => new ParseResult.Type(ast, text, messageOf(error)) })
+    },
+    encode: (value, _, ast) =>
+      ParseResult.try({ try: () => JSON.stringify(value), catch: (error) => new ParseResult.Type(ast, value, messageOf(error)) })
+  }
+).annotations({ title: "parseJson" })
+
+/** A JSON text decoded with `schema` (or to `unknown`), refused first when it nests more than `maxJsonDepth` levels. */
+export function parseJsonWithinDepth<A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, string, R>
+export function parseJsonWithinDepth(): Schema.Schema<unknown, string>
+export function parseJsonWithinDepth<A, I, R>(schema?: Schema.Schema<A, I, R>): Schema.Schema<A, string, R> | Schema.Schema<unknown, string> {
+  return schema === undefined ? ParseJsonWithinDepth : Schema.compose(ParseJsonWithinDepth, schema as Schema.Schema<A, unknown, R>)
+}
