@@ -61,9 +61,8 @@ const isStringTuples = (value: unknown, length: number): boolean => {
 }
 
 // What Snapshot's decoder accepts, checked by hand: planning checks one snapshot per tree, and the
-// Schema decoder cost more than the stats it guards (docs/decisions.md "P4 (session 10): the tree
-// cache's checks by hand, and lists of the same folders read once"). test/archive/tree-cache.test.ts
-// keeps the two in step.
+// Schema decoder cost more than the stats it guards; test/archive/tree-cache.test.ts keeps the two in step
+// (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
 export const snapshotOf = (value: unknown): Option.Option<Snapshot> =>
   typeof value === "object" && value !== null && !Array.isArray(value) &&
     isStringTuples((value as { dirs: unknown }).dirs, 2) && isStringTuples((value as { entries: unknown }).entries, 3)

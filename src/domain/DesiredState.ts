@@ -90,9 +90,8 @@ const hasOnly = (value: unknown, key: string): value is Record<string, unknown> 
  * `{ source: { path: <non-empty string> } }`; undefined for anything else, which the Schema decodes.
  * The Schema decodes each of those entries to the same value (each of its unions tries the literal and
  * the version range first, and they cannot match an object), but planning a panel of hundreds decoded
- * them with it in about 5 % of its CPU time (docs/decisions.md "P4 (session 10): the tree cache's
- * checks by hand, and lists of the same folders read once"); test/domain/desired-state.test.ts compares
- * the two on every shape near this one.
+ * them with it in about 5 % of its CPU time; test/domain/desired-state.test.ts compares the two on every
+ * shape near this one (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
  */
 export const decodeFolderDocument = (raw: Record<string, unknown>): DesiredStateDocument | undefined => {
   const keys = Object.keys(raw)

@@ -100,9 +100,10 @@ export const scheduleToCron = (spec: ScheduleSpec): Either.Either<string, string
 
 // cron-parser (and luxon under it) loads when a cron expression is first read, not with this module:
 // every plan decodes the installed manifests, which loads this module, and most declare no schedule;
-// evaluating the package was about 15 ms of each plan (docs/decisions.md "P4 (session 10): the tree
-// cache's checks by hand, and lists of the same folders read once"). A synchronous `require`, which the
-// bundle resolves to the package it contains (and vitest to node_modules), because decoding is synchronous.
+// evaluating the package cost every plan several milliseconds
+// (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
+// A synchronous `require`, which the bundle resolves to the package it contains (and vitest to
+// node_modules), because decoding is synchronous.
 let cronParser: typeof CronParser | undefined
 const CronExpressionParser = {
   parse: (...args: Parameters<typeof CronParser.parse>) =>

@@ -57,9 +57,10 @@ export const readPanelRoot = (root: string, flavor: Flavor) =>
 /**
  * `php -r 'echo PHP_VERSION;'` when `php` is on the PATH. node:child_process (with node:net and
  * node:dgram under it) loads when it is first asked: this module is loaded by every plan, which asks
- * nothing of php, and loading it was about 15 ms of a dry run's CPU (docs/decisions.md "P4 (session 10):
- * the tree cache's checks by hand, and lists of the same folders read once"). A `require`, not an
- * `import()`: the bundle runs from V8's code cache, which has no dynamic-import hook (bin/host.js).
+ * nothing of php, and loading it cost a dry run several milliseconds
+ * (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
+ * A `require`, not an `import()`: the bundle runs from V8's code cache, which has no dynamic-import
+ * hook (bin/host.js).
  */
 const phpVersion = Effect.flatMap(Effect.sync(() => require("node:child_process") as typeof import("node:child_process")), ({ execFile }) =>
   Effect.async<string | undefined>((resume) => {
