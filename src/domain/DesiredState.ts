@@ -76,49 +76,13 @@ const resolveSource = (source: DesiredSource | undefined): ResolvedSource => {
   return { _tag: "Archive", archive: source.archive, sha256: source.sha256 }
 }
 
-/** Whether `value` is a plain object, as YAML and JSON make them. */
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype
-
-/** A plain object whose only own key is `key`. */
-const hasOnly = (value: unknown, key: string): value is Record<string, unknown> =>
-  isPlainObject(value) && Object.keys(value).length === 1 && Object.hasOwn(value, key)
-
-/**
- * What DesiredStateDocument decodes `raw` to, when `raw` is of the one shape a long file is mostly made
- * of: `host: "1.0"`, perhaps a boolean `prune`, and extensions whose entries are each exactly
- * `{ source: { path: <non-empty string> } }`; undefined for anything else, which the Schema decodes.
- * The Schema decodes each of those entries to the same value (each of its unions tries the literal and
- * the version range first, and they cannot match an object), but planning a panel of hundreds decoded
- * them with it in about 5 % of its CPU time; test/domain/desired-state.test.ts compares the two on every
- * shape near this one (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
- */
-export const decodeFolderDocument = (raw: Record<string, unknown>): DesiredStateDocument | undefined => {
-  const keys = Object.keys(raw)
-  if (!keys.every((key) => key === "host" || key === "prune" || key === "extensions")) return undefined
-  if (raw.host !== "1.0" || !(raw.prune === undefined || typeof raw.prune === "boolean") || !isPlainObject(raw.extensions)) return undefined
-  const extensions: Record<string, { readonly source: { readonly path: string } }> = {}
-  for (const [id, entry] of Object.entries(raw.extensions)) {
-    if (id === "__proto__" || !hasOnly(entry, "source") || !hasOnly(entry.source, "path")) return undefined
-    const path = entry.source.path
-    if (typeof path !== "string" || path === "") return undefined
-    extensions[id] = { source: { path } }
-  }
-  return { host: raw.host, ...(Object.hasOwn(raw, "prune") ? { prune: raw.prune as boolean | undefined } : {}), extensions }
-}
-
-/** The document as DesiredStateDocument's Schema decodes it, every problem listed. */
-export const decodeDesiredDocument = (raw: object): Either.Either<DesiredStateDocument, ReadonlyArray<Problem>> =>
-  Either.mapLeft(Schema.decodeUnknownEither(DesiredStateDocument, { errors: "all" })(raw), problemsFromParseError)
-
 /** Decodes a parsed desired-state file into one entry per extension (sorted by id). */
 export const decodeDesiredState = (raw: unknown): Either.Either<DesiredState, ReadonlyArray<Problem>> => {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return Either.left([problem("(root)", "the desired-state file must be a YAML mapping with host and extensions")])
   }
-  const folders = decodeFolderDocument(raw as Record<string, unknown>)
-  const decoded = folders === undefined ? decodeDesiredDocument(raw) : Either.right(folders)
-  if (Either.isLeft(decoded)) return Either.left(decoded.left)
+  const decoded = Schema.decodeUnknownEither(DesiredStateDocument, { errors: "all" })(raw)
+  if (Either.isLeft(decoded)) return Either.left(problemsFromParseError(decoded.left))
   const document = decoded.right
   const idProblems = Object.keys(document.extensions).flatMap((id) => {
     const message = extensionIdProblem(id)

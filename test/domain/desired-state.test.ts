@@ -1,41 +1,8 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeDesiredDocument, decodeDesiredState, decodeFolderDocument, substituteEnv } from "../../src/domain/DesiredState.js"
+import { decodeDesiredState, substituteEnv } from "../../src/domain/DesiredState.js"
 
 describe("decodeDesiredState", () => {
-  it("decodes a file of folder sources without the Schema only to what the Schema gives", () => {
-    const folder = { source: { path: "./x" } }
-    const documents: ReadonlyArray<Record<string, unknown>> = [
-      { host: "1.0", extensions: { "acme/a": folder, "acme/b": { source: { path: "/abs/b" } } } },
-      { host: "1.0", prune: true, extensions: { "acme/a": folder } },
-      { host: "1.0", prune: false, extensions: {} },
-      { host: "1.0", prune: undefined, extensions: { "acme/a": folder } },
-      { host: "1.0" }, { host: "1", extensions: { "acme/a": folder } }, { host: 1, extensions: {} }, { host: "2.0", extensions: {} },
-      { host: "1.0", prune: "yes", extensions: {} }, { host: "1.0", extensions: null }, { host: "1.0", extensions: [] },
-      { host: "1.0", extensions: { "acme/a": folder }, other: 1 },
-      { host: "1.0", extensions: { "acme/a": { source: { path: "" } } } },
-      { host: "1.0", extensions: { "acme/a": { source: { path: 1 } } } },
-      { host: "1.0", extensions: { "acme/a": { source: { path: "./x", sha256: "a".repeat(64) } } } },
-      { host: "1.0", extensions: { "acme/a": { source: { path: "./x" }, enabled: false } } },
-      { host: "1.0", extensions: { "acme/a": { source: "registry" } } },
-      { host: "1.0", extensions: { "acme/a": { source: { archive: "./x.host" } } } },
-      { host: "1.0", extensions: { "acme/a": null, "acme/b": "absent", "acme/c": "^1.0", "acme/d": folder } },
-      { host: "1.0", extensions: { "acme/a": Object.assign(Object.create(null) as object, folder) } },
-      { host: "1.0", extensions: JSON.parse('{"__proto__": {"source": {"path": "./x"}}}') as unknown },
-      { host: "1.0", extensions: { "acme/a": JSON.parse('{"source": {"path": "./x"}, "__proto__": {}}') as unknown } }
-    ]
-    let taken = 0
-    for (const document of documents) {
-      const fast = decodeFolderDocument(document)
-      if (fast === undefined) continue
-      taken++
-      const bySchema = decodeDesiredDocument(document)
-      expect(Either.isRight(bySchema), JSON.stringify(document)).toBe(true)
-      expect(fast, JSON.stringify(document)).toStrictEqual(Either.getOrThrow(bySchema))
-    }
-    expect(taken).toBe(4)
-  })
-
   it("decodes shorthand, full and absent entries", () => {
     const result = decodeDesiredState({
       host: "1.0",
