@@ -37,7 +37,7 @@ export class TreeHashing extends Context.Reference<TreeHashing>()("host/archive/
 }) {}
 
 /** One tree as last read: its folders' and entries' stamps, and each entry's hash (or link / special marker). */
-const Snapshot = Schema.Struct({
+export const Snapshot = Schema.Struct({
   dirs: Schema.Array(Schema.Tuple(Schema.String, Schema.String)),
   entries: Schema.Array(Schema.Tuple(Schema.String, Schema.String, Schema.String))
 })
@@ -48,7 +48,26 @@ const CacheFile = Schema.Struct({
   trees: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 const decodeCacheFile = Schema.decodeUnknownOption(CacheFile)
-const decodeSnapshot = Schema.decodeUnknownOption(Snapshot)
+
+/** Whether `value` is an array of exactly `length`-long arrays of strings, with no holes. */
+const isStringTuples = (value: unknown, length: number): boolean => {
+  if (!Array.isArray(value)) return false
+  for (let index = 0; index < value.length; index++) {
+    const tuple: unknown = value[index]
+    if (!Array.isArray(tuple) || tuple.length !== length) return false
+    for (let part = 0; part < length; part++) if (typeof tuple[part] !== "string") return false
+  }
+  return true
+}
+
+// What Snapshot's decoder accepts, checked by hand: planning checks one snapshot per tree, and the
+// Schema decoder cost more than the stats it guards; test/archive/tree-cache.test.ts keeps the two in step
+// (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
+export const snapshotOf = (value: unknown): Option.Option<Snapshot> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) &&
+    isStringTuples((value as { dirs: unknown }).dirs, 2) && isStringTuples((value as { entries: unknown }).entries, 3)
+    ? Option.some(value as Snapshot)
+    : Option.none()
 
 // Times in milliseconds with their fraction (a double holds them to well under a microsecond); bigint
 // stats would cost more than the stat itself.
@@ -56,16 +75,18 @@ const stampOf = (stats: Stats) => `${stats.dev}:${stats.ino}:${stats.size}:${sta
 
 const statOf = (file: string): Stats | undefined => lstatSync(file, { throwIfNoEntry: false })
 
+/** Whether the entry at `path` (the root itself, or below it) still has `stamp`. */
+const keeps = (root: string, path: string, stamp: string): boolean => {
+  // The paths were written by walkTree (POSIX, relative, no `.` or `..`), so the root, a slash and the
+  // path name the same entry `join` would, without its normalising (a few per cent of a plan in sync).
+  const stats = statOf(path === "" ? root : `${root}/${path}`)
+  return stats !== undefined && stampOf(stats) === stamp
+}
+
 /** Whether every folder and entry of the snapshot still has its stamp. */
 const unchanged = (root: string, snapshot: Snapshot): boolean =>
-  snapshot.dirs.every(([dir, stamp]) => {
-    const stats = statOf(dir === "" ? root : join(root, dir))
-    return stats !== undefined && stampOf(stats) === stamp
-  }) &&
-  snapshot.entries.every(([file, stamp]) => {
-    const stats = statOf(join(root, file))
-    return stats !== undefined && stampOf(stats) === stamp
-  })
+  snapshot.dirs.every(([dir, stamp]) => keeps(root, dir, stamp)) &&
+  snapshot.entries.every(([file, stamp]) => keeps(root, file, stamp))
 
 /**
  * Reads a tree as its mode says, with the stamps to remember it by; undefined stamps when an entry is
@@ -125,7 +146,7 @@ export const cachedTreeHashes = (file: string, options: { readonly racyMillis?: 
       Effect.try({
         try: () => {
           const key = `${mode}:${root}`
-          const known = trees.has(key) ? decodeSnapshot(trees.get(key)) : Option.none()
+          const known = trees.has(key) ? snapshotOf(trees.get(key)) : Option.none()
           if (Option.isSome(known) && unchanged(root, known.value)) {
             return Object.fromEntries(known.value.entries.map(([path, , hash]) => [path, hash]))
           }

@@ -1,4 +1,4 @@
-import { CronExpressionParser } from "cron-parser"
+import type { CronExpressionParser as CronParser } from "cron-parser"
 import { Either, Schema } from "effect"
 
 // schedules.tasks: each task runs a console command on a cron expression, given directly (`cron`)
@@ -96,6 +96,18 @@ export const scheduleToCron = (spec: ScheduleSpec): Either.Either<string, string
     case "everyHours":
       return Either.map(interval(spec.interval, 23, "hours"), (n) => `0 */${n} * * *`)
   }
+}
+
+// cron-parser (and luxon under it) loads when a cron expression is first read, not with this module:
+// every plan decodes the installed manifests, which loads this module, and most declare no schedule;
+// evaluating the package cost every plan several milliseconds
+// (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
+// A synchronous `require`, which the bundle resolves to the package it contains (and vitest to
+// node_modules), because decoding is synchronous.
+let cronParser: typeof CronParser | undefined
+const CronExpressionParser = {
+  parse: (...args: Parameters<typeof CronParser.parse>) =>
+    (cronParser ??= (require("cron-parser") as typeof import("cron-parser")).CronExpressionParser).parse(...args)
 }
 
 /** Accepts a five-field cron expression that cron-parser understands; anything else is refused. */

@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Duration, Effect, Layer, Option, Schema } from "effect"
-import { execFile } from "node:child_process"
 import { parseEnv } from "node:util"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
@@ -55,12 +54,20 @@ export const readPanelRoot = (root: string, flavor: Flavor) =>
     return { name, version, cookie } satisfies PanelRootFacts
   })
 
-/** `php -r 'echo PHP_VERSION;'` when `php` is on the PATH. */
-const phpVersion = Effect.async<string | undefined>((resume) => {
-  execFile("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000 }, (error, stdout) => {
-    resume(Effect.succeed(error === null && /^\d+\.\d+/.test(stdout.trim()) ? stdout.trim() : undefined))
-  })
-})
+/**
+ * `php -r 'echo PHP_VERSION;'` when `php` is on the PATH. node:child_process (with node:net and
+ * node:dgram under it) loads when it is first asked: this module is loaded by every plan, which asks
+ * nothing of php, and loading it cost a dry run several milliseconds
+ * (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
+ * A `require`, not an `import()`: the bundle runs from V8's code cache, which has no dynamic-import
+ * hook (bin/host.js).
+ */
+const phpVersion = Effect.flatMap(Effect.sync(() => require("node:child_process") as typeof import("node:child_process")), ({ execFile }) =>
+  Effect.async<string | undefined>((resume) => {
+    execFile("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000 }, (error, stdout) => {
+      resume(Effect.succeed(error === null && /^\d+\.\d+/.test(stdout.trim()) ? stdout.trim() : undefined))
+    })
+  }))
 
 // ---- the service ---------------------------------------------------------------------------------
 

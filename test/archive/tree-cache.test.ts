@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { existsSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach } from "vitest"
 import { hashInstalledTree } from "../../src/archive/Tree.js"
-import { cachedTreeHashes, type TreeMode, uncachedTreeHashes } from "../../src/archive/TreeCache.js"
+import { cachedTreeHashes, Snapshot, snapshotOf, type TreeMode, uncachedTreeHashes } from "../../src/archive/TreeCache.js"
 import { cleanupAll, freshDir, writeTree } from "./helpers.js"
 
 afterEach(cleanupAll)
@@ -95,5 +95,29 @@ describe("tree hash cache", () => {
     const missing = await Effect.runPromise(Effect.scoped(Effect.flatMap(cachedTreeHashes(cache, { racyMillis: 0 }), (trees) =>
       Effect.either(trees.installed(root)))))
     expect(Either.isLeft(missing)).toBe(true)
+  })
+
+  it("takes a stored snapshot exactly when the Snapshot schema would, and reads the tree again otherwise", async () => {
+    const decode = Schema.decodeUnknownOption(Snapshot)
+    const good = { dirs: [["", "1:2:3:4:5"]], entries: [["a.txt", "1:2:3:4:5", "ab"]] }
+    const sparse: Array<unknown> = []
+    sparse.length = 1
+    const shapes: ReadonlyArray<unknown> = [
+      good, { dirs: [], entries: [] }, { ...good, extra: 1 },
+      undefined, null, 1, "x", [], [good], {}, { dirs: [] }, { entries: [] },
+      { dirs: null, entries: [] }, { dirs: {}, entries: [] }, { dirs: [[""]], entries: [] }, { dirs: [["", "s", "x"]], entries: [] },
+      { dirs: [["", 1]], entries: [] }, { dirs: [], entries: [["a", "s"]] }, { dirs: [], entries: [["a", "s", "h", "x"]] },
+      { dirs: [], entries: [["a", "s", null]] }, { dirs: sparse, entries: [] }, { dirs: [sparse], entries: [] },
+      { dirs: [["", "s"], "x"], entries: [] }, Object.create({ dirs: [], entries: [] }), Object.assign([], { dirs: [], entries: [] }),
+      { dirs: [Object.assign(["", "s"], { more: 1 })], entries: [] }
+    ]
+    for (const shape of shapes) expect(Option.isSome(snapshotOf(shape)), JSON.stringify(shape)).toBe(Option.isSome(decode(shape)))
+    // A stored snapshot of the wrong shape is a miss: the tree is read again and remembered anew.
+    const root = writeTree(join(freshDir(), "tree"), files)
+    const cache = join(freshDir(), "trees.json")
+    const first = await hashedByRun(cache, root)
+    writeFileSync(cache, JSON.stringify({ format: 1, trees: { [`installed:${root}`]: { dirs: [], entries: [["extension.yaml", "x", "forged", "extra"]] } } }))
+    expect(await hashedByRun(cache, root)).toEqual(first)
+    expect(remembered(cache, "installed", root)).toBe(true)
   })
 })
