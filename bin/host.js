@@ -6,7 +6,7 @@
 //
 // This file is CommonJS (bin/package.json): an ES module entry costs every command the start of Node's
 // ES module loader, several milliseconds of its cold start (docs/architecture.md, "Startup").
-const { existsSync, readFileSync, renameSync, writeFileSync } = require("node:fs")
+const { readFileSync, renameSync, statSync, writeFileSync } = require("node:fs")
 const { createRequire, Module } = require("node:module")
 const { dirname, join } = require("node:path")
 const { Script } = require("node:vm")
@@ -27,7 +27,8 @@ if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
 
 const bundle = join(__dirname, "..", "dist", "host.cjs")
 const cacheFile = `${bundle}.cache`
-if (!existsSync(bundle)) {
+const bundleStats = statSync(bundle, { throwIfNoEntry: false })
+if (bundleStats === undefined) {
   process.stderr.write("error: host: the CLI is not built; run `npm run build` (or `npm install`) first\n")
   process.exit(1)
 }
@@ -36,7 +37,11 @@ if (!existsSync(bundle)) {
 // (ES modules compiled on load) through this function, compiled by Node's own loader.
 globalThis[Symbol.for("host.import")] = (url) => import(url)
 
-const cachedData = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined
+// V8 checks a cache only against the length of the source it was made from: a rebuilt bundle of the same
+// length would run the previous build's functions. So a cache older than the bundle is not used (and a
+// new one is written); the build also removes the old one (docs/architecture.md "Startup").
+const cacheStats = statSync(cacheFile, { throwIfNoEntry: false })
+const cachedData = cacheStats !== undefined && cacheStats.mtimeMs >= bundleStats.mtimeMs ? readFileSync(cacheFile) : undefined
 // The build makes the bundle pure ASCII (scripts/build.mjs), so latin1 reads the same text as UTF-8
 // without decoding its 2 MB: a few milliseconds of every start
 // (docs/decisions.md "The bundle is read as latin1").
