@@ -3,9 +3,10 @@
 // inlined by the server ahead of this script when it could tell the page's signed-in user, else asked
 // of Host — and only when there is a signed-in user loads the rest: Host's React when the page has none
 // (Pterodactyl bundles React privately), the utility sheet and extension styles, the bridge, then the
-// extension bundles. Scripts are inserted together with `async = false`, so the browser fetches them in
-// parallel and runs them in the order inserted (no serial waterfall). On the panel's admin pages it loads
-// nothing: those are server-rendered pages without slots.
+// extension bundles. Host's scripts are inserted together with `async = false`, so the browser fetches
+// them in parallel and runs them in the order inserted (no serial waterfall); the bundles come meanwhile in
+// one answer and each runs as its own script after the bridge, in boot order. On the panel's admin pages
+// it loads nothing: those are server-rendered pages without slots.
 
 // The bootstrap's shape is the server's contract (http/contracts): a type-only import, erased from the build.
 import type { BootstrapBody } from "../http/contracts/Client.js"
@@ -80,17 +81,47 @@ const run = async () => {
     link.href = url(href)
     head.appendChild(link)
   }
-  const scripts = [
-    ...vendor,
-    "host/bridge.js",
-    ...extensions.flatMap((extension) => extension.bundle ?? [])
-  ]
-  for (const src of scripts) {
-    const script = document.createElement("script")
-    script.async = false
-    script.src = url(src)
-    head.appendChild(script)
+  const script = (src: string) => {
+    const element = document.createElement("script")
+    element.async = false
+    element.src = url(src)
+    return head.appendChild(element)
   }
+  const bridge = [...vendor, "host/bridge.js"].map(script).pop()!
+  const bundles = extensions.flatMap((extension) => extension.bundle ?? [])
+  // The bundles in one answer per 40 (docs/decisions.md "Under a real panel the bundles come in one
+  // answer"): `<id>@<v>` of each `/host/ext/<id>/…?v=<v>` URL, each text run as its own script once the
+  // bridge has run. Any other URL, a page whose CSP refuses inline scripts, or an answer that is not 200:
+  // the files one by one, as scripts in boot order.
+  const listed = bundles.map((bundle) => /^\/host\/ext\/([^/]+\/[^/]+)\/[^?]*\?v=([0-9a-f]{12})$/.exec(bundle)?.slice(1).join("@"))
+  const probe = document.createElement("script")
+  probe.text = "window.__HOST_INLINE__=1"
+  head.appendChild(probe).remove()
+  const inlineRuns = (global as { __HOST_INLINE__?: number }).__HOST_INLINE__ === 1
+  if (bundles.length === 0) return
+  if (!inlineRuns || listed.some((entry) => entry === undefined)) return void bundles.forEach(script)
+  const slices: Array<Promise<Array<string>>> = []
+  for (let start = 0; start < listed.length; start += 40) {
+    slices.push(fetch(url(`host/bundles.json?b=${encodeURIComponent(listed.slice(start, start + 40).join(","))}`)).then((response) => {
+      if (!response.ok) throw new Error(`/host/bundles.json answered ${response.status}`)
+      return response.json() as Promise<Array<string>>
+    }))
+  }
+  const ran = new Promise((resolve) => {
+    bridge.onload = bridge.onerror = resolve
+  })
+  const texts = await Promise.all(slices).then((answers) => answers.flat(), (error: unknown) => {
+    console.warn("[host] loading the bundles one by one:", error)
+    return undefined
+  })
+  await ran
+  if (texts?.length !== bundles.length) return void bundles.forEach(script)
+  bundles.forEach((bundle, index) => {
+    const element = document.createElement("script")
+    element.dataset.hostExtension = listed[index]!.split("@")[0]!
+    element.text = `${texts[index]}\n//# sourceURL=${new URL(url(bundle), location.href).href}`
+    head.appendChild(element)
+  })
 }
 
 run().catch((error: unknown) => console.warn("[host] boot.js could not load Host:", error))

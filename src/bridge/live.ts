@@ -41,6 +41,10 @@ const remove = (id: string) => {
   unregister(id)
   const owned = assets.get(id)
   owned?.script?.remove()
+  // A bundle boot.js ran from `/host/bundles.json` has no URL to be found by: its script is marked with its id.
+  for (const script of document.querySelectorAll("script:not([src])")) {
+    if ((script as HTMLScriptElement).dataset.hostExtension === id) script.remove()
+  }
   owned?.link?.remove()
   assets.delete(id)
   manifest.delete(id)

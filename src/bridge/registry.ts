@@ -117,10 +117,21 @@ let sequence = 0
 let generation = 0
 const warnedMajors = new Set<string>()
 
-/** The manifest entry whose bundle is the script running now (bundles are classic scripts). */
+/** What the bridge knows of an extension it has no manifest entry for: its id. */
+const unlisted = (id: string): ManifestEntry => ({ id, name: "", version: "", bundle: null, styles: null, isolationClass: null, slots: [] })
+
+/**
+ * The manifest entry whose bundle is the script running now (bundles are classic scripts): by its URL, or,
+ * for a bundle boot.js ran from the one answer of `/host/bundles.json` (no `src`), by the id it marked the
+ * script with.
+ */
 const runningBundle = (): ManifestEntry | undefined => {
   const script = document.currentScript
-  if (!(script instanceof HTMLScriptElement) || script.src === "") return undefined
+  if (!(script instanceof HTMLScriptElement)) return undefined
+  if (script.src === "") {
+    const marked = script.dataset.hostExtension
+    return marked === undefined ? undefined : manifest.get(marked) ?? unlisted(marked)
+  }
   const running = new URL(script.src, location.href)
   for (const entry of manifest.values()) {
     if (entry.bundle === null) continue
@@ -128,7 +139,7 @@ const runningBundle = (): ManifestEntry | undefined => {
     if (bundle.pathname === running.pathname) return entry
   }
   const match = /\/host\/ext\/([^/]+)\/([^/]+)\//.exec(running.pathname)
-  return match === null ? undefined : { id: `${match[1]}/${match[2]}`, name: "", version: "", bundle: null, styles: null, isolationClass: null, slots: [] }
+  return match === null ? undefined : unlisted(`${match[1]}/${match[2]}`)
 }
 
 const major = (version: string) => version.split(".")[0] ?? version

@@ -10,7 +10,7 @@ import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
 import * as Login from "./Login.js"
 import * as PanelPages from "./PanelPages.js"
-import { extensionAsset, frameworkAsset } from "./Static.js"
+import { extensionAsset, extensionBundles, frameworkAsset } from "./Static.js"
 import * as ClientEvents from "./ClientEvents.js"
 import { apiRoutes } from "./api/Handlers.js"
 
@@ -54,7 +54,9 @@ const clientRoutes = HttpRouter.empty.pipe(
   HttpRouter.get("/api/client/host/events", ClientEvents.events),
   HttpRouter.get("/host/bridge.js", frameworkAsset("bridge.js")),
   HttpRouter.get("/host/utility.css", frameworkAsset("utility.css")),
-  HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset)
+  HttpRouter.get("/host/ext/:vendor/:name/*", extensionAsset),
+  // Under a real panel boot.js asks the bundles in one answer (docs/decisions.md "Under a real panel the bundles come in one answer").
+  HttpRouter.get("/host/bundles.json", extensionBundles)
 )
 
 /** The admin screens' pages (docs/admin.md, docs/http.md "Admin screens"); their JSON API is a typed contract. */

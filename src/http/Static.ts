@@ -2,8 +2,10 @@ import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Path } f
 import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import { posix } from "node:path"
+import { assetVersion } from "../runtime/ClientView.js"
+import type { LoadedExtension } from "../runtime/Runtime.js"
 import { currentGeneration, header, ServerSettings } from "./Context.js"
-import { notFound, notServed } from "./Errors.js"
+import { badRequest, notFound, notServed } from "./Errors.js"
 import { ServerState } from "./ServerState.js"
 
 // Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
@@ -110,9 +112,35 @@ export const serveFile = (file: string) =>
     )
   })
 
+/**
+ * The real path of `relative` (already decoded) among an enabled extension's served files: its bundle and
+ * styles, and anything beside them in their (non-root) folders; 404 for anything else.
+ */
+const servedExtensionFile = (extension: LoadedExtension, relative: string) =>
+  Effect.gen(function*() {
+    if (relative === "" || relative.split("/").some((part) => part === ".." || part === "." || part === "") || relative.includes("\\")) {
+      return yield* notFound("file not found")
+    }
+    const declared = [extension.layout.bundle, extension.layout.styles].filter((file): file is string => file !== undefined)
+    const allowed = declared.includes(relative) ||
+      declared.some((file) => {
+        const folder = posix.dirname(file)
+        return folder !== "." && relative.startsWith(`${folder}/`)
+      })
+    if (!allowed) return yield* notFound("file not found")
+    // Only a regular file whose real path (links resolved) is inside the extension's real folder: a link
+    // to /etc/passwd, ../config or storage/host/session.key is a 404 like a missing file.
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = path.join(extension.directory, ...relative.split("/"))
+    const real = yield* fs.realPath(file).pipe(Effect.orElseFail(() => notFound("file not found")))
+    const folder = yield* fs.realPath(extension.directory).pipe(Effect.orElseFail(() => notFound("file not found")))
+    if (!real.startsWith(`${folder}${path.sep}`)) return yield* notFound("file not found")
+    return real
+  })
+
 /** `/host/ext/<vendor>/<name>/<file>`: files of an enabled extension's bundle or styles folder. */
 export const extensionAsset = Effect.gen(function*() {
-  const path = yield* Path.Path
   const live = yield* currentGeneration
   const request = yield* HttpServerRequest.HttpServerRequest
   const { name, vendor } = yield* HttpRouter.params
@@ -125,25 +153,47 @@ export const extensionAsset = Effect.gen(function*() {
     try: () => decodeURIComponent(pathname.slice(prefix.length)),
     catch: () => notFound("file not found")
   })
-  if (relative === "" || relative.split("/").some((part) => part === ".." || part === "." || part === "") || relative.includes("\\")) {
-    return yield* notFound("file not found")
+  return yield* serveFile(yield* servedExtensionFile(extension, relative))
+})
+
+/** At most this many bundles in one `/host/bundles.json` answer; boot.js asks in slices of this size. */
+export const bundlesPerAnswer = 40
+
+const bundleEntry = /^([a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*)@([0-9a-f]{12})$/
+
+/**
+ * `GET /host/bundles.json?b=<id>@<v>,…` (docs/http.md "Static files"): the bundles of the listed enabled
+ * extensions, in the order listed, as one JSON array of their texts — the bytes `/host/ext/…?v=<v>` serves
+ * for each. boot.js asks it under a real panel so that 20 bundles cost one request instead of 20 on the
+ * browser's six connections, and runs each text as its own script (docs/decisions.md "Under a real panel
+ * the bundles come in one answer"). Every listed `v` must be the extension's current one (the answer is as
+ * immutable as the `?v=` files); anything else — an extension not enabled, without a bundle, another
+ * version, a malformed list — is an error answer, and boot.js then loads the files one by one.
+ */
+export const extensionBundles = Effect.gen(function*() {
+  const live = yield* currentGeneration
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const listed = new URL(request.url, "http://host").searchParams.get("b") ?? ""
+  const entries = listed.split(",")
+  if (listed === "" || entries.length > bundlesPerAnswer) {
+    return yield* badRequest(`b lists 1 to ${bundlesPerAnswer} bundles as <vendor>/<name>@<version>, separated by commas`)
   }
-  // The bundle and the styles themselves, and anything beside them in their (non-root) folders.
-  const declared = [extension.layout.bundle, extension.layout.styles].filter((file): file is string => file !== undefined)
-  const allowed = declared.includes(relative) ||
-    declared.some((file) => {
-      const folder = posix.dirname(file)
-      return folder !== "." && relative.startsWith(`${folder}/`)
-    })
-  if (!allowed) return yield* notFound("file not found")
-  // Only a regular file whose real path (links resolved) is inside the extension's real folder: a link
-  // to /etc/passwd, ../config or storage/host/session.key is a 404 like a missing file.
-  const fs = yield* FileSystem.FileSystem
-  const file = path.join(extension.directory, ...relative.split("/"))
-  const real = yield* fs.realPath(file).pipe(Effect.orElseFail(() => notFound("file not found")))
-  const folder = yield* fs.realPath(extension.directory).pipe(Effect.orElseFail(() => notFound("file not found")))
-  if (!real.startsWith(`${folder}${path.sep}`)) return yield* notFound("file not found")
-  return yield* serveFile(real)
+  const texts: Array<string> = []
+  const etags: Array<string> = []
+  for (const entry of entries) {
+    const match = bundleEntry.exec(entry)
+    if (match === null) return yield* badRequest(`b: ${JSON.stringify(entry.slice(0, 100))} is not <vendor>/<name>@<version>`)
+    const [, id, version] = match as unknown as [string, string, string]
+    const extension = live.generation.extensions.get(id)
+    if (extension === undefined) return yield* notServed(live.generation, id, `no enabled extension ${id}`)
+    if (extension.layout.bundle === undefined) return yield* notFound(`${id} has no bundle`)
+    if (assetVersion(extension) !== version) return yield* notFound(`${id}'s bundle is not at version ${version}`)
+    const file = yield* cachedFile(yield* servedExtensionFile(extension, extension.layout.bundle))
+    texts.push(new TextDecoder("utf-8").decode(file.bytes))
+    etags.push(file.etag)
+  }
+  const etag = `"${createHash("sha256").update(etags.join(",")).digest("base64url").slice(0, 27)}"`
+  return withETag(request, { etag, bytes: Buffer.from(JSON.stringify(texts)) }, "public, max-age=31536000, immutable", contentTypes[".json"]!)
 })
 
 /** Where a framework file is: the first folder of the server's list that has it, or 404. */

@@ -29,10 +29,13 @@ export const precompute = (value: unknown): PrecomputedBody => {
   return { bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` }
 }
 
+/** The `?v=` of an extension's asset URLs: changes with every install, update or relink of it. */
+export const assetVersion = (extension: LoadedExtension) =>
+  createHash("sha256").update(`${extension.record.version}|${extension.record.updatedAt}`).digest("hex").slice(0, 12)
+
 const assetUrl = (extension: LoadedExtension, file: string | undefined) => {
   if (file === undefined) return null
-  const version = createHash("sha256").update(`${extension.record.version}|${extension.record.updatedAt}`).digest("hex").slice(0, 12)
-  return `/host/ext/${extension.id}/${file.split("/").map(encodeURIComponent).join("/")}?v=${version}`
+  return `/host/ext/${extension.id}/${file.split("/").map(encodeURIComponent).join("/")}?v=${assetVersion(extension)}`
 }
 
 /** One entry of `/api/client/host/extensions`. */

@@ -140,3 +140,33 @@ it("takes a diagnostics report of kind anchor only under the bridge's own id", a
   // Without the kind, host/bridge is no enabled extension.
   expect((await post({ extensionId: "host/bridge", message: "x" })).status).toBe(404)
 })
+
+it("answers the listed bundles in one JSON array, the bytes of their ?v= files, and refuses any list it cannot answer exactly", async () => {
+  const plain = ((await (await fetch(`${server.url}/api/client/host/bootstrap`, { headers: { authorization: `Bearer ${tokens.alice}` } })).json()) as { data: Bootstrap }).data
+  const bundles = plain.extensions.flatMap((extension) => extension.bundle === null ? [] : [{ id: extension.id, url: extension.bundle }])
+  expect(bundles.length).toBeGreaterThanOrEqual(2)
+  const entry = (bundle: { id: string; url: string }) => `${bundle.id}@${/\?v=([0-9a-f]{12})$/.exec(bundle.url)![1]}`
+  // Listed in reverse: the answer keeps the order asked.
+  const listed = [...bundles].reverse()
+  const answer = await fetch(`${server.url}/host/bundles.json?b=${encodeURIComponent(listed.map(entry).join(","))}`)
+  expect(answer.status).toBe(200)
+  expect(answer.headers.get("content-type")).toContain("application/json")
+  expect(answer.headers.get("cache-control")).toBe("public, max-age=31536000, immutable")
+  const texts = (await answer.json()) as Array<string>
+  const files = await Promise.all(listed.map(async (bundle) => (await fetch(`${server.url}${bundle.url}`)).text()))
+  expect(texts).toEqual(files)
+  const etag = answer.headers.get("etag")!
+  const again = await fetch(`${server.url}/host/bundles.json?b=${encodeURIComponent(listed.map(entry).join(","))}`, { headers: { "if-none-match": etag } })
+  expect(again.status).toBe(304)
+
+  const refused = async (list: string) => {
+    const response = await request(`${server.url}/host/bundles.json?b=${encodeURIComponent(list)}`)
+    return { status: response.status, detail: (response.json as { errors: Array<{ detail: string }> }).errors[0]!.detail }
+  }
+  const first = bundles[0]!
+  expect(await refused(`${first.id}@000000000000`)).toEqual({ status: 404, detail: `${first.id}'s bundle is not at version 000000000000` })
+  expect(await refused(`${entry(first)},acme/absent@000000000000`)).toEqual({ status: 404, detail: "no enabled extension acme/absent" })
+  expect(await refused(`${first.id}`)).toMatchObject({ status: 400, detail: expect.stringContaining(`"${first.id}" is not <vendor>/<name>@<version>`) })
+  expect(await refused("")).toMatchObject({ status: 400, detail: expect.stringContaining("1 to 40 bundles") })
+  expect(await refused(Array.from({ length: 41 }, () => entry(first)).join(","))).toMatchObject({ status: 400, detail: expect.stringContaining("1 to 40 bundles") })
+})
