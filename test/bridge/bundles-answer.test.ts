@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { tempDir } from "../support/cli.js"
+import { runHost, tempDir } from "../support/cli.js"
 import { describeBrowser, type PanelHarness, screenshot, sessionCookie, startPanel } from "../support/browser.js"
 import { writeExtension } from "../support/extensions.js"
 import { startStandin, type StandinPanel } from "../support/panel-pages/server.js"
@@ -96,6 +96,21 @@ describeBrowser("the bundles in one answer under a real panel", () => {
     const order = await page.$$eval("[data-host-slot='dashboard.widgets'] [data-testid]", (elements) => elements.map((element) => element.getAttribute("data-testid")))
     expect(order).toEqual(["test/first", "test/last"])
     await screenshot(page, "bundles-answer-ptero-dashboard")
+    await context.close()
+  })
+
+  it("a live disable removes the widget and the script boot.js marked for it; enable brings the widget back", async () => {
+    const { context, page } = await dashboard()
+    const marked = (id: string) => page.locator(`script[data-host-extension="${id}"]`).count()
+    expect(await marked("test/last")).toBe(1)
+    const disabled = await runHost(["--root", harness.root, "disable", "test/last"])
+    expect(disabled.code, disabled.stderr).toBe(0)
+    await page.getByTestId("test/last").waitFor({ state: "detached", timeout: 10_000 })
+    expect(await marked("test/last")).toBe(0)
+    expect(await marked("test/first")).toBe(1)
+    const enabled = await runHost(["--root", harness.root, "enable", "test/last"])
+    expect(enabled.code, enabled.stderr).toBe(0)
+    await page.getByTestId("test/last").waitFor({ timeout: 10_000 })
     await context.close()
   })
 
