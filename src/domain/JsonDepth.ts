@@ -53,13 +53,16 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * before it is parsed, so before a schema decodes it (and before any message could format it). A text that is
  * not JSON is refused with `JSON.parse`'s own message, as `Schema.parseJson` does.
  */
+/** The node the depth refusal names: `isTooDeepJson` finds a refusal by it, not by its wording. */
+const depthBound = Schema.String.annotations({ identifier: "JsonWithinDepth", description: tooDeepJson }).ast
+
 const ParseJsonWithinDepth: Schema.Schema<unknown, string> = Schema.transformOrFail(
   Schema.String.annotations({ description: "a string to be decoded into JSON" }),
   Schema.Unknown,
   {
     strict: true,
     decode: (text, _, ast) => {
-      if (!isWithinJsonDepth(text)) return ParseResult.fail(new ParseResult.Type(ast, text, tooDeepJson))
+      if (!isWithinJsonDepth(text)) return ParseResult.fail(new ParseResult.Type(depthBound, text, tooDeepJson))
       return ParseResult.try({ try: () => JSON.parse(text) as unknown, catch: (error) => new ParseResult.Type(ast, text, messageOf(error)) })
     },
     encode: (value, _, ast) =>
@@ -73,3 +76,26 @@ export function parseJsonWithinDepth(): Schema.Schema<unknown, string>
 export function parseJsonWithinDepth<A, I, R>(schema?: Schema.Schema<A, I, R>): Schema.Schema<A, string, R> | Schema.Schema<unknown, string> {
   return schema === undefined ? ParseJsonWithinDepth : Schema.compose(ParseJsonWithinDepth, schema as Schema.Schema<A, unknown, R>)
 }
+
+/** Whether an issue, or one under it, is the depth refusal of `parseJsonWithinDepth`. */
+const refusedForDepth = (issue: ParseResult.ParseIssue): boolean => {
+  switch (issue._tag) {
+    case "Type":
+      return issue.ast === depthBound
+    case "Composite":
+      return Array.isArray(issue.issues) ? issue.issues.some(refusedForDepth) : refusedForDepth(issue.issues as ParseResult.ParseIssue)
+    case "Pointer":
+    case "Refinement":
+    case "Transformation":
+      return refusedForDepth(issue.issue)
+    default:
+      return false
+  }
+}
+
+/**
+ * Whether `parseJsonWithinDepth` refused the text for its nesting (not for its syntax or its shape): the
+ * callers answer that with `tooDeepJson`, so the client learns the limit rather than "not valid JSON".
+ */
+export const isTooDeepJson = (error: unknown): boolean => ParseResult.isParseError(error) && refusedForDepth(error.issue)
+

@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { respondNow } from "./api/Respond.js"
 import { DiagnosticsAccepted } from "./contracts/Client.js"
@@ -26,7 +26,7 @@ export const diagnostics = Effect.gen(function*() {
   // "JSON from outside nests at most 64 levels").
   const json = yield* Effect.flatMap(request.text, decodeReportJson).pipe(
     Effect.mapError((error) =>
-      badRequest(`the body must be JSON: {extensionId, message, stack?, componentStack?}${error.message.includes(tooDeepJson) ? `; ${tooDeepJson}` : ""}`)
+      badRequest(`the body must be JSON: {extensionId, message, stack?, componentStack?}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
     )
   )
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(

@@ -5,7 +5,7 @@ import type { Generation } from "../runtime/Runtime.js"
 import { Data, Effect, Runtime, Schema } from "effect"
 import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk/server"
 import type { RouteGroup } from "../domain/Manifest.js"
-import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { effectiveSettings } from "../domain/Settings.js"
 import type { PanelUser } from "../panel/Panel.js"
 import { type CompiledRoute, groupPrefixes, matchRoute } from "../runtime/Routes.js"
@@ -72,7 +72,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, bytes: Uint8Arra
           new HttpFailure({
             status: 400,
             code: "BadRequest",
-            detail: error.message.includes(tooDeepJson) ? `the body is refused: ${tooDeepJson}` : "the body is not valid JSON"
+            detail: isTooDeepJson(error) ? `the body is refused: ${tooDeepJson}` : "the body is not valid JSON"
           })
         )
       )

@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { Plan } from "../domain/PlanFormat.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
 import { PlanFileInvalid } from "./Errors.js"
@@ -26,7 +26,7 @@ export const loadPlan = Effect.fn("Reconciler.loadPlan")(function*(file: string)
   // (docs/decisions.md "JSON from outside nests at most 64 levels").
   return yield* Schema.decodeUnknown(parseJsonWithinDepth(Plan))(text).pipe(
     Effect.mapError((error) =>
-      new PlanFileInvalid({ file, detail: error.message.includes(tooDeepJson) ? tooDeepJson : error.message.split("\n").slice(0, 3).join(" ") })
+      new PlanFileInvalid({ file, detail: isTooDeepJson(error) ? tooDeepJson : error.message.split("\n").slice(0, 3).join(" ") })
     )
   )
 })

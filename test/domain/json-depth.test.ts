@@ -1,7 +1,7 @@
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { checkSignatures, emptyKeyring } from "../../src/archive/Signing.js"
-import { maxJsonDepth, nestingDepth, parseJsonWithinDepth, tooDeepJson } from "../../src/domain/JsonDepth.js"
+import { isTooDeepJson, maxJsonDepth, nestingDepth, parseJsonWithinDepth, tooDeepJson } from "../../src/domain/JsonDepth.js"
 
 // JSON from outside nests at most 64 levels (docs/decisions.md "JSON from outside nests at most 64
 // levels"). Before the bound, decoding 100,000 nested arrays with a Schema returned a refusal whose
@@ -76,5 +76,19 @@ describe("signature.json", () => {
     }))
     expect(check.status).toBe("invalid")
     expect(check.problems.map((p) => `${p.path}: ${p.message}`).join("\n")).toContain(tooDeepJson)
+  })
+})
+
+describe("isTooDeepJson", () => {
+  const refusal = (text: string) =>
+    Option.getOrUndefined(Either.getLeft(Schema.decodeUnknownEither(parseJsonWithinDepth(Schema.Struct({ a: Schema.Number })))(text)))
+  it("tells the depth refusal from a syntax error and from a shape refusal, whatever the message quotes", () => {
+    expect(isTooDeepJson(refusal(deepObjects(maxJsonDepth + 1)))).toBe(true)
+    expect(isTooDeepJson(refusal("{"))).toBe(false)
+    // A shape refusal quoting a value that is the depth refusal's own wording: matching the message would say "too deep".
+    const quoting = refusal(JSON.stringify({ a: tooDeepJson }))
+    expect(quoting?.message).toContain(tooDeepJson)
+    expect(isTooDeepJson(quoting)).toBe(false)
+    expect(isTooDeepJson(new Error(tooDeepJson))).toBe(false)
   })
 })
