@@ -46,6 +46,9 @@ export const tooDeepJson = `the JSON nests arrays and objects more than ${maxJso
 /** Whether a JSON text is within the bound (the check `parseJsonWithinDepth` makes before parsing). */
 export const isWithinJsonDepth = (text: string): boolean => nestingDepth(text, maxJsonDepth) <= maxJsonDepth
 
+/** The node the depth refusal names: `isTooDeepJson` finds a refusal by it, not by its wording. */
+const depthBound = Schema.String.annotations({ identifier: "JsonWithinDepth", description: tooDeepJson }).ast
+
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
@@ -53,9 +56,6 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  * before it is parsed, so before a schema decodes it (and before any message could format it). A text that is
  * not JSON is refused with `JSON.parse`'s own message, as `Schema.parseJson` does.
  */
-/** The node the depth refusal names: `isTooDeepJson` finds a refusal by it, not by its wording. */
-const depthBound = Schema.String.annotations({ identifier: "JsonWithinDepth", description: tooDeepJson }).ast
-
 const ParseJsonWithinDepth: Schema.Schema<unknown, string> = Schema.transformOrFail(
   Schema.String.annotations({ description: "a string to be decoded into JSON" }),
   Schema.Unknown,
@@ -98,4 +98,3 @@ const refusedForDepth = (issue: ParseResult.ParseIssue): boolean => {
  * callers answer that with `tooDeepJson`, so the client learns the limit rather than "not valid JSON".
  */
 export const isTooDeepJson = (error: unknown): boolean => ParseResult.isParseError(error) && refusedForDepth(error.issue)
-

@@ -159,6 +159,8 @@ export const extensionAsset = Effect.gen(function*() {
 /** At most this many bundles in one `/host/bundles.json` answer; boot.js asks in slices of this size. */
 export const bundlesPerAnswer = 40
 
+const utf8 = new TextDecoder("utf-8")
+
 const bundleEntry = /^([a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*)@([0-9a-f]{12})$/
 
 /**
@@ -189,7 +191,7 @@ export const extensionBundles = Effect.gen(function*() {
     if (extension.layout.bundle === undefined) return yield* notFound(`${id} has no bundle`)
     if (assetVersion(extension) !== version) return yield* notFound(`${id}'s bundle is not at version ${version}`)
     const file = yield* cachedFile(yield* servedExtensionFile(extension, extension.layout.bundle))
-    texts.push(new TextDecoder("utf-8").decode(file.bytes))
+    texts.push(utf8.decode(file.bytes))
     etags.push(file.etag)
   }
   const etag = `"${createHash("sha256").update(etags.join(",")).digest("base64url").slice(0, 27)}"`
