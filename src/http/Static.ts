@@ -182,10 +182,14 @@ export const extensionBundles = Effect.gen(function*() {
   }
   const texts: Array<string> = []
   const etags: Array<string> = []
+  const seen = new Set<string>()
   for (const entry of entries) {
     const match = bundleEntry.exec(entry)
     if (match === null) return yield* badRequest(`b: ${JSON.stringify(entry.slice(0, 100))} is not <vendor>/<name>@<version>`)
     const [, id, version] = match as unknown as [string, string, string]
+    // One answer is at most one copy of each bundle: no list makes it larger than the files it stands for.
+    if (seen.has(id)) return yield* badRequest(`b lists ${id} more than once`)
+    seen.add(id)
     const extension = live.generation.extensions.get(id)
     if (extension === undefined) return yield* notServed(live.generation, id, `no enabled extension ${id}`)
     if (extension.layout.bundle === undefined) return yield* notFound(`${id} has no bundle`)

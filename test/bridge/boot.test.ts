@@ -167,6 +167,7 @@ it("answers the listed bundles in one JSON array, the bytes of their ?v= files, 
   expect(await refused(`${first.id}@000000000000`)).toEqual({ status: 404, detail: `${first.id}'s bundle is not at version 000000000000` })
   expect(await refused(`${entry(first)},acme/absent@000000000000`)).toEqual({ status: 404, detail: "no enabled extension acme/absent" })
   expect(await refused(`${first.id}`)).toMatchObject({ status: 400, detail: expect.stringContaining(`"${first.id}" is not <vendor>/<name>@<version>`) })
+  expect(await refused(`${entry(first)},${entry(first)}`)).toEqual({ status: 400, detail: `b lists ${first.id} more than once` })
   expect(await refused("")).toMatchObject({ status: 400, detail: expect.stringContaining("1 to 40 bundles") })
-  expect(await refused(Array.from({ length: 41 }, () => entry(first)).join(","))).toMatchObject({ status: 400, detail: expect.stringContaining("1 to 40 bundles") })
+  expect(await refused(Array.from({ length: 41 }, (_, index) => `acme/e${index}@000000000000`).join(","))).toMatchObject({ status: 400, detail: expect.stringContaining("1 to 40 bundles") })
 })
