@@ -96,6 +96,8 @@ describeBrowser("the bundles in one answer under a real panel", () => {
     const order = await page.$$eval("[data-host-slot='dashboard.widgets'] [data-testid]", (elements) => elements.map((element) => element.getAttribute("data-testid")))
     expect(order).toEqual(["test/first", "test/last"])
     await screenshot(page, "bundles-answer-ptero-dashboard")
+    await page.setViewportSize({ width: 390, height: 844 })
+    await screenshot(page, "bundles-answer-ptero-dashboard-phone")
     await context.close()
   })
 
