@@ -26,7 +26,11 @@ const wantsStacks = process.argv.includes("--verbose") || (process.env.HOST_DEBU
 if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
 
 const bundle = join(__dirname, "..", "dist", "host.cjs")
-const cacheFile = `${bundle}.cache`
+// V8 rejects a code cache made under other flags, and the long-running commands run with other flags
+// than the short ones (above): with one file, `host serve` started after any command compiled the whole
+// bundle again, and so did the first command after the server stopped, each rewriting the file for the
+// other to reject. So each kind has its own (docs/decisions.md "A code cache per kind of command").
+const cacheFile = `${bundle}.${longRunning ? "server." : ""}cache`
 const bundleStats = statSync(bundle, { throwIfNoEntry: false })
 if (bundleStats === undefined) {
   process.stderr.write("error: host: the CLI is not built; run `npm run build` (or `npm install`) first\n")
@@ -47,7 +51,10 @@ const cachedData = cacheStats !== undefined && cacheStats.mtimeMs >= bundleStats
 // (docs/decisions.md "The bundle is read as latin1").
 const script = new Script(Module.wrap(readFileSync(bundle, "latin1")), { filename: bundle, cachedData })
 if (cachedData === undefined || script.cachedDataRejected) {
-  process.once("exit", () => {
+  let written = false
+  const writeCache = () => {
+    if (written) return
+    written = true
     try {
       const temporary = `${cacheFile}.${process.pid}`
       writeFileSync(temporary, script.createCachedData())
@@ -55,7 +62,12 @@ if (cachedData === undefined || script.cachedDataRejected) {
     } catch {
       // Read-only install: run without the cache.
     }
-  })
+  }
+  // A command writes the cache as it exits. `host serve` calls this once its first generation is up
+  // (cli/CodeCache.ts): what it compiled to start is what the next start needs, while at exit the cache
+  // would hold whatever hours of requests compiled, or nothing at all after a kill.
+  globalThis[Symbol.for("host.started")] = writeCache
+  process.once("exit", writeCache)
 }
 const bundleModule = { exports: {} }
 script.runInThisContext()(bundleModule.exports, createRequire(bundle), bundleModule, bundle, dirname(bundle))

@@ -83,10 +83,11 @@ if (!(await readFile("dist/host.cjs")).every((byte) => byte < 0x80)) {
   throw new Error("dist/host.cjs is not pure ASCII; bin/host.js reads it as latin1")
 }
 
-// One run on a scratch root writes the code cache, so the first real command starts fast too. The old
-// cache goes first: V8 checks a cache against the length of the source, not its text, so a rebuilt bundle
-// of the same length would run the previous build's compiled functions (seen in P4, session 10).
-rmSync("dist/host.cjs.cache", { force: true })
+// One run on a scratch root writes the short commands' code cache, so the first real command starts fast
+// too; the first `host serve` writes the server's (bin/host.js). The old caches go first: V8 checks a cache
+// against the length of the source, not its text, so a rebuilt bundle of the same length would run the
+// previous build's compiled functions (seen in P4, session 10).
+for (const cache of ["dist/host.cjs.cache", "dist/host.cjs.server.cache"]) rmSync(cache, { force: true })
 const scratch = mkdtempSync(join(tmpdir(), "host-build-"))
 try {
   execFileSync(process.execPath, ["bin/host.js", "list", "--json", "--root", scratch], { stdio: "ignore" })

@@ -74,12 +74,14 @@ export const startServer = async (
     readonly pollMs?: number
     /** Runs the server under this host name (a UTS namespace of its own: `unshare -u`, needs root), as on another machine. */
     readonly hostname?: string
+    /** Another copy of `bin/host.js` to run (the repository's by default). */
+    readonly bin?: string
   } = {}
 ): Promise<RunningServer> => {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith("HOST_")) env[key] = value
   Object.assign(env, { NO_COLOR: "1" }, options.env)
-  const argv = [hostBin, "--root", root, "serve", "--port", "0", "--poll-ms", String(options.pollMs ?? 250)]
+  const argv = [options.bin ?? hostBin, "--root", root, "serve", "--port", "0", "--poll-ms", String(options.pollMs ?? 250)]
   // `exec` keeps one process: the pid the test kills is the server's.
   const child = options.hostname === undefined
     ? spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"] })

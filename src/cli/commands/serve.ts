@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option, Stream } from "effect"
 import { join } from "node:path"
 import { HostConfig } from "../../config/HostConfig.js"
 import { listen } from "../../http/Server.js"
@@ -8,6 +8,7 @@ import * as LiveState from "../../runtime/LiveState.js"
 import { Reconciler } from "../../reconcile/Reconciler.js"
 import { runEveryMinute } from "../../runtime/Scheduler.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
+import { serverStarted } from "../CodeCache.js"
 import { CliInvocation } from "../Invocation.js"
 import { storeLayer } from "../Runtime.js"
 import { untilStopSignal } from "../StopSignal.js"
@@ -49,6 +50,8 @@ export const serveCommand = Command.make(
           const runtime = yield* LiveState.LiveRuntime
           yield* runtime.useListenUrl(address.url)
           yield* Console.log(`Listening on ${address.url}`)
+          // Once the first generation is up, the start is compiled: bin/host.js may write its code cache.
+          yield* Effect.forkScoped(Stream.runDrain(Stream.take(runtime.changes, 1)).pipe(Effect.andThen(Effect.sync(serverStarted))))
           // Scheduled tasks: each minute is claimed once per database, so replicas run a task once.
           yield* Effect.forkScoped(runEveryMinute(Effect.map(runtime.current, (live) => live?.generation)))
           // A real panel: put Host's include back after the panel's upgrade removed it (docs/panels.md).
