@@ -14,10 +14,13 @@ const { setFlagsFromString } = require("node:v8")
 
 // Most commands live for well under a second: V8's optimising compiler and its parallel garbage
 // collector would spend more CPU on other threads than they save before the process exits (measured in
-// bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). The servers
-// and watchers run for hours and keep both.
+// bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). Nor does the
+// young generation grow: nearly everything a command allocates while it starts lives to its end, so a
+// larger young generation only means more fresh memory to touch and copy through (docs/decisions.md
+// "The young generation of a short command stays small"). The servers and watchers run for hours and
+// keep V8's defaults.
 const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
-if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge")
+if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge --semi-space-growth-factor=1")
 
 // A command prints stack traces only with --verbose (or HOST_DEBUG set). Otherwise none are recorded:
 // Effect records one for every traced call and service, which costs a short command about a seventh of
