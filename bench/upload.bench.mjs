@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as tar from "tar"
+import { stopServer } from "./serve.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin", "host.js")
@@ -114,7 +115,8 @@ try {
   console.log(`/host/ready busy:   ${busy.count} answers during ${uploads} uploads, median ${ms(busy.median)}, p99 ${ms(busy.p99)}, max ${ms(busy.max)}`)
   console.log(`ratio busy/idle:    median ${(busy.median / idle.median).toFixed(2)}x, p99 ${(busy.p99 / idle.p99).toFixed(2)}x (goal: max < 250 ms, never a stall)`)
 } finally {
-  server.child.kill("SIGTERM")
+  // The server may still be writing under the root as it stops: wait for it before removing the folder.
+  await stopServer(server.child)
   rmSync(root, { recursive: true, force: true })
   rmSync(work, { recursive: true, force: true })
 }
