@@ -1,6 +1,6 @@
 import { HttpRouter } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
+import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { grantsOn, setGrant } from "../panel/Grants.js"
 import { respond } from "./api/Respond.js"
 import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
@@ -66,7 +66,9 @@ const write = (granted: boolean) =>
       })
     }
     const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(parseJsonWithinDepth(GrantRequest))).pipe(
-      Effect.mapError(() => badRequest("the body must be JSON: {\"user\": \"<panel username>\", \"permission\": \"<area>.<action>\"}"))
+      Effect.mapError((error) =>
+        badRequest(`the body must be JSON: {"user": "<panel username>", "permission": "<area>.<action>"}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
+      )
     )
     if (!subusers.some((subuser) => subuser.username === body.user)) {
       return yield* notFound(`${body.user} is not a subuser of ${access.server.name} in the panel`)

@@ -8,6 +8,7 @@ import { writePanelRoot } from "../support/panel-root.js"
 import { startPelicanStandIn } from "../support/pelican-api.js"
 import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
 import { install, request, type RunningServer, startServer, waitFor } from "./helpers.js"
+import { tooDeepJson } from "../../src/domain/JsonDepth.js"
 
 // `host serve` with `panel.driver: pterodactyl` (and pelican) against stand-ins of the panels' client API
 // (docs/http.md "Authentication under a real panel"): sign-in by cookie and Bearer, what is forwarded,
@@ -157,6 +158,12 @@ describe("host serve under Pterodactyl", () => {
     expect(stranger.status).toBe(404)
     const unknown = await request(url, { method: "PUT", headers: { authorization: "Bearer ptlc_alice" }, body: { user: "bob", permission: "nope.none" } })
     expect(unknown.status).toBe(400)
+    // A body nested past the JSON depth limit is refused with the limit named, like every other JSON body.
+    for (const method of ["PUT", "DELETE"]) {
+      const deep = await request(url, { method, headers: { authorization: "Bearer ptlc_alice" }, body: `${"[".repeat(1000)}${"]".repeat(1000)}` })
+      expect(deep.status, deep.text).toBe(400)
+      expect(deep.json).toEqual({ errors: [{ code: "BadRequest", status: "400", detail: expect.stringContaining(tooDeepJson) }] })
+    }
   })
 
   it("CSRF under the panel: X-XSRF-TOKEN equal to the XSRF-TOKEN cookie, an Origin of the panel; Bearer needs none", async () => {
