@@ -9,21 +9,32 @@ import { join } from "node:path"
 
 const folder = mkdtempSync(join(tmpdir(), "host-bench-cpu-"))
 const probe = join(folder, "probe.cjs")
-writeFileSync(probe, `process.on("exit", () => { const u = process.cpuUsage(); require("node:fs").writeFileSync(process.env.HOST_BENCH_CPU_OUT, String((u.user + u.system) / 1000)) })\n`)
+// Beside the CPU time, the minor page faults (field 10 of /proc/self/stat): on a virtual machine touching
+// fresh memory can cost more than the work done in it, so the faults tell a slower machine from slower code
+// (docs/decisions.md "The young generation of a short command stays small").
+writeFileSync(
+  probe,
+  `process.on("exit", () => { const fs = require("node:fs"); const u = process.cpuUsage(); ` +
+    `let faults = -1; try { faults = Number(fs.readFileSync("/proc/self/stat", "utf8").replace(/^.*\\) /, "").split(" ")[7]) } catch {} ` +
+    `fs.writeFileSync(process.env.HOST_BENCH_CPU_OUT, JSON.stringify({ cpu: (u.user + u.system) / 1000, faults })) })\n`
+)
 process.once("exit", () => rmSync(folder, { recursive: true, force: true }))
 
 let counter = 0
 
-/** Runs `node <args>` and returns its CPU time and wall time in ms, and its stdout; throws when it fails. */
+/**
+ * Runs `node <args>` and returns its CPU time and wall time in ms, its minor page faults (-1 where
+ * /proc is missing) and its stdout; throws when it fails.
+ */
 export const measureNode = (args, env = {}) => {
   const out = join(folder, `cpu-${++counter}`)
   const start = process.hrtime.bigint()
   const result = spawnSync(process.execPath, ["-r", probe, ...args], { env: { ...process.env, ...env, HOST_BENCH_CPU_OUT: out }, encoding: "utf8" })
   const wall = Number(process.hrtime.bigint() - start) / 1e6
   if (result.status !== 0) throw new Error(`node ${args.join(" ")} failed (${result.status}):\n${result.stdout}\n${result.stderr}`)
-  const cpu = Number(readFileSync(out, "utf8"))
+  const { cpu, faults } = JSON.parse(readFileSync(out, "utf8"))
   rmSync(out, { force: true })
-  return { cpu, wall, stdout: result.stdout }
+  return { cpu, wall, faults, stdout: result.stdout }
 }
 
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

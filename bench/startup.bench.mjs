@@ -44,9 +44,10 @@ for (let run = 0; run < runs; run++) {
 }
 const cpu = (samples) => median(samples.map((sample) => sample.cpu))
 const wall = (samples) => median(samples.map((sample) => sample.wall))
-console.log(`P1 cold start, median of ${runs} runs each (CPU time; wall time in brackets):`)
-console.log(`  node -e 0                 ${cpu(baseline).toFixed(1)} ms (${wall(baseline).toFixed(1)} ms)`)
-console.log(`  host list --json (fresh)  ${cpu(host).toFixed(1)} ms (${wall(host).toFixed(1)} ms)`)
+const faults = (samples) => median(samples.map((sample) => sample.faults))
+console.log(`P1 cold start, median of ${runs} runs each (CPU time; wall time in brackets; minor page faults):`)
+console.log(`  node -e 0                 ${cpu(baseline).toFixed(1)} ms (${wall(baseline).toFixed(1)} ms), ${faults(baseline)} faults`)
+console.log(`  host list --json (fresh)  ${cpu(host).toFixed(1)} ms (${wall(host).toFixed(1)} ms), ${faults(host)} faults`)
 console.log(`  ratio                     ${(cpu(host) / cpu(baseline)).toFixed(2)}x (${(wall(host) / wall(baseline)).toFixed(2)}x) (goal <= 2.0x)`)
 console.log(`  host --help               ${cpu(help).toFixed(1)} ms (${wall(help).toFixed(1)} ms), ${(cpu(help) / cpu(baseline)).toFixed(2)}x`)
 console.log(`  host add <folder> (fresh) ${cpu(add).toFixed(1)} ms (${wall(add).toFixed(1)} ms), ${(cpu(add) / cpu(host)).toFixed(2)}x host list`)
