@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { respondNow } from "./api/Respond.js"
 import { DiagnosticsAccepted } from "./contracts/Client.js"
@@ -7,7 +7,7 @@ import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
 import { authenticate, requireCsrf, requireUser } from "./Context.js"
-import { badRequest, notFound } from "./Errors.js"
+import { badRequest, jsonBodyRefused, notFound } from "./Errors.js"
 import { ServerState } from "./ServerState.js"
 
 // POST /api/client/host/diagnostics (docs/frontend.md "Diagnostics"): a render error of an extension
@@ -25,9 +25,7 @@ export const diagnostics = Effect.gen(function*() {
   // Bounded before the report's schema sees it: its refusal formats the value (docs/decisions.md
   // "JSON from outside nests at most 64 levels").
   const json = yield* Effect.flatMap(request.text, decodeReportJson).pipe(
-    Effect.mapError((error) =>
-      badRequest(`the body must be JSON: {extensionId, message, stack?, componentStack?}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
-    )
+    Effect.mapError((error) => jsonBodyRefused("{extensionId, message, stack?, componentStack?}", error))
   )
   const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))

@@ -7,6 +7,7 @@ import type { MultipartError } from "@effect/platform/Multipart"
 import { Cause, Data, Effect } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import type { ConfigInvalid, DesiredStateInvalid, ExtensionNotFound, ManifestInvalid } from "../domain/Errors.js"
+import { isTooDeepJson, tooDeepJson } from "../domain/JsonDepth.js"
 import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
 import type { PlanInvalid } from "../reconcile/Reconciler.js"
 import type { DatabaseUnusable } from "../store/Database.js"
@@ -41,6 +42,12 @@ export const unauthorized = (detail = "sign in or send an API token (Authorizati
 export const forbidden = (detail: string) => new HttpFailure({ status: 403, code: "Forbidden", detail })
 export const notFound = (detail = "not found") => new HttpFailure({ status: 404, code: "NotFound", detail })
 export const badRequest = (detail: string) => new HttpFailure({ status: 400, code: "BadRequest", detail })
+/**
+ * The 400 for a JSON body read with `parseJsonWithinDepth` that is not `shape`; when the refusal was its
+ * nesting, the detail names the limit (docs/decisions.md "JSON from outside nests at most 64 levels").
+ */
+export const jsonBodyRefused = (shape: string, error: unknown) =>
+  badRequest(`the body must be JSON: ${shape}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
 /** The one CSRF failure (docs/http.md "Errors"): 403 naming where the token was expected. */
 export const csrfMismatch = (expected: string) =>
   new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${expected})` })

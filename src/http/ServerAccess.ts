@@ -1,11 +1,11 @@
 import { HttpRouter } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
+import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { grantsOn, setGrant } from "../panel/Grants.js"
 import { respond } from "./api/Respond.js"
 import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
 import { authenticate, requireCsrf, requireUser } from "./Context.js"
-import { badRequest, forbidden, HttpFailure, notFound, panelUnavailable } from "./Errors.js"
+import { badRequest, forbidden, HttpFailure, jsonBodyRefused, notFound, panelUnavailable } from "./Errors.js"
 
 // Extension access on one server (docs/http.md "Extension access"): the subusers the panel reports with the
 // extension permissions Host grants them, for the server's owner or an administrator.
@@ -66,9 +66,7 @@ const write = (granted: boolean) =>
       })
     }
     const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(parseJsonWithinDepth(GrantRequest))).pipe(
-      Effect.mapError((error) =>
-        badRequest(`the body must be JSON: {"user": "<panel username>", "permission": "<area>.<action>"}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
-      )
+      Effect.mapError((error) => jsonBodyRefused(`{"user": "<panel username>", "permission": "<area>.<action>"}`, error))
     )
     if (!subusers.some((subuser) => subuser.username === body.user)) {
       return yield* notFound(`${body.user} is not a subuser of ${access.server.name} in the panel`)
