@@ -5,7 +5,7 @@
 // fills storage/host/cache (tree hashes, the parsed desired state) and is not counted: a panel is planned
 // again and again, rarely once.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -45,10 +45,40 @@ const setup = (count) => {
 // HOST_BENCH_COMPARE=<another checkout's bin/host.js>: that build plans the same roots too, interleaved.
 const compareBin = process.env.HOST_BENCH_COMPARE
 
-const plan = (root, which = bin) => {
-  const sample = measureNode([which, "reconcile", "--dry-run", "--root", root])
+const plan = (root, which = bin, env = {}) => {
+  const sample = measureNode([which, "reconcile", "--dry-run", "--root", root], env)
   if (!sample.stdout.includes("No changes")) throw new Error(`not in sync:\n${sample.stdout.slice(0, 500)}`)
   return sample
+}
+
+/**
+ * Where one run's wall time goes, from the spans it writes (HOST_DEBUG `spans`, docs/operations.md): the
+ * start (node, the bundle, config, database) up to the desired file, then each phase of the plan, then
+ * what is left until the process is gone (writing the tree cache, exiting).
+ */
+const phasesOf = (root) => {
+  const file = join(root, "spans.jsonl")
+  const sample = plan(root, bin, { HOST_DEBUG: JSON.stringify({ spans: file }) })
+  const lines = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+  rmSync(file)
+  const all = (name) => lines.filter((line) => line.name === name)
+  const total = (name) => all(name).reduce((sum, line) => sum + line.duration_ms, 0)
+  const end = (line) => line.start_ms + line.duration_ms
+  const [desired] = all("Reconcile.readDesiredFile")
+  const [printed] = all("Reconcile.printPlan")
+  const lastPlanned = all("Reconcile.planActions").at(-1)
+  return [
+    ["start", desired.start_ms],
+    ["desired file", desired.duration_ms],
+    ["tree cache", total("TreeCache.read")],
+    ["installed rows", total("ExtensionsRepo.list")],
+    ["installed files", total("Reconcile.readInstalledFiles")],
+    ["candidates", total("Reconcile.readCandidates")],
+    ["planning", total("Reconcile.planActions")],
+    ["basis", printed.start_ms - end(lastPlanned)],
+    ["rendering", printed.duration_ms],
+    ["exit", sample.wall - end(printed)]
+  ].map(([name, ms]) => `${name} ${ms.toFixed(0)}`).join(", ")
 }
 
 const baseline = []
@@ -69,7 +99,8 @@ for (const count of [500, 1000]) {
     cpu: median(samples.map((s) => s.cpu)),
     wall: median(samples.map((s) => s.wall)),
     faults: median(samples.map((s) => s.faults)),
-    compared: comparedSamples.length === 0 ? undefined : median(comparedSamples.map((s) => s.cpu))
+    compared: comparedSamples.length === 0 ? undefined : median(comparedSamples.map((s) => s.cpu)),
+    phases: phasesOf(root)
   }
   rmSync(root, { recursive: true, force: true })
 }
@@ -81,6 +112,7 @@ console.log(
 for (const count of [500, 1000]) {
   const { cpu, faults, first, wall } = results[count]
   console.log(`  ${String(count).padEnd(5)} extensions  ${seconds(cpu)} (${seconds(wall)}; ${faults} faults); first run, filling the cache: ${seconds(first.cpu)}${count === 500 ? " (goal <= 0.4 s)" : " (goal <= 0.6 s)"}`)
+  console.log(`        phases of one more run, wall ms (HOST_DEBUG spans): ${results[count].phases}`)
   if (results[count].compared !== undefined) console.log(`        compared: ${compareBin} ${seconds(results[count].compared)}; this build / that one ${(cpu / results[count].compared).toFixed(2)}x`)
 }
 console.log(`  1,000/500 ratio    ${(results[1000].cpu / results[500].cpu).toFixed(2)}x (goal <= 2.2x)`)

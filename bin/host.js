@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `host`: runs the esbuild bundle made by `npm run build` (run by `npm install`). The bundle is compiled
-// with V8's code cache (dist/host.cjs.cache), written after a run so it holds every function that run
-// compiled: about 80 ms less per start than a plain import. A stale or foreign cache is rejected by V8
+// with V8's code cache (dist/host.cjs.<command>.cache, below), written after a run so it holds every
+// function that run compiled: about 80 ms less per start than a plain import. A stale or foreign cache is rejected by V8
 // and rewritten; an unwritable dist/ only costs the speed-up.
 //
 // This file is CommonJS (bin/package.json): an ES module entry costs every command the start of Node's
@@ -29,11 +29,38 @@ const wantsStacks = process.argv.includes("--verbose") || (process.env.HOST_DEBU
 if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
 
 const bundle = join(__dirname, "..", "dist", "host.cjs")
+
+/**
+ * The command this run names (`host:list` is `list`), found as src/cli/main.ts finds it: the first argument
+ * that is neither a flag nor the folder of `--root`. Undefined for `host`, `--help` and `--version`.
+ */
+const commandName = () => {
+  const args = process.argv.slice(2)
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]
+    if (arg === "--") return undefined
+    if (arg === "--root") index++
+    else if (!arg.startsWith("-")) return arg.startsWith("host:") ? arg.slice("host:".length) : arg
+  }
+  return undefined
+}
+
 // V8 rejects a code cache made under other flags, and the long-running commands run with other flags
 // than the short ones (above): with one file, `host serve` started after any command compiled the whole
 // bundle again, and so did the first command after the server stopped, each rewriting the file for the
 // other to reject. So each kind has its own (docs/decisions.md "A code cache per kind of command").
-const cacheFile = `${bundle}.${longRunning ? "server." : ""}cache`
+// A cache holds what the run that wrote it compiled, and every start deserialises all of it. One shared by
+// the short commands held `host list`'s functions (the build writes it), so `reconcile` or `add` compiled
+// the rest of theirs on every run. So each built-in command keeps its own, first written by its first run
+// (docs/decisions.md "A code cache per command"); `host`, `--help`, `--version`, extension commands and
+// mistyped names share the plain file.
+const plainCache = `${bundle}.cache`
+const named = longRunning ? undefined : commandName()
+const ownCache = longRunning
+  ? `${bundle}.server.cache`
+  : named !== undefined && /^[a-z][a-z0-9-]*(:[a-z0-9-]+)*$/.test(named)
+  ? `${bundle}.${named.replaceAll(":", "-")}.cache`
+  : plainCache
 const bundleStats = statSync(bundle, { throwIfNoEntry: false })
 if (bundleStats === undefined) {
   process.stderr.write("error: host: the CLI is not built; run `npm run build` (or `npm install`) first\n")
@@ -46,22 +73,36 @@ globalThis[Symbol.for("host.import")] = (url) => import(url)
 
 // V8 checks a cache only against the length of the source it was made from: a rebuilt bundle of the same
 // length would run the previous build's functions. So a cache older than the bundle is not used (and a
-// new one is written); the build also removes the old one (docs/architecture.md "Startup").
-const cacheStats = statSync(cacheFile, { throwIfNoEntry: false })
-const cachedData = cacheStats !== undefined && cacheStats.mtimeMs >= bundleStats.mtimeMs ? readFileSync(cacheFile) : undefined
+// new one is written); the build also removes the old ones (docs/architecture.md "Startup").
+const usable = (file) => {
+  const stats = statSync(file, { throwIfNoEntry: false })
+  return stats !== undefined && stats.mtimeMs >= bundleStats.mtimeMs
+}
+// Until a command has its own cache it runs from the plain one, if there is one.
+const loadedCache = usable(ownCache) ? ownCache : !longRunning && usable(plainCache) ? plainCache : undefined
+const cachedData = loadedCache === undefined ? undefined : readFileSync(loadedCache)
 // The build makes the bundle pure ASCII (scripts/build.mjs), so latin1 reads the same text as UTF-8
 // without decoding its 2 MB: a few milliseconds of every start
 // (docs/decisions.md "The bundle is read as latin1").
 const script = new Script(Module.wrap(readFileSync(bundle, "latin1")), { filename: bundle, cachedData })
-if (cachedData === undefined || script.cachedDataRejected) {
+const rejected = cachedData === undefined || script.cachedDataRejected
+if (rejected || loadedCache !== ownCache) {
+  // The bundle says when a run is a built-in command (cli/CodeCache.ts): only then is a file of its name
+  // made. Any other run keeps the plain file, unless it was a usage error (exit 2): a mistyped command
+  // loads every command to say so, and that cache would make every command's first one as large.
+  let builtin = false
+  globalThis[Symbol.for("host.builtin")] = () => {
+    builtin = true
+  }
   let written = false
-  const writeCache = () => {
-    if (written) return
+  const writeCache = (exitCode) => {
+    const file = longRunning || builtin ? ownCache : exitCode !== 2 && (rejected || loadedCache !== plainCache) ? plainCache : undefined
+    if (written || file === undefined) return
     written = true
     try {
-      const temporary = `${cacheFile}.${process.pid}`
+      const temporary = `${file}.${process.pid}`
       writeFileSync(temporary, script.createCachedData())
-      renameSync(temporary, cacheFile)
+      renameSync(temporary, file)
     } catch {
       // Read-only install: run without the cache.
     }
@@ -69,7 +110,7 @@ if (cachedData === undefined || script.cachedDataRejected) {
   // A command writes the cache as it exits. `host serve` calls this once its first generation is up
   // (cli/CodeCache.ts): what it compiled to start is what the next start needs, while at exit the cache
   // would hold whatever hours of requests compiled, or nothing at all after a kill.
-  globalThis[Symbol.for("host.started")] = writeCache
+  globalThis[Symbol.for("host.started")] = () => writeCache(undefined)
   process.once("exit", writeCache)
 }
 const bundleModule = { exports: {} }

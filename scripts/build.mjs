@@ -2,7 +2,7 @@
 // with esbuild. Unbundled Effect ESM starts about 4x slower; better-sqlite3's native addon is loaded from
 // node_modules (scripts/sqlite-addon.mjs).
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
@@ -83,11 +83,11 @@ if (!(await readFile("dist/host.cjs")).every((byte) => byte < 0x80)) {
   throw new Error("dist/host.cjs is not pure ASCII; bin/host.js reads it as latin1")
 }
 
-// One run on a scratch root writes the short commands' code cache, so the first real command starts fast
-// too; the first `host serve` writes the server's (bin/host.js). The old caches go first: V8 checks a cache
+// One run on a scratch root writes `host list`'s code cache, so the first real command starts fast too; each
+// other command writes its own on its first run, and the first `host serve` the server's (bin/host.js). The old caches go first: V8 checks a cache
 // against the length of the source, not its text, so a rebuilt bundle of the same length would run the
 // previous build's compiled functions (seen in P4, session 10).
-for (const cache of ["dist/host.cjs.cache", "dist/host.cjs.server.cache"]) rmSync(cache, { force: true })
+for (const cache of readdirSync("dist").filter((name) => /^host\.cjs\.(.+\.)?cache$/.test(name))) rmSync(join("dist", cache), { force: true })
 const scratch = mkdtempSync(join(tmpdir(), "host-build-"))
 try {
   execFileSync(process.execPath, ["bin/host.js", "list", "--json", "--root", scratch], { stdio: "ignore" })

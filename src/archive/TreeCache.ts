@@ -133,13 +133,15 @@ const readTree = (
  */
 export const cachedTreeHashes = (file: string, options: { readonly racyMillis?: number } = {}): Effect.Effect<TreeHashes, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stored = Option.getOrElse(
-      Option.flatMap(
-        Option.liftThrowable(() => JSON.parse(readFileSync(file, "utf8")) as unknown)(),
-        decodeCacheFile
-      ),
-      () => ({ format: 1 as const, trees: {} })
-    )
+    const stored = yield* Effect.sync(() =>
+      Option.getOrElse(
+        Option.flatMap(
+          Option.liftThrowable(() => JSON.parse(readFileSync(file, "utf8")) as unknown)(),
+          decodeCacheFile
+        ),
+        () => ({ format: 1 as const, trees: {} })
+      )
+    ).pipe(Effect.withSpan("TreeCache.read"))
     const trees = new Map<string, unknown>(Object.entries(stored.trees))
     let changed = false
     const hashes = (mode: TreeMode) => (root: string) =>
@@ -162,17 +164,18 @@ export const cachedTreeHashes = (file: string, options: { readonly racyMillis?: 
         catch: systemError("readDirectory", root)
       })
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        if (!changed) return
-        try {
-          mkdirSync(dirname(file), { recursive: true })
-          const temporary = `${file}.${process.pid}`
-          writeFileSync(temporary, JSON.stringify({ format: 1, trees: Object.fromEntries(trees) }))
-          renameSync(temporary, file)
-        } catch {
-          // An unwritable storage folder: the next run reads the trees again.
-        }
-      })
+      changed
+        ? Effect.sync(() => {
+          try {
+            mkdirSync(dirname(file), { recursive: true })
+            const temporary = `${file}.${process.pid}`
+            writeFileSync(temporary, JSON.stringify({ format: 1, trees: Object.fromEntries(trees) }))
+            renameSync(temporary, file)
+          } catch {
+            // An unwritable storage folder: the next run reads the trees again.
+          }
+        }).pipe(Effect.withSpan("TreeCache.write"))
+        : Effect.void
     )
     return { installed: hashes("installed"), package: hashes("package") } satisfies TreeHashes
   })

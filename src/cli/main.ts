@@ -1,6 +1,6 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
-import { clockStartingAt, debugSettingsFrom } from "../config/Debug.js"
+import { clockStartingAt, debugSettingsFrom, spansLayer } from "../config/Debug.js"
 import { frameworkVersion } from "../config/HostConfig.js"
 import type { ConfigInvalid } from "../domain/Errors.js"
 import type { OperationFailed, OperationRefused } from "../lifecycle/Errors.js"
@@ -8,6 +8,7 @@ import type { RegistryFetchFailed } from "../registry/RegistryErrors.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { DatabaseUnusable } from "../store/Database.js"
 import type { StoreError } from "../store/StoreError.js"
+import { builtinCommandRuns } from "./CodeCache.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
 import { type Invocation, platformLayer, stderrLogger } from "./Runtime.js"
@@ -235,9 +236,16 @@ export const main = async (
     process.stdout.write(helpPage(frameworkVersion))
     return 0
   }
+  // `host --version` needs no command either (@effect/cli would load them all to print the same line).
+  if (args.length === 1 && args[0] === "--version") {
+    process.stdout.write(`${frameworkVersion}\n\n`)
+    return 0
+  }
   // `host help <command>` is `host <command> --help`.
   if (args[0] === "help") return main([...args.slice(1), "--help"], frameworkRoot, env, cwd)
   const command = args[0] ?? "host"
+  // A built-in command keeps a code cache of its own (bin/host.js, docs/decisions.md "A code cache per command").
+  if (isBuiltin(command)) builtinCommandRuns()
   const program: Effect.Effect<void, unknown, CliInvocation | CliApp.CliApp.Environment> =
     isExtensionCommand(command)
       ? Effect.flatMap(
@@ -256,7 +264,9 @@ export const main = async (
         platformLayer,
         stderrLogger,
         // HOST_DEBUG's `now`: the whole run reads time from this clock (docs/operations.md).
-        invocation.debug?.now === undefined ? Layer.empty : Layer.setClock(clockStartingAt(invocation.debug.now))
+        invocation.debug?.now === undefined ? Layer.empty : Layer.setClock(clockStartingAt(invocation.debug.now)),
+        // HOST_DEBUG's `spans`: each span of the run is written to that file as it ends.
+        spansLayer(invocation.debug)
       ))
     )
   )

@@ -1,4 +1,4 @@
-import { Clock, Context, DateTime, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Clock, Context, DateTime, Effect, Either, Exit, Layer, ParseResult, Schema, Tracer } from "effect"
 import { appendFileSync } from "node:fs"
 import { onFirstCall } from "../domain/OnFirstCall.js"
 
@@ -15,7 +15,9 @@ export const DebugSettings = Schema.Struct({
   /** An ISO-8601 time the process's clock starts at (and runs on from): the tasks of a chosen minute run. */
   now: Schema.optional(Schema.DateTimeUtc),
   /** How often `host serve` checks Host's include in a real panel (self-heal), instead of every 5 minutes. */
-  panel_heal_ms: Schema.optional(Schema.Int.pipe(Schema.between(10, 3_600_000)))
+  panel_heal_ms: Schema.optional(Schema.Int.pipe(Schema.between(10, 3_600_000))),
+  /** A file: each span the run ends is appended as one JSON line, to see what a command spends its time on. */
+  spans: Schema.optional(Schema.NonEmptyString)
 })
 export type DebugSettings = typeof DebugSettings.Type
 
@@ -73,4 +75,51 @@ export const clockStartingAt = (start: DateTime.Utc): Clock.Clock => {
     currentTimeNanos: Effect.sync(() => real.unsafeCurrentTimeNanos() + offsetNanos),
     sleep: real.sleep
   }
+}
+
+/** One line of HOST_DEBUG's `spans` file (docs/operations.md, "The debug variable"). */
+export interface SpanLine {
+  readonly name: string
+  /** The enclosing span's name; null for a span at the top of the run. */
+  readonly parent: string | null
+  /** When the span started, in milliseconds since the process started. */
+  readonly start_ms: number
+  readonly duration_ms: number
+  readonly failed: boolean
+}
+
+const hundredths = (value: number) => Math.round(value * 100) / 100
+
+/**
+ * The spans `base` makes, each also appended to `file` as one JSON line (SpanLine) when it ends.
+ * Durations come from the span's own times, which are the run's clock; the start is placed on the
+ * process's monotonic time, so a HOST_DEBUG `now` shifts neither.
+ */
+export const spanFileTracer = (file: string, base: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+  context: base.context,
+  span: (name, parent, context, links, startTime, kind, options) => {
+    const span = base.span(name, parent, context, links, startTime, kind, options)
+    const end = span.end.bind(span)
+    span.end = (endTime, exit) => {
+      end(endTime, exit)
+      const duration = Number(endTime - startTime) / 1e6
+      const line: SpanLine = {
+        name,
+        parent: parent._tag === "Some" && parent.value._tag === "Span" ? parent.value.name : null,
+        start_ms: hundredths(performance.now() - duration),
+        duration_ms: hundredths(duration),
+        failed: Exit.isFailure(exit)
+      }
+      // Appended as each span ends, so a run that is killed still leaves the spans it finished.
+      appendFileSync(file, `${JSON.stringify(line)}\n`)
+    }
+    return span
+  }
+})
+
+/** The run's tracer when HOST_DEBUG names a `spans` file; otherwise nothing changes. */
+export const spansLayer = (settings: DebugSettings = {}): Layer.Layer<never> => {
+  const file = settings.spans
+  return file === undefined ? Layer.empty : Layer.unwrapEffect(Effect.map(Effect.tracer, (base) => Layer.setTracer(spanFileTracer(file, base))))
 }

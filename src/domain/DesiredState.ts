@@ -26,8 +26,13 @@ export const DesiredEntryObject = Schema.Struct({
   protect: Schema.optional(Schema.Boolean)
 })
 
-/** `"^1.4"` (shorthand), `absent`, or the full object. */
-export const DesiredEntry = Schema.Union(Schema.Literal("absent"), VersionRange, DesiredEntryObject)
+/**
+ * The full object, `"^1.4"` (shorthand), or `absent`. The members cannot both match one value, so their
+ * order only decides which is tried first: the object, the common case, is first, because every member
+ * tried before the one that matches builds an issue that is then thrown away (about half of decoding a
+ * desired state of many entries; docs/decisions.md "P4: the desired entry's object form is tried first").
+ */
+export const DesiredEntry = Schema.Union(DesiredEntryObject, Schema.Literal("absent"), VersionRange)
 
 export const DesiredStateDocument = Schema.Struct({
   host: Schema.Union(Schema.String, Schema.Number).pipe(

@@ -88,4 +88,4 @@ export const readCandidates = (
       else candidates.set(entry.id, outcome.right)
     })
     return { candidates, problems }
-  })
+  }).pipe(Effect.withSpan("Reconcile.readCandidates", { attributes: { detail } }))

@@ -199,9 +199,12 @@ export const readActual = Effect.fn("Reconcile.readActual")(function*(detail: De
     sensitive: yield* readSensitiveKeys,
     detail
   }
-  const extensions = new Map<string, ActualExtension>()
-  for (const record of records) extensions.set(record.extensionId, yield* readInstalled(record, context))
-  return extensions
+  // One span for the loop: its files (checksums.json, the trees' stamps) are most of a large panel's plan.
+  return yield* Effect.gen(function*() {
+    const extensions = new Map<string, ActualExtension>()
+    for (const record of records) extensions.set(record.extensionId, yield* readInstalled(record, context))
+    return extensions
+  }).pipe(Effect.withSpan("Reconcile.readInstalledFiles"))
 })
 
 /** A desired source cannot be read (or, applying, the plan's source for an action cannot be used). */

@@ -58,10 +58,12 @@ const planOrFail = (
   candidates: ReadonlyMap<string, Candidate>,
   options: PlanOptions
 ) =>
-  Either.match(planActions(state, actual, candidates, options), {
-    onLeft: (problems) => Effect.fail(new PlanInvalid({ file, problems })),
-    onRight: Effect.succeed
-  })
+  Effect.suspend(() =>
+    Either.match(planActions(state, actual, candidates, options), {
+      onLeft: (problems) => Effect.fail(new PlanInvalid({ file, problems })),
+      onRight: Effect.succeed
+    })
+  ).pipe(Effect.withSpan("Reconcile.planActions"))
 
 const candidatesOrFail = (file: string, read: { readonly problems: ReadonlyArray<Problem> }) =>
   read.problems.length > 0 ? Effect.fail(new PlanInvalid({ file, problems: read.problems })) : Effect.void

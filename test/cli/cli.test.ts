@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { runHost, tempDir } from "../support/cli.js"
@@ -203,6 +203,50 @@ describe("errors and exit codes", () => {
 
   it("prints the version", async () => {
     const run = await runHost(["--version"])
-    expect(run.stdout.trim()).toContain("1.2.3")
+    expect(run).toEqual({ code: 0, stdout: "1.2.3\n\n", stderr: "" })
+    // After the command and its flags, the command's own --version (@effect/cli's) says the same.
+    expect((await runHost(["list", "--version"])).stdout).toBe(run.stdout)
+  })
+})
+
+describe("HOST_DEBUG spans", () => {
+  interface Line { readonly name: string; readonly parent: string | null; readonly start_ms: number; readonly duration_ms: number; readonly failed: boolean }
+  const readLines = (file: string): ReadonlyArray<Line> => readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Line)
+
+  it("writes each span of a plan as it ends: its parent, when it started and how long it took", async () => {
+    const root = freshRoot()
+    mkdirSync(join(root, "desired-state"))
+    writeFileSync(join(root, "desired-state", "extensions.yaml"), 'host: "1.0"\nextensions: {}\n')
+    const file = join(root, "spans.jsonl")
+    const run = await runHost(["reconcile", "--dry-run", "--root", root], { env: { HOST_DEBUG: JSON.stringify({ spans: file }) } })
+    expect(run.code).toBe(0)
+    const lines = readLines(file)
+    const named = (name: string) => lines.filter((line) => line.name === name)
+    // The phases of a plan (docs/operations.md "The debug variable"), in the order they ran.
+    const phases = ["Reconcile.readDesiredFile", "TreeCache.read", "ExtensionsRepo.list", "Reconcile.readInstalledFiles", "Reconcile.readCandidates", "Reconcile.planActions", "Reconcile.printPlan"]
+    const firstStarts = phases.map((name) => named(name)[0]?.start_ms)
+    expect(firstStarts.every((start) => typeof start === "number")).toBe(true)
+    expect([...firstStarts].sort((a, b) => a! - b!)).toEqual(firstStarts)
+    expect(named("ExtensionsRepo.list")[0]!.parent).toBe("Reconcile.readActual")
+    expect(named("Reconcile.readInstalledFiles")[0]!.parent).toBe("Reconcile.readActual")
+    for (const line of lines) {
+      expect(line.failed).toBe(false)
+      expect(line.start_ms).toBeGreaterThan(0)
+      expect(line.duration_ms).toBeGreaterThanOrEqual(0)
+      // A span lies within its parent (to the hundredth of a millisecond the file keeps).
+      const parent = lines.find((candidate) => candidate.name === line.parent && candidate.start_ms <= line.start_ms + 0.02)
+      if (line.parent !== null) {
+        expect(parent).toBeDefined()
+        expect(line.start_ms + line.duration_ms).toBeLessThanOrEqual(parent!.start_ms + parent!.duration_ms + 0.05)
+      }
+    }
+  })
+
+  it("marks a span that failed", async () => {
+    const root = freshRoot()
+    const file = join(root, "spans.jsonl")
+    const run = await runHost(["reconcile", "--dry-run", "--file", join(root, "missing.yaml"), "--root", root], { env: { HOST_DEBUG: JSON.stringify({ spans: file }) } })
+    expect(run.code).not.toBe(0)
+    expect(readLines(file).find((line) => line.name === "Reconcile.readDesiredFile")).toMatchObject({ parent: null, failed: true })
   })
 })

@@ -62,6 +62,13 @@ describe("decodeDesiredState", () => {
     expect(Either.isLeft(result)).toBe(true)
     if (Either.isLeft(result)) expect(result.left.some((p) => p.path.startsWith(path))).toBe(true)
   })
+
+  // The object form is tried first (the common case, and the cheaper decode); for an admin, the field
+  // that is wrong comes before the summary of the forms an entry may take.
+  it("names the wrong field of an object entry first", () => {
+    const result = decodeDesiredState({ host: "1.0", extensions: { "acme/x": { enabled: "yes" } } })
+    expect(Either.isLeft(result) && result.left[0]).toEqual({ path: "extensions.acme/x.enabled", message: `Expected boolean, actual "yes"` })
+  })
 })
 
 describe("substituteEnv", () => {

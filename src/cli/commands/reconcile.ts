@@ -92,11 +92,13 @@ interface Run {
 }
 
 const printPlanAs = (format: Format) => (plan: Plan) =>
-  format === "json"
-    ? printJson(plan)
-    : format === "markdown"
-    ? Console.log(formatPlanMarkdown({ plan }).trimEnd())
-    : Console.log(formatPlan(plan))
+  Effect.suspend(() =>
+    format === "json"
+      ? printJson(plan)
+      : format === "markdown"
+      ? Console.log(formatPlanMarkdown({ plan }).trimEnd())
+      : Console.log(formatPlan(plan))
+  ).pipe(Effect.withSpan("Reconcile.printPlan", { attributes: { format } }))
 
 /** The outcome on stdout, and a stopped apply as the usual `error:` line on stderr too. */
 const printResultAs = (format: Format, { applyReport }: ReconcilerModule) => (plan: Plan, result: ApplyResult) =>
