@@ -2,8 +2,9 @@
 // in the same run. The panel state is generated directly (folders, checksums.json and table rows, as an
 // install leaves them) so the bench measures planning, not installing. Goals: ≤ 0.4 s (1,000: ≤ 0.6 s), 1,000/500 ≤ 2.2×,
 // by CPU time (steadier than wall time on a shared machine; both shown). The first run of each size
-// fills storage/host/cache (tree hashes, the parsed desired state) and is not counted: a panel is planned
-// again and again, rarely once.
+// fills storage/host/cache (tree hashes, the parsed desired state), and the first of the build writes
+// `reconcile`'s code cache; it is not counted: a panel is planned again and again, rarely once. One more
+// run of each size writes its spans (HOST_DEBUG `spans`), and the bench prints where its time went.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

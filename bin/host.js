@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `host`: runs the esbuild bundle made by `npm run build` (run by `npm install`). The bundle is compiled
 // with V8's code cache (dist/host.cjs.<command>.cache, below), written after a run so it holds every
-// function that run compiled: about 80 ms less per start than a plain import. A stale or foreign cache is rejected by V8
-// and rewritten; an unwritable dist/ only costs the speed-up.
+// function that run compiled: about 80 ms less per start than a plain import. A stale or foreign cache is
+// rejected by V8 and rewritten; an unwritable dist/ only costs the speed-up.
 //
 // This file is CommonJS (bin/package.json): an ES module entry costs every command the start of Node's
 // ES module loader, several milliseconds of its cold start (docs/architecture.md, "Startup").

@@ -83,11 +83,13 @@ if (!(await readFile("dist/host.cjs")).every((byte) => byte < 0x80)) {
   throw new Error("dist/host.cjs is not pure ASCII; bin/host.js reads it as latin1")
 }
 
-// One run on a scratch root writes `host list`'s code cache, so the first real command starts fast too; each
-// other command writes its own on its first run, and the first `host serve` the server's (bin/host.js). The old caches go first: V8 checks a cache
-// against the length of the source, not its text, so a rebuilt bundle of the same length would run the
-// previous build's compiled functions (seen in P4, session 10).
-for (const cache of readdirSync("dist").filter((name) => /^host\.cjs\.(.+\.)?cache$/.test(name))) rmSync(join("dist", cache), { force: true })
+// One run on a scratch root writes `host list`'s code cache, so the first real command starts fast too;
+// each other command writes its own on its first run, and the first `host serve` the server's
+// (bin/host.js). The old caches go first: V8 checks a cache against the length of the source, not its
+// text, so a rebuilt bundle of the same length would run the previous build's compiled functions (seen in
+// P4, session 10).
+const oldCaches = readdirSync("dist").filter((name) => /^host\.cjs\.(.+\.)?cache$/.test(name))
+for (const cache of oldCaches) rmSync(join("dist", cache), { force: true })
 const scratch = mkdtempSync(join(tmpdir(), "host-build-"))
 try {
   execFileSync(process.execPath, ["bin/host.js", "list", "--json", "--root", scratch], { stdio: "ignore" })

@@ -97,26 +97,26 @@ const hundredths = (value: number) => Math.round(value * 100) / 100
  */
 export const spanFileTracer = (file: string, base: Tracer.Tracer): Tracer.Tracer =>
   Tracer.make({
-  context: base.context,
-  span: (name, parent, context, links, startTime, kind, options) => {
-    const span = base.span(name, parent, context, links, startTime, kind, options)
-    const end = span.end.bind(span)
-    span.end = (endTime, exit) => {
-      end(endTime, exit)
-      const duration = Number(endTime - startTime) / 1e6
-      const line: SpanLine = {
-        name,
-        parent: parent._tag === "Some" && parent.value._tag === "Span" ? parent.value.name : null,
-        start_ms: hundredths(performance.now() - duration),
-        duration_ms: hundredths(duration),
-        failed: Exit.isFailure(exit)
+    context: base.context,
+    span: (name, parent, context, links, startTime, kind, options) => {
+      const span = base.span(name, parent, context, links, startTime, kind, options)
+      const end = span.end.bind(span)
+      span.end = (endTime, exit) => {
+        end(endTime, exit)
+        const duration = Number(endTime - startTime) / 1e6
+        const line: SpanLine = {
+          name,
+          parent: parent._tag === "Some" && parent.value._tag === "Span" ? parent.value.name : null,
+          start_ms: hundredths(performance.now() - duration),
+          duration_ms: hundredths(duration),
+          failed: Exit.isFailure(exit)
+        }
+        // Appended as each span ends, so a run that is killed still leaves the spans it finished.
+        appendFileSync(file, `${JSON.stringify(line)}\n`)
       }
-      // Appended as each span ends, so a run that is killed still leaves the spans it finished.
-      appendFileSync(file, `${JSON.stringify(line)}\n`)
+      return span
     }
-    return span
-  }
-})
+  })
 
 /** The run's tracer when HOST_DEBUG names a `spans` file; otherwise nothing changes. */
 export const spansLayer = (settings: DebugSettings = {}): Layer.Layer<never> => {

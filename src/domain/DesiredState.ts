@@ -27,10 +27,10 @@ export const DesiredEntryObject = Schema.Struct({
 })
 
 /**
- * The full object, `"^1.4"` (shorthand), or `absent`. The members cannot both match one value, so their
- * order only decides which is tried first: the object, the common case, is first, because every member
- * tried before the one that matches builds an issue that is then thrown away (about half of decoding a
- * desired state of many entries; docs/decisions.md "P4: the desired entry's object form is tried first").
+ * The full object, `"^1.4"` (shorthand), or `absent`. No value matches two of them, so their order only
+ * decides which is tried first: the object, the common case, because every member tried before the one
+ * that matches builds an issue that is thrown away (half of decoding a desired state of many entries;
+ * docs/decisions.md "P4: the desired entry's object form is tried first").
  */
 export const DesiredEntry = Schema.Union(DesiredEntryObject, Schema.Literal("absent"), VersionRange)
 
