@@ -229,17 +229,18 @@ describe("HOST_DEBUG spans", () => {
     expect([...firstStarts].sort((a, b) => a! - b!)).toEqual(firstStarts)
     expect(named("ExtensionsRepo.list")[0]!.parent).toBe("Reconcile.readActual")
     expect(named("Reconcile.readInstalledFiles")[0]!.parent).toBe("Reconcile.readActual")
-    for (const line of lines) {
+    const end = (line: Line) => line.start_ms + line.duration_ms
+    lines.forEach((line, index) => {
       expect(line.failed).toBe(false)
       expect(line.start_ms).toBeGreaterThan(0)
       expect(line.duration_ms).toBeGreaterThanOrEqual(0)
-      // A span lies within its parent (to the hundredth of a millisecond the file keeps).
-      const parent = lines.find((candidate) => candidate.name === line.parent && candidate.start_ms <= line.start_ms + 0.02)
-      if (line.parent !== null) {
-        expect(parent).toBeDefined()
-        expect(line.start_ms + line.duration_ms).toBeLessThanOrEqual(parent!.start_ms + parent!.duration_ms + 0.05)
-      }
-    }
+      // A span ends before its parent does, so its parent's line comes later in the file, and ends later
+      // (to the hundredths of a millisecond the file keeps).
+      if (line.parent === null) return
+      const parent = lines.slice(index + 1).find((candidate) => candidate.name === line.parent)
+      expect(parent, `${line.name}'s parent ${line.parent}`).toBeDefined()
+      expect(end(line)).toBeLessThanOrEqual(end(parent!) + 0.02)
+    })
   })
 
   it("marks a span that failed", async () => {
