@@ -23,11 +23,32 @@ export type DebugSettings = typeof DebugSettings.Type
 
 const decodeSettings = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(DebugSettings), { onExcessProperty: "error" }))
 
-/** HOST_DEBUG decoded: empty when unset; a value that does not decode is refused with the reason. */
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** Why the `spans` file cannot be appended to (it is made if missing), or undefined when it can. */
+const unwritableSpansFile = (file: string): string | undefined => {
+  try {
+    appendFileSync(file, "")
+    return undefined
+  } catch (error) {
+    return `HOST_DEBUG is not valid: spans: cannot write ${file} (${reasonOf(error)})`
+  }
+}
+
+/**
+ * HOST_DEBUG decoded: empty when unset; a value that does not decode, or a `spans` file that cannot be
+ * written, is refused with the reason, before the command does anything.
+ */
 export const debugSettingsFrom = (env: Readonly<Record<string, string | undefined>>): Either.Either<DebugSettings, string> => {
   const text = env.HOST_DEBUG
   if (text === undefined || text.trim() === "") return Either.right({})
-  return Either.mapLeft(decodeSettings(text), (error) => `HOST_DEBUG is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
+  return Either.flatMap(
+    Either.mapLeft(decodeSettings(text), (error) => `HOST_DEBUG is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`),
+    (settings) => {
+      const problem = settings.spans === undefined ? undefined : unwritableSpansFile(settings.spans)
+      return problem === undefined ? Either.right(settings) : Either.left(problem)
+    }
+  )
 }
 
 /** The points where a test may interrupt or observe an operation. */
@@ -93,10 +114,22 @@ const hundredths = (value: number) => Math.round(value * 100) / 100
 /**
  * The spans `base` makes, each also appended to `file` as one JSON line (SpanLine) when it ends.
  * Durations come from the span's own times, which are the run's clock; the start is placed on the
- * process's monotonic time, so a HOST_DEBUG `now` shifts neither.
+ * process's monotonic time, so a HOST_DEBUG `now` shifts neither. Recording never changes what the run
+ * does: when an append fails (a full disk), one warning goes to stderr and no more spans are written.
  */
-export const spanFileTracer = (file: string, base: Tracer.Tracer): Tracer.Tracer =>
-  Tracer.make({
+export const spanFileTracer = (file: string, base: Tracer.Tracer): Tracer.Tracer => {
+  let stopped = false
+  const append = (line: SpanLine) => {
+    if (stopped) return
+    try {
+      // Appended as each span ends, so a run that is killed still leaves the spans it finished.
+      appendFileSync(file, `${JSON.stringify(line)}\n`)
+    } catch (error) {
+      stopped = true
+      process.stderr.write(`warning: HOST_DEBUG spans: cannot append to ${file} (${reasonOf(error)}); no more spans are written\n`)
+    }
+  }
+  return Tracer.make({
     context: base.context,
     span: (name, parent, context, links, startTime, kind, options) => {
       const span = base.span(name, parent, context, links, startTime, kind, options)
@@ -104,19 +137,18 @@ export const spanFileTracer = (file: string, base: Tracer.Tracer): Tracer.Tracer
       span.end = (endTime, exit) => {
         end(endTime, exit)
         const duration = Number(endTime - startTime) / 1e6
-        const line: SpanLine = {
+        append({
           name,
           parent: parent._tag === "Some" && parent.value._tag === "Span" ? parent.value.name : null,
           start_ms: hundredths(performance.now() - duration),
           duration_ms: hundredths(duration),
           failed: Exit.isFailure(exit)
-        }
-        // Appended as each span ends, so a run that is killed still leaves the spans it finished.
-        appendFileSync(file, `${JSON.stringify(line)}\n`)
+        })
       }
       return span
     }
   })
+}
 
 /** The run's tracer when HOST_DEBUG names a `spans` file; otherwise nothing changes. */
 export const spansLayer = (settings: DebugSettings = {}): Layer.Layer<never> => {

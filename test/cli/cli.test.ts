@@ -243,6 +243,27 @@ describe("HOST_DEBUG spans", () => {
     })
   })
 
+  it("refuses a spans file that cannot be written before the command does anything (exit 2)", async () => {
+    const root = freshRoot()
+    const file = join(root, "no-such-folder", "spans.jsonl")
+    const run = await runHost(["list", "--root", root], { env: { HOST_DEBUG: JSON.stringify({ spans: file }) } })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(new RegExp(`^error: HOST_DEBUG is not valid: spans: cannot write ${file} \\(ENOENT`))
+    // Nothing was made: not the file, and not the panel's database.
+    expect(existsSync(file)).toBe(false)
+    expect(existsSync(join(root, "storage"))).toBe(false)
+  })
+
+  it("keeps the run going when spans can no longer be appended, with one warning", async () => {
+    // /dev/full opens, and every write to it fails as a full disk does.
+    const root = freshRoot()
+    const run = await runHost(["list", "--json", "--root", root], { env: { HOST_DEBUG: JSON.stringify({ spans: "/dev/full" }) } })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe("[]\n")
+    expect(run.stderr).toBe("warning: HOST_DEBUG spans: cannot append to /dev/full (ENOSPC: no space left on device, write); no more spans are written\n")
+  })
+
   it("marks a span that failed", async () => {
     const root = freshRoot()
     const file = join(root, "spans.jsonl")
