@@ -25,19 +25,26 @@ const decodeSettings = onFirstCall(() => Schema.decodeUnknownEither(Schema.parse
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-/** Why the `spans` file cannot be appended to (it is made if missing), or undefined when it can. */
-const unwritableSpansFile = (file: string): string | undefined => {
-  try {
-    appendFileSync(file, "")
-    return undefined
-  } catch (error) {
-    return `HOST_DEBUG is not valid: spans: cannot write ${file} (${reasonOf(error)})`
+/** The keys that name a file the run appends to. */
+const fileKeys = ["lock_log", "spans"] as const
+
+/** Why a file a key names cannot be appended to (it is made if missing), or undefined when all can. */
+const unwritableFile = (settings: DebugSettings): string | undefined => {
+  for (const key of fileKeys) {
+    const file = settings[key]
+    if (file === undefined) continue
+    try {
+      appendFileSync(file, "")
+    } catch (error) {
+      return `HOST_DEBUG is not valid: ${key}: cannot write ${file} (${reasonOf(error)})`
+    }
   }
+  return undefined
 }
 
 /**
- * HOST_DEBUG decoded: empty when unset; a value that does not decode, or a `spans` file that cannot be
- * written, is refused with the reason, before the command does anything.
+ * HOST_DEBUG decoded: empty when unset; a value that does not decode, or a file (`lock_log`, `spans`) that
+ * cannot be written, is refused with the reason, before the command does anything.
  */
 export const debugSettingsFrom = (env: Readonly<Record<string, string | undefined>>): Either.Either<DebugSettings, string> => {
   const text = env.HOST_DEBUG
@@ -45,7 +52,7 @@ export const debugSettingsFrom = (env: Readonly<Record<string, string | undefine
   return Either.flatMap(
     Either.mapLeft(decodeSettings(text), (error) => `HOST_DEBUG is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`),
     (settings) => {
-      const problem = settings.spans === undefined ? undefined : unwritableSpansFile(settings.spans)
+      const problem = unwritableFile(settings)
       return problem === undefined ? Either.right(settings) : Either.left(problem)
     }
   )

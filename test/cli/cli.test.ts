@@ -243,7 +243,7 @@ describe("HOST_DEBUG spans", () => {
     })
   })
 
-  it("refuses a spans file that cannot be written before the command does anything (exit 2)", async () => {
+  it("refuses a file it cannot write (spans, lock_log) before the command does anything (exit 2)", async () => {
     const root = freshRoot()
     const file = join(root, "no-such-folder", "spans.jsonl")
     const run = await runHost(["list", "--root", root], { env: { HOST_DEBUG: JSON.stringify({ spans: file }) } })
@@ -252,6 +252,11 @@ describe("HOST_DEBUG spans", () => {
     expect(run.stderr).toMatch(new RegExp(`^error: HOST_DEBUG is not valid: spans: cannot write ${file} \\(ENOENT`))
     // Nothing was made: not the file, and not the panel's database.
     expect(existsSync(file)).toBe(false)
+    expect(existsSync(join(root, "storage"))).toBe(false)
+    // The lock's log is a file the run appends to as well.
+    const lockLog = await runHost(["list", "--root", root], { env: { HOST_DEBUG: JSON.stringify({ lock_log: file }) } })
+    expect(lockLog.code).toBe(2)
+    expect(lockLog.stderr).toMatch(/^error: HOST_DEBUG is not valid: lock_log: cannot write /)
     expect(existsSync(join(root, "storage"))).toBe(false)
   })
 
