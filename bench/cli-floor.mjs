@@ -1,6 +1,7 @@
 // The stack's floor for P1 (docs/decisions.md "P1: the stack's floor"): the least an Effect CLI on Host's
-// stack does to answer `list --json --root DIR` on a fresh root — @effect/cli parses the command, the
-// platform's Node context (NodeContext.layer) serves it, @effect/sql-sqlite-node creates the database file
+// stack does to answer `list --json --root DIR` on a fresh root — @effect/cli parses the command, the Node
+// services it needs (files, paths, terminal: what Host's platform layer gives it, without Host's lazy
+// loading and narrower than NodeContext) serve it, @effect/sql-sqlite-node creates the database file
 // with one table, one SELECT reads it and the rows are printed as JSON. bench/startup.bench.mjs bundles it
 // the way dist/host.cjs is bundled and runs it through a copy of bin/host.js (same V8 flags, same code
 // cache per command), so the difference to `host list --json` is Host's own work: its configuration,
@@ -8,8 +9,10 @@
 import { Command, Options } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Console, Effect } from "effect"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
+import { Console, Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 
@@ -37,7 +40,8 @@ const list = Command.make(
 
 mkdirSync(join(root, "storage"), { recursive: true })
 const run = Command.run(Command.make("floor").pipe(Command.withSubcommands([list])), { name: "floor", version: "0.0.0" })
-Effect.runPromise(run(["node", "floor", ...args]).pipe(Effect.provide(NodeContext.layer))).then(
+const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+Effect.runPromise(run(["node", "floor", ...args]).pipe(Effect.provide(platform))).then(
   () => process.exit(0),
   (error) => {
     console.error(error)
