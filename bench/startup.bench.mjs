@@ -13,7 +13,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { cliBundleOptions } from "../scripts/cli-bundle.mjs"
+import { cliBundleOptions, cliOutputOptions } from "../scripts/cli-bundle.mjs"
 import { measureNode, median } from "./cpu.mjs"
 import { report } from "./report.mjs"
 import { benchExtensionFiles, writeTree } from "./trees.mjs"
@@ -23,7 +23,7 @@ const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = join(repo, "bin", "host.js")
 
 /**
- * Builds bench/cli-floor.mjs as scripts/build.mjs builds dist/host.cjs (same options, minified, ASCII) into
+ * Builds bench/cli-floor.mjs as scripts/build.mjs builds dist/host.cjs (cliBundleOptions, cliOutputOptions) into
  * .tmp/cli-floor/dist/host.cjs beside a copy of bin/host.js, inside the repository so the bundle finds
  * node_modules as dist/host.cjs does. Returns the copy's path.
  */
@@ -37,8 +37,7 @@ const buildFloor = async () => {
     absWorkingDir: repo,
     entryPoints: ["bench/cli-floor.mjs"],
     outfile: join(folder, "dist", "host.cjs"),
-    minify: true,
-    charset: "ascii",
+    ...cliOutputOptions,
     legalComments: "none",
     logLevel: "warning"
   })

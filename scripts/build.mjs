@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { build } from "esbuild"
 import { chmod, readFile } from "node:fs/promises"
 import { buildBridge } from "./build-bridge.mjs"
-import { cliBundleOptions } from "./cli-bundle.mjs"
+import { cliBundleOptions, cliOutputOptions } from "./cli-bundle.mjs"
 
 const sdkSource = cliBundleOptions.conditions
 
@@ -23,11 +23,9 @@ await Promise.all([
     ...cliBundleOptions,
     outfile: "dist/host.cjs",
     sourcemap: "linked",
-    minify: true,
-    // bin/host.js reads the bundle as latin1, which is only right for pure ASCII: esbuild escapes
-    // non-ASCII text in code (its default charset), and the licence comments of the bundled packages,
-    // which may not be ASCII, go to dist/host.cjs.LEGAL.txt (checked below).
-    charset: "ascii",
+    // Minified and ASCII (scripts/cli-bundle.mjs); the licence comments of the bundled packages, which may
+    // not be ASCII, go to dist/host.cjs.LEGAL.txt (checked below).
+    ...cliOutputOptions,
     legalComments: "external",
     logLevel: "warning"
   }),

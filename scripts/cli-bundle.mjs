@@ -17,3 +17,12 @@ export const cliBundleOptions = {
   conditions: ["host-source"],
   plugins: [deepImports, sqliteAddon]
 }
+
+// How dist/host.cjs is written: minified, and pure ASCII, because bin/host.js reads the bundle as latin1,
+// which is only right for ASCII (esbuild escapes non-ASCII text in code with this charset; scripts/build.mjs
+// sends the licence comments, which may not be ASCII, to dist/host.cjs.LEGAL.txt and checks the result).
+// The startup bench builds its floor program the same way (bench/cli-floor.mjs).
+export const cliOutputOptions = {
+  minify: true,
+  charset: "ascii"
+}
