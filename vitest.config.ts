@@ -10,7 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Prints which database suites were skipped (docs/operations.md).
-    globalSetup: ["test/support/databases-setup.ts"]
+    // Print which database suites were skipped (docs/operations.md), and at the end which suites were
+    // skipped for want of a program with the `apt-get install` that brings them (test/support/programs.ts).
+    globalSetup: ["test/support/databases-setup.ts", "test/support/programs-setup.ts"]
   }
 })

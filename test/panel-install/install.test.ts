@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { fixture, runHost, tempDirsPerTest } from "../support/cli.js"
 import { stockScriptsBlade, writePanelFolder } from "../support/panel-folders.js"
 import { startServer } from "../http/helpers.js"
+import { itWithPrograms } from "../support/programs.js"
 import { eventually } from "../support/wait.js"
 
 // `host panel:install`, `panel:uninstall`, `panel:status` and serve's self-heal against panel folders
@@ -168,7 +169,7 @@ describe("Pterodactyl", () => {
     expect(json(status.stdout).include).toMatchObject({ state: "tampered", detail: `line ${line}: ${reason}` })
   })
 
-  it("writes nginx, caddy and apache snippets; nginx accepts its snippet (nginx -t)", async () => {
+  itWithPrograms(["nginx"], "writes nginx, caddy and apache snippets; nginx accepts its snippet (nginx -t)", async () => {
     const { host, panel } = setup("pterodactyl-1.11")
     for (const kind of ["nginx", "caddy", "apache"]) {
       const run = await runHost(["--root", host, "panel:install", "--panel-root", panel, "--web-server", kind, "--json"])

@@ -2,10 +2,11 @@ import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { expect, it } from "vitest"
 import { startServer } from "../http/helpers.js"
 import { runHost, tempDirsPerTest } from "../support/cli.js"
 import { writePanelFolder } from "../support/panel-folders.js"
+import { describeWithPrograms } from "../support/programs.js"
 import { eventually } from "../support/wait.js"
 
 // The nginx snippet `host panel:install` writes, in a real nginx (CI installs nginx-light) inside a server
@@ -24,7 +25,7 @@ const freePort = () =>
     })
   })
 
-describe("the nginx snippet in nginx", () => {
+describeWithPrograms(["nginx"], "the nginx snippet in nginx", () => {
   it("sends /host/ and /api/client/host/ to host serve and leaves the panel's routes alone", async () => {
     const host = temp("host-root-")
     const panel = writePanelFolder(temp("panel-"), "pterodactyl-1.11")

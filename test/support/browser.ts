@@ -1,25 +1,30 @@
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { describe } from "vitest"
 import { type PanelUserName, request, type RunningServer, startServer, tokens, writePanelConfig } from "../http/helpers.js"
 import { repoRoot, tempDir } from "./cli.js"
+import { describeNeeding, findProgram, programsRequired, requirePrograms } from "./programs.js"
 
 // The shared browser harness (real Chromium through playwright-core): a temp panel root served by
 // `host serve` on 127.0.0.1:0, signed-in pages for the users of test/http/helpers.ts, and screenshots
 // under test-results/. Browser tests run whenever chromium exists; without it they skip, except with
 // HOST_TEST_BROWSER=1 (CI), where they fail instead.
 
-export const chromiumPath = process.env.HOST_CHROMIUM_PATH ?? "/usr/bin/chromium"
-export const browserAvailable = existsSync(chromiumPath)
-export const browserRequired = process.env.HOST_TEST_BROWSER === "1"
+// A suite skipped for want of a browser is named in the run's closing line (test/support/programs.ts), as
+// is one that needs php or nginx; HOST_TEST_REQUIRE_PROGRAMS=1 requires the browser too.
+export const chromiumPath = process.env.HOST_CHROMIUM_PATH ?? findProgram("chromium") ?? "/usr/bin/chromium"
+export const browserAvailable = process.env.HOST_CHROMIUM_PATH === undefined ? findProgram("chromium") !== undefined : existsSync(chromiumPath)
+export const browserRequired = process.env.HOST_TEST_BROWSER === "1" || programsRequired
 
 /** `describe` when the browser tests should run (or must fail for want of a browser), else `describe.skip`. */
-export const describeBrowser = browserAvailable || browserRequired ? describe : describe.skip
+export const describeBrowser = (name: string, fn: () => void): void => {
+  const check = requirePrograms(["chromium"], name, { isMissing: () => !browserAvailable, required: browserRequired })
+  describeNeeding(check, name, fn)
+}
 
 export const launchBrowser = (): Promise<Browser> => {
   if (!browserAvailable) {
-    return Promise.reject(new Error(`no Chromium at ${chromiumPath} (HOST_TEST_BROWSER=1 requires one; set HOST_CHROMIUM_PATH)`))
+    return Promise.reject(new Error(`no Chromium at ${chromiumPath} (HOST_TEST_BROWSER=1 requires one: apt-get install chromium, or set HOST_CHROMIUM_PATH)`))
   }
   return chromium.launch({
     executablePath: chromiumPath,
