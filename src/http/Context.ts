@@ -1,9 +1,10 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Deferred, Effect } from "effect"
+import { Context, Deferred, Effect, Option } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
-import { csrfHeaderName, csrfOk, type RequestAuth } from "./Auth.js"
+import { csrfVerdict, type RequestAuth } from "./Auth.js"
+import { TrustedProxies } from "./ClientAddress.js"
 import { csrfMismatch, forbidden, HttpFailure, notReady, panelUnavailable, unauthorized } from "./Errors.js"
 
 // What every handler of the server shares: the session signer and the request's user.
@@ -72,16 +73,23 @@ export const requireAdmin = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFa
 
 /**
  * The one CSRF check of an unsafe request (docs/http.md "Authentication (embedded panel)" and
- * "Authentication under a real panel"): the rule is `csrfOk`'s, the failure `csrfMismatch`. `formToken`
- * is the `_token` field of a form body; `expected` words where the token belongs when a caller's answer
- * has always named it its own way (the default names the panel's header).
+ * "Authentication under a real panel"): the rule is `csrfVerdict`'s, the failure `csrfMismatch`. `formToken`
+ * is the `_token` field of a form body; `expected` words where the embedded panel's token belongs when a
+ * caller's answer has always named it its own way. Under a real panel the refusal names the panel's
+ * headers and the origins compared, whatever the caller words.
  */
 export const requireCsrf = (
   caller: AuthenticatedRequest,
   options: { readonly formToken?: string | undefined; readonly expected?: string } = {}
-): Effect.Effect<void, HttpFailure> =>
-  csrfOk(caller.auth, caller.request, caller.live.access, options.formToken)
-    ? Effect.void
-    : Effect.fail(csrfMismatch(options.expected ?? csrfHeaderName(caller.live.access)))
+): Effect.Effect<void, HttpFailure, TrustedProxies> =>
+  Effect.flatMap(TrustedProxies, (proxies) => {
+    const { request } = caller
+    const verdict = csrfVerdict(caller.auth, { method: request.method, headers: request.headers, peer: Option.getOrUndefined(request.remoteAddress) }, caller.live.access, {
+      formToken: options.formToken,
+      expected: options.expected,
+      proxies
+    })
+    return verdict.ok ? Effect.void : Effect.fail(csrfMismatch(verdict.detail))
+  })
 
 export const header = headerOf

@@ -48,9 +48,8 @@ export const badRequest = (detail: string) => new HttpFailure({ status: 400, cod
  */
 export const jsonBodyRefused = (shape: string, error: unknown) =>
   badRequest(`the body must be JSON: ${shape}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
-/** The one CSRF failure (docs/http.md "Errors"): 403 naming where the token was expected. */
-export const csrfMismatch = (expected: string) =>
-  new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail: `missing or wrong CSRF token (${expected})` })
+/** The one CSRF failure (docs/http.md "Errors"): 403 with the check's detail (http/Auth.ts `csrfVerdict`: the rule's headers, the origins). */
+export const csrfMismatch = (detail: string) => new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail })
 /** The panel did not answer (docs/http.md "Authentication under a real panel"): 503 naming its URL, never a 401. */
 export const panelUnavailable = (error: { readonly url: string; readonly message: string }) =>
   new HttpFailure({ status: 503, code: "PanelUnavailable", detail: error.message })

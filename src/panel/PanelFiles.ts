@@ -65,13 +65,19 @@ export const webServers: ReadonlyArray<WebServer> = ["nginx", "caddy", "apache"]
 /** The three prefixes the panel's web server sends to Host. */
 export const proxiedPrefixes = ["/host/", "/api/client/host/", "/admin/host/"] as const
 
-/** The snippet for `kind`, proxying to `upstream` (`http://127.0.0.1:8080`). */
+/**
+ * The snippet for `kind`, proxying to `upstream` (`http://127.0.0.1:8080`). Each passes the browser's
+ * `Host` with its port and `X-Forwarded-Host`/`-Proto`/`-For`: Host's CSRF check compares a request's
+ * `Origin` with the panel's origin as scheme, host and port (docs/panels.md "CSRF"), and nginx's `$host`
+ * would drop a non-default port (`:8443`) and refuse every write.
+ */
 export const webServerSnippet = (kind: WebServer, upstream: string): string => {
   const header = "Written by `host panel:install`: sends Host's three prefixes to `host serve` (docs/panels.md)."
   if (kind === "nginx") {
     const headers = [
       "proxy_http_version 1.1;",
-      "proxy_set_header Host $host;",
+      "proxy_set_header Host $http_host;",
+      "proxy_set_header X-Forwarded-Host $http_host;",
       "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
       "proxy_set_header X-Forwarded-Proto $scheme;"
     ]
@@ -88,13 +94,16 @@ ${proxiedPrefixes.map((prefix) => block(prefix)).join("\n")}
       `handle ${matcher} {\n    reverse_proxy ${upstream.replace(/^http:\/\//, "")}${extra}\n}`
     return `# ${header}
 # Import it inside the panel's site block, before php_fastcgi: import ${"<this file>"}
+# reverse_proxy passes the browser's Host as is and sets X-Forwarded-Host, -Proto and -For itself.
 ${handle("/api/client/host/events", " {\n        flush_interval -1\n    }")}
 ${proxiedPrefixes.map((prefix) => handle(`${prefix}*`)).join("\n")}
 `
   }
   return `# ${header}
-# Include it inside the panel's <VirtualHost>; needs mod_proxy and mod_proxy_http (a2enmod proxy proxy_http).
+# Include it inside the panel's <VirtualHost>; needs mod_proxy, mod_proxy_http and mod_headers (a2enmod proxy proxy_http headers).
+# The browser's Host as is; mod_proxy adds X-Forwarded-Host and X-Forwarded-For (ProxyAddHeaders).
 ProxyPreserveHost On
+ProxyAddHeaders On
 RequestHeader set X-Forwarded-Proto expr=%{REQUEST_SCHEME}
 ProxyPass /api/client/host/events ${upstream}/api/client/host/events flushpackets=on timeout=3600
 ProxyPassReverse /api/client/host/events ${upstream}/api/client/host/events

@@ -47,7 +47,7 @@ describe("web-server snippets", () => {
     expect(nginx.match(/location \^~ /g)).toHaveLength(4)
     expect(nginx).toContain("location ^~ /api/client/host/events {\n    proxy_pass http://127.0.0.1:8080;")
     expect(nginx.split("location ^~ /api/client/host/events {")[1]!.split("}")[0]).toContain("proxy_buffering off;")
-    for (const header of ["proxy_set_header Host $host;", "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;", "proxy_set_header X-Forwarded-Proto $scheme;", "proxy_http_version 1.1;"]) {
+    for (const header of ["proxy_set_header Host $http_host;", "proxy_set_header X-Forwarded-Host $http_host;", "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;", "proxy_set_header X-Forwarded-Proto $scheme;", "proxy_http_version 1.1;"]) {
       expect(nginx.match(new RegExp(header.replace(/[$.]/g, "\\$&"), "g"))).toHaveLength(4)
     }
     const caddy = webServerSnippet("caddy", "http://127.0.0.1:8080")

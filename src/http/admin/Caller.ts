@@ -1,6 +1,7 @@
 import { UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { Actor } from "../../domain/Installed.js"
+import { TrustedProxies } from "../ClientAddress.js"
 import { authenticate, header, requireAdmin, requireCsrf } from "../Context.js"
 
 // Who calls the admin JSON API (docs/http.md) under /admin/host/api: an admin's session (CSRF-checked
@@ -11,9 +12,11 @@ export const adminCaller = Effect.gen(function*() {
   const caller = yield* authenticate
   const user = yield* requireAdmin(caller.auth)
   const actor = { type: "admin", user: user.username } satisfies Actor
-  // The admin API also takes the token as a form's `_token` field, and its failure says so.
+  // The admin API also takes the token as a form's `_token` field, and its failure says so (the
+  // embedded panel's rule; a real panel's refusal names its own headers).
+  const proxies = yield* TrustedProxies
   const checkCsrf = (formToken: string | undefined) =>
-    requireCsrf(caller, { formToken, expected: "X-CSRF-Token header or _token form field" })
+    Effect.provideService(requireCsrf(caller, { formToken, expected: "X-CSRF-Token header or _token form field" }), TrustedProxies, proxies)
   return { actor, request: caller.request, checkCsrf }
 })
 
