@@ -43,7 +43,7 @@ export const helpGroups: ReadonlyArray<HelpGroup> = [
   {
     title: "Desired state",
     lines: [
-      { command: "reconcile", summary: "converge to desired-state/host.yaml; --dry-run plans, --adopt writes it" }
+      { command: "reconcile", summary: "converge to desired-state/extensions.yaml (--dry-run plans, --adopt writes)" }
     ]
   },
   {
@@ -82,7 +82,7 @@ export const helpGroups: ReadonlyArray<HelpGroup> = [
 ]
 
 const globalFlags: ReadonlyArray<HelpLine> = [
-  { command: "--root DIR", summary: "the panel root (else HOST_ROOT, else the current folder)" },
+  { command: "--root DIR", summary: "Host's root, not the panel's folder (else HOST_ROOT, else the current one)" },
   { command: "--json", summary: "one JSON document on stdout, for commands with machine output" },
   { command: "--verbose", summary: "stack traces and details of failures" },
   { command: "--version", summary: "print Host's version" },

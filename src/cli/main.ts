@@ -144,7 +144,7 @@ const hints: { readonly [Tag in HintedFailure["_tag"]]: string | undefined } = {
   // The registry's index read before an operation starts (`host add vendor/name` resolves the version first).
   RegistryFetchFailed: unreachableHint,
   MigrationsFailed: "hint: a migration of the extension failed and was rolled back; fix the extension and run the command again",
-  FilesFailed: "hint: check free disk space and that the panel root is writable",
+  FilesFailed: "hint: check free disk space and that Host's root (--root) is writable",
   // Their messages already say what to do.
   OperationRefused: undefined,
   LockHeld: undefined

@@ -33,7 +33,7 @@ export class RootNotFound extends Schema.TaggedError<RootNotFound>()("RootNotFou
   reason: Schema.Literal("does not exist", "is not a folder")
 }) {
   override get message() {
-    return `the panel root ${this.root} ${this.reason}; pass --root (or HOST_ROOT) the folder of a panel, or create the folder first`
+    return `Host's root ${this.root} ${this.reason}; pass --root (or HOST_ROOT) the folder Host keeps its config/ and storage/ in (not the panel's folder), or create the folder first`
   }
 }
 

@@ -448,7 +448,9 @@ const panelSection = Effect.gen(function*() {
     Effect.timeout(readyTimeout),
     Effect.either
   )
-  const fix = "route /host/ (and /api/client/host/, /admin/host/, /auth/) to Host in the panel's web server (docs/operations.md \"Behind the panel's web server\")"
+  // Under a real panel only Host's three prefixes go to Host: /auth/ is the panel's own sign-in (Host's
+  // /auth/ pages serve the embedded panel alone), so routing it to Host would take the panel's sign-in over.
+  const fix = "route /host/, /api/client/host/ and /admin/host/ (only these three; /auth/ stays the panel's sign-in) to Host in the panel's web server: include the snippet host panel:install writes (docs/operations.md \"Behind the panel's web server\")"
   let routing: DoctorCheck
   if (answer._tag === "Left") {
     const reason = answer.left._tag === "TimeoutException" ? `no answer within ${Duration.format(readyTimeout)}` : answer.left.message

@@ -40,11 +40,11 @@ describe("errors", () => {
     const stackLine = /^\s+at .+$/m
     const plain = await runHost(["list", "--root", missing])
     expect(plain.code).toBe(1)
-    expect(plain.stderr).toContain(`error: list: the panel root ${missing} does not exist`)
+    expect(plain.stderr).toContain(`error: list: Host's root ${missing} does not exist`)
     expect(plain.stderr).not.toMatch(stackLine)
     const verbose = await runHost(["list", "--verbose", "--root", missing])
     expect(verbose.code).toBe(1)
-    expect(verbose.stderr).toContain(`RootNotFound: the panel root ${missing} does not exist`)
+    expect(verbose.stderr).toContain(`RootNotFound: Host's root ${missing} does not exist`)
     // The failure's own trace comes first; the span's two lines (where HostConfig.load was defined and
     // called) follow. Without a recorded trace only the span's lines would be there.
     const frames = verbose.stderr.split("\n").filter((line) => stackLine.test(line))
@@ -117,7 +117,7 @@ describe("errors and exit codes", () => {
     const run = await runHost(["list", "--root", missing])
     expect(run.code).toBe(1)
     expect(run.stdout).toBe("")
-    expect(run.stderr).toBe(`error: list: the panel root ${missing} does not exist; pass --root (or HOST_ROOT) the folder of a panel, or create the folder first\n`)
+    expect(run.stderr).toBe(`error: list: Host's root ${missing} does not exist; pass --root (or HOST_ROOT) the folder Host keeps its config/ and storage/ in (not the panel's folder), or create the folder first\n`)
     expect(existsSync(join(missing, ".."))).toBe(false)
   })
 

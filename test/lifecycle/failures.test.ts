@@ -84,7 +84,7 @@ describe("operation failures on the CLI, by kind", () => {
     const run = await host(root, "add", fixture("extensions", "hello-world"))
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/^error: add \S+hello-world failed while switching files: .*EEXIST.*; nothing was changed$/m)
-    expect(run.stderr).toContain("hint: check free disk space and that the panel root is writable")
+    expect(run.stderr).toContain("hint: check free disk space and that Host's root (--root) is writable")
     expect(inspectDatabase(root).extensions).toEqual([])
     expect(readFileSync(join(root, "host", "extensions", "acme"), "utf8")).toBe("not a folder")
     // Nothing is left half-done: once the file is gone the same add works (it used to stay stuck on

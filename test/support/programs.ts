@@ -16,7 +16,8 @@ export const programPackages = {
   apachectl: "apache2",
   apache2: "apache2",
   chromium: "chromium",
-  "systemd-analyze": "systemd"
+  "systemd-analyze": "systemd",
+  setpriv: "util-linux"
 } as const
 export type Program = keyof typeof programPackages
 
