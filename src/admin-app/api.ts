@@ -1,6 +1,6 @@
-// The admin app's one way to the server: the admin JSON API (docs/http.md), with the session's CSRF token
-// on every change. Failures carry the API's error entries, so each screen can show the message in place
-// (and the settings form can put each one under its field).
+// The admin app's one way to the server: the admin JSON API (docs/http.md), with the CSRF header of the
+// panel's rule on every change. Failures carry the API's error entries, so each screen can show the
+// message in place (and the settings form can put each one under its field).
 
 // Every shape here is the contracts' (http/contracts/Admin.ts, Errors.ts) or the use cases' read models
 // (usecases/Views.ts), imported as types only: nothing of the server reaches this bundle.
@@ -46,10 +46,29 @@ const parseErrors = (status: number, text: string): ApiError => {
   return new ApiError(status, [{ code: "HttpError", status: String(status), detail: `The request failed (HTTP ${status})` }])
 }
 
-const headers = (json: boolean): Record<string, string> => {
-  const token = bootstrap().csrfToken
-  return { accept: "application/json", ...(json ? { "content-type": "application/json" } : {}), ...(token === null ? {} : { "x-csrf-token": token }) }
+/**
+ * The CSRF header the API's rule asks for (docs/http.md "CSRF"): the session's token as X-CSRF-Token on
+ * the embedded panel; under a real panel what the panel's own client sends, X-XSRF-TOKEN with the
+ * XSRF-TOKEN cookie's value (URL-decoded), read at each request since the panel rotates it.
+ */
+const csrfHeader = (): Record<string, string> => {
+  const { csrf, csrfToken } = bootstrap()
+  if (csrf !== "panel") return csrfToken === null ? {} : { "x-csrf-token": csrfToken }
+  const cookie = document.cookie.split(";").map((part) => part.trim()).find((part) => part.startsWith("XSRF-TOKEN="))
+  if (cookie === undefined) return {}
+  const value = cookie.slice("XSRF-TOKEN=".length)
+  try {
+    return { "x-xsrf-token": decodeURIComponent(value) }
+  } catch {
+    return { "x-xsrf-token": value }
+  }
 }
+
+const headers = (json: boolean): Record<string, string> => ({
+  accept: "application/json",
+  ...(json ? { "content-type": "application/json" } : {}),
+  ...csrfHeader()
+})
 
 /** A JSON call to `/admin/host/api/<path>`; resolves the whole body (`{data, meta?}`). */
 export const call = async <T>(path: string, init: { readonly method?: string; readonly body?: unknown; readonly signal?: AbortSignal } = {}): Promise<T> => {

@@ -11,7 +11,8 @@ import { Icon } from "./ui.js"
 
 // The admin screens (docs/admin.md): a single-page app on the panel's React (the page's globals) and
 // theme, served for /admin/host/{extensions,registry,desired-state,activity}. Everything goes through the
-// admin JSON API.
+// admin JSON API. Under a real panel the page wears that panel's name and palette (the page shell's
+// `data-host-panel`, admin.css) and leads back to its admin area.
 
 const links = [
   { to: "/admin/host/extensions", label: "Extensions", icon: "archive" },
@@ -20,14 +21,24 @@ const links = [
   { to: "/admin/host/activity", label: "Activity", icon: "clock" }
 ] as const
 
+/**
+ * Where "back" leads (docs/admin.md): the embedded panel's home, or under a real panel its own admin area
+ * (Pterodactyl's and Pelican's are both at /admin), which is where an admin came from.
+ */
+const backOf = (panel: ReturnType<typeof bootstrap>["panel"]) =>
+  panel.kind === "embedded"
+    ? { href: "/", label: "Panel", title: "Back to the panel" }
+    : { href: "/admin", label: "Admin", title: `Back to ${panel.name}'s admin area` }
+
 const Layout = ({ children }: { readonly children: ReactNode }) => {
   const { panel, user } = bootstrap()
+  const back = backOf(panel)
   return (
     <div className="ha-app">
       <a className="ha-skip" href="#ha-main">Skip to content</a>
       <header className="host-topbar ha-topbar">
         <div className="ha-topbar__inner">
-          <a className="ha-brand" href="/">
+          <a className="ha-brand" href={back.href}>
             <span className="host-logo" aria-hidden="true">H</span>
             <span className="ha-brand__text">
               <strong>{panel.name}</strong>
@@ -43,7 +54,7 @@ const Layout = ({ children }: { readonly children: ReactNode }) => {
             ))}
           </nav>
           <div className="ha-user">
-            <a className="host-toplink" href="/" title="Back to the panel"><Icon name="back" /><span className="ha-hide-sm">Panel</span></a>
+            <a className="host-toplink" href={back.href} title={back.title}><Icon name="back" /><span className="ha-hide-sm">{back.label}</span></a>
             <span className="host-avatar" title={user.username}>{user.username.slice(0, 1).toUpperCase()}</span>
           </div>
         </div>

@@ -6,7 +6,8 @@
 // extension bundles. Host's scripts are inserted together with `async = false`, so the browser fetches
 // them in parallel and runs them in the order inserted (no serial waterfall); the bundles come meanwhile in
 // one answer and each runs as its own script after the bridge, in boot order. On the panel's admin pages
-// it loads nothing: those are server-rendered pages without slots.
+// it loads and asks nothing (server-rendered pages without slots): it only adds Host's "Extensions" item
+// to Pterodactyl's admin sidebar (docs/panels.md "Finding Host's admin screens").
 
 // The bootstrap's shape is the server's contract (http/contracts): a type-only import, erased from the build.
 import type { BootstrapBody } from "../http/contracts/Client.js"
@@ -40,20 +41,45 @@ const ask = async (base: string, path: string): Promise<Bootstrap | null> => {
   return ((await response.json()) as typeof BootstrapBody.Encoded).data
 }
 
+/**
+ * Pterodactyl's admin layout (Blade, AdminLTE 2) has one sidebar menu, `ul.sidebar-menu`, in sections
+ * under `li.header` rows. Host's item goes at the end of the first section (after "Application API" in
+ * a stock panel; at the end of the menu when there is no second section), shaped as the layout's own
+ * items and marked active under Host's admin screens as the layout marks its own. Pages without that
+ * menu (Pelican's Filament admin: its plugin adds the item) are left alone.
+ */
+const addAdminItem = (base: string) => {
+  const menu = document.querySelector("ul.sidebar-menu")
+  if (menu === null || menu.querySelector("[data-host-admin]") !== null) return
+  const item = document.createElement("li")
+  item.setAttribute("data-host-admin", "")
+  if (/^\/admin\/host(\/|$)/.test(location.pathname)) item.className = "active"
+  const link = item.appendChild(document.createElement("a"))
+  link.href = `${base}admin/host/extensions`
+  // The layout's Font Awesome 4 icon font, as its own items use it.
+  link.innerHTML = `<i class="fa fa-puzzle-piece"></i> <span>Extensions</span>`
+  menu.insertBefore(item, menu.querySelectorAll(":scope > li.header")[1] ?? null)
+}
+
 const run = async () => {
   const global = window as HostWindow
   const path = location.pathname
   const inline = global.__HOST_BOOTSTRAP__
   delete global.__HOST_BOOTSTRAP__
-  if (path === "/admin" || path.startsWith("/admin/")) return
+  // Where Host is mounted: the folder this script came from, minus `host/boot.js`.
+  const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
+  const base = own.replace(/host\/boot\.js(\?.*)?$/, "")
+  if (path === "/admin" || path.startsWith("/admin/")) {
+    // Included deferred the menu is there; included otherwise, it is once the document is parsed.
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => addAdminItem(base))
+    else addAdminItem(base)
+    return
+  }
   if (global.__HOST_BOOT__ === true || global.__HOST__?.sdk !== undefined) return
   global.__HOST_BOOT__ = true
   // Pterodactyl writes SiteConfiguration on every page and PterodactylUser only for a signed-in user: a
   // sign-in page needs no bootstrap request (it would only answer 401).
   if (global.SiteConfiguration !== undefined && global.PterodactylUser === undefined) return
-  // Where Host is mounted: the folder this script came from, minus `host/boot.js`.
-  const own = (document.currentScript as HTMLScriptElement | null)?.src ?? `${location.origin}/host/boot.js`
-  const base = own.replace(/host\/boot\.js(\?.*)?$/, "")
   const vendor = global.React === undefined || global.ReactDOM === undefined ? ["host/vendor.js"] : []
   // An inlined bootstrap counts only when it was built for this page's server (or for none, off the server pages).
   const given = inline !== undefined && inline.server === serverOf(path) ? inline.data : undefined

@@ -1,6 +1,7 @@
 import type { HostApi, Sdk } from "@host/sdk"
 import type { BootstrapBody } from "../http/contracts/Client.js"
 import { accessCss, enableAccessPage } from "./access.js"
+import { startAdminLink } from "./adminLink.js"
 import { anchoredCount, startAnchors } from "./anchors.js"
 import { mountedCount, watchContainers } from "./containers.js"
 import { errors, initDiagnostics } from "./diagnostics.js"
@@ -139,11 +140,13 @@ const completeHost = (shell: Shell, baseUrl: string, csrfToken: string): Record<
  * Under a real panel, its slot map first (and its palette before the theme reads it): the anchors'
  * observer must run before the container watcher's (anchors.ts).
  */
-const startSlotMap = (kind: string, baseUrl: string) => {
+const startSlotMap = (kind: string, baseUrl: string, admin: boolean) => {
   const slotMap = slotMaps[kind]
   if (slotMap === undefined) return
   startAnchors(slotMap)
   setPageLinks(slotMap.pageLinks ?? "client")
+  // A root admin finds Host's admin screens beside the panel's own admin link.
+  if (admin && slotMap.adminLink !== undefined) startAdminLink(slotMap.adminLink, `${baseUrl}/admin/host/extensions`)
   // Pterodactyl's subusers cannot hold extension permissions: Host's access page grants them.
   if (slotMap.kind === "pterodactyl") {
     enableAccessPage()
@@ -172,7 +175,7 @@ const boot = () => {
   initDiagnostics(baseUrl)
   hooks.initHooks(baseUrl, csrfToken)
   global.__HOST__ = host as Shell
-  startSlotMap(shell.panel?.kind ?? "", baseUrl)
+  startSlotMap(shell.panel?.kind ?? "", baseUrl, (shell.user as { readonly admin?: unknown } | undefined)?.admin === true)
   injectStyles()
   initTheme()
   adoptShellAssets()

@@ -17,7 +17,7 @@ import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 const eta = new Eta({ autoEscape: true, useWith: false })
 
 const template = `<!doctype html>
-<html lang="en">
+<html lang="en" data-host-panel="<%= it.panelKind %>">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -56,12 +56,15 @@ export const adminPage = Effect.gen(function*() {
   const html = eta.renderString(template, {
     nonce,
     panelName: live.panelInfo.name,
+    // Under a real panel admin.css gives the screens that panel's palette (docs/admin.md "Under a real panel").
+    panelKind: live.panelInfo.kind,
     bootstrap: scriptJson({
       version: config.version,
       baseUrl: yield* (yield* LiveRuntime).baseUrl,
       csrfToken: auth.session?.csrfToken ?? null,
+      csrf: live.access.csrf,
       user: { id: auth.user.id, username: auth.user.username, email: auth.user.email ?? "", admin: true },
-      panel: { name: live.panelInfo.name, version: live.panelInfo.version ?? null },
+      panel: { kind: live.panelInfo.kind, name: live.panelInfo.name, version: live.panelInfo.version ?? null },
       admin: { desiredState: paths.desiredState, registry: config.registry_url !== "", uploads: uploadPolicyOf(config).setting }
     } satisfies AdminBootstrap)
   })

@@ -67,6 +67,11 @@ export interface SlotMap {
    * server-side page), so the panel's own navigation (Livewire's, or a page load) must follow the link.
    */
   readonly pageLinks?: "client" | "document"
+  /**
+   * Where a root admin gets Host's "Extensions" link in the client area: beside the panel's own link to
+   * its admin area (docs/panels.md "Finding Host's admin screens"). A panel without one has no such link.
+   */
+  readonly adminLink?: Anchor
 }
 
 /**

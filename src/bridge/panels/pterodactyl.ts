@@ -44,6 +44,8 @@ export const pterodactyl: SlotMap = {
   ready: C,
   notFound: `section:not(.fade-exit) ${NF}`,
   navigationEvents: [],
+  // The navbar's admin cog, `<a href="/admin">`, rendered for root admins only (NavigationBar.tsx).
+  adminLink: at(`${sc("NavigationBar__RightNavigation")} > a[href="/admin"]`, "afterend"),
   places: [
     place("navbar", "every signed-in page", signedIn, "DN", [at(sc("NavigationBar__RightNavigation"), "afterbegin")]),
     place("navbar.left", "every signed-in page", signedIn, "ID", [at("#logo", "beforeend")]),

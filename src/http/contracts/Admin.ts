@@ -144,8 +144,11 @@ export const AdminBootstrap = Schema.Struct({
   version: Schema.String,
   baseUrl: Schema.String,
   csrfToken: Schema.NullOr(Schema.String),
+  /** Which CSRF rule the API applies (docs/http.md "CSRF"): the session's token, or the panel's XSRF-TOKEN cookie. */
+  csrf: Schema.Literal("host", "panel"),
   user: Schema.Struct({ id: Schema.Union(Schema.Number, Schema.String), username: Schema.String, email: Schema.String, admin: Schema.Boolean }),
-  panel: Schema.Struct({ name: Schema.String, version: Schema.NullOr(Schema.String) }),
+  /** `kind`: under a real panel the screens wear its name, palette and a link back to its admin area. */
+  panel: Schema.Struct({ kind: Schema.Literal("embedded", "pterodactyl", "pelican"), name: Schema.String, version: Schema.NullOr(Schema.String) }),
   /** `uploads`: the web-install policy, `admin_uploads` (docs/operations.md "Web installs"). */
   admin: Schema.Struct({ desiredState: Schema.String, registry: Schema.Boolean, uploads: UploadSetting })
 })

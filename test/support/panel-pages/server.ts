@@ -1,6 +1,7 @@
 import { Agent, request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
+import { pterodactylAdminPage } from "./pterodactyl-admin.js"
 
 // The panel's web server for the bridge's real-panel tests (docs/panels.md "Slot maps"): pages shaped like
 // Pterodactyl's or Pelican's, each with the one include `panel:install` adds (`/host/boot.js`, deferred,
@@ -82,11 +83,6 @@ ${signedIn ? `<script>window.PterodactylUser = {"uuid":"standin","username":"sta
 </head><body><div id="modal-portal"></div><div id="app"></div>
 <script src="/standin/pterodactyl.js" defer></script>
 </body></html>`
-
-const adminPage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Pterodactyl - Admin</title>
-<script src="/host/boot.js" defer></script>
-</head><body class="hold-transition skin-blue fixed sidebar-mini"><div class="wrapper"><section class="content-header"><h1>Administrative Overview</h1></section></div></body></html>`
 
 // Filament 3's markup as Pelican renders it, with the Host plugin's containers at its render hooks.
 const pelicanLayout = (path: string) => {
@@ -217,7 +213,7 @@ export const startStandin = async (
       }
       if (kind === "pterodactyl" && (path === "/admin" || path.startsWith("/admin/"))) {
         response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-        response.end(adminPage)
+        response.end(pterodactylAdminPage(path))
         return
       }
       response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
