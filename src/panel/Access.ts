@@ -65,7 +65,7 @@ export interface PanelAccess {
   readonly subusers: (auth: RequestAuth, serverId: string) => Effect.Effect<ReadonlyArray<PanelSubuser> | undefined, PanelUnavailable>
   /** Which CSRF check guards unsafe requests made with the session cookie (docs/http.md "CSRF"). */
   readonly csrf: "host" | "panel"
-  /** The panel's public origin for the Origin check (`panel` CSRF only); undefined: the request's own Host. */
+  /** `base_url`'s origin for the Origin check (`panel` CSRF only); undefined: a trusted proxy's forwarded host, else the request's Host (http/Auth.ts `expectedOrigin`). */
   readonly origin: string | undefined
   /** The answer when it is known without asking the panel (embedded: always; real: a warm cache). */
   readonly peek: (credentials: RequestCredentials, sessions: Sessions) => RequestAuth | undefined

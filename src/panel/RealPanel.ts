@@ -78,7 +78,7 @@ export interface RealPanelOptions {
   readonly cacheSeconds: number
   readonly applicationKey: string
   readonly php: string
-  /** The panel's public origin for the CSRF Origin check (docs/http.md "CSRF"); undefined: the request's Host. */
+  /** `base_url`'s origin for the CSRF Origin check (docs/panels.md "CSRF"); undefined: derived per request (http/Auth.ts `expectedOrigin`). */
   readonly origin: string | undefined
 }
 
