@@ -2,6 +2,7 @@ import { Either, Schema } from "effect"
 import semver from "semver"
 import { HealthCheckDeclaration } from "./Health.js"
 import { joinPath, problem, problemsFromParseError, type Problem } from "./Problems.js"
+import { pelicanKeyClashes, pelicanPermissionKey } from "./PelicanPermissions.js"
 import { resolveTaskCron, ScheduleTaskDeclaration, type ScheduledTask } from "./Schedules.js"
 import { normalizeSettings, SettingsSection, type SettingField } from "./Settings.js"
 import { isKnownSlot } from "./Slots.js"
@@ -248,6 +249,12 @@ export const decodeManifest = (raw: unknown, frameworkVersion?: string): Manifes
       warnings.push(problem(joinPath("backend.permissions", index), `duplicate permission "${permission}"`))
     }
   })
+  for (const [first, second] of pelicanKeyClashes(permissions)) {
+    errors.push(problem(
+      joinPath("backend.permissions", permissions.indexOf(second)),
+      `permissions "${first}" and "${second}" are one permission on Pelican (${pelicanPermissionKey(second)}): rename one`
+    ))
+  }
   checkDeprecations(document, warnings)
   checkRequires(document, frameworkVersion, warnings)
   const [vendor, name] = document.id.split("/") as [string, string]

@@ -49,15 +49,16 @@ export const pelicanHooks: ReadonlyArray<PelicanHook> = [
   hook("server.subnav.before", "server", "panels::sidebar.nav.start"),
   hook("server.subnav.after", "server", "panels::sidebar.footer"),
   hook("server.header", "server", "panels::page.start"),
-  hook("server.footer", "server", "panels::page.end"),
   hook("server.terminal.buttons", "server", "panels::page.header.actions.after", "Console"),
   hook("server.console.header", "server", "panels::page.header.actions.before", "Console"),
   hook("server.console.info.before", "server", "panels::page.header-widgets.before", "Console"),
   hook("server.console.info.after", "server", "panels::page.header-widgets.after", "Console"),
   hook("server.console.footer", "server", "panels::page.footer-widgets.after", "Console"),
   hook("server.files.actions", "server", "panels::page.header.actions.before", "ListFiles"),
-  hook("server.files.header", "server", "panels::resource.pages.list-records.table.before", "ListFiles"),
-  hook("server.files.footer", "server", "panels::resource.pages.list-records.table.after", "ListFiles"),
+  // Pelican's file list renders its own view (an upload area around `$this->table`), which never emits the
+  // list-records table hooks of the default list page; the page's own hooks around its content hold these two.
+  hook("server.files.header", "server", "panels::page.header-widgets.after", "ListFiles"),
+  hook("server.files.footer", "server", "panels::page.footer-widgets.before", "ListFiles"),
   hook("server.files.edit.before", "server", "panels::page.start", "EditFiles"),
   hook("server.files.edit.after", "server", "panels::page.end", "EditFiles"),
   ...serverPages.flatMap(([name, scopes, base]) => [
@@ -66,6 +67,9 @@ export const pelicanHooks: ReadonlyArray<PelicanHook> = [
   ]),
   hook("server.schedules.edit.before", "server", "panels::page.start", "EditSchedule", "ViewSchedule"),
   hook("server.schedules.edit.after", "server", "panels::page.end", "EditSchedule", "ViewSchedule"),
+  // Filament renders a hook's registrations in the order they were made: the footer after every page's own
+  // `.after` container at the page's end, as the header comes before every `.before` at its start.
+  hook("server.footer", "server", "panels::page.end"),
   hook("dashboard.header", "app", "panels::page.start", "ListServers"),
   hook("dashboard.widgets", "app", "panels::resource.pages.list-records.table.before", "ListServers"),
   hook("dashboard.serverlist.before", "app", "panels::resource.pages.list-records.table.before", "ListServers"),

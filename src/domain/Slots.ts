@@ -89,3 +89,78 @@ const SLOT_REFERENCE = /\bslot\s*:\s*(["'`])([^"'`]+)\1/g
 /** Slot ids a prebuilt bundle registers into (`{ slot: "…" }` in its createExtension call), by static scan. */
 export const bundleSlotReferences = (bundle: string): ReadonlyArray<string> =>
   [...bundle.matchAll(SLOT_REFERENCE)].map((match) => match[2]!)
+
+/** An extension page a prebuilt bundle registers (`routes: [{ area, path, name, … }]`), as far as its text shows. */
+export interface BundleRoute {
+  readonly area: "server" | "dashboard" | "account"
+  readonly path: string
+  readonly name: string | null
+  readonly permission: string | null
+  readonly hidden: boolean
+}
+
+const ROUTE_AREA = /\barea\s*:\s*(["'`])(server|dashboard|account)\1/g
+const STRING_FIELD = (field: string) => new RegExp(`(?:^|[,{\\s])${field}\\s*:\\s*(["'\`])((?:\\\\.|(?!\\1).)*)\\1`)
+
+/** The index just past the string literal that opens at `start`. */
+const skipString = (text: string, start: number): number => {
+  const quote = text[start]
+  let index = start + 1
+  while (index < text.length && text[index] !== quote) index += text[index] === "\\" ? 2 : 1
+  return index + 1
+}
+
+/** The object literal around `index` with everything nested inside it blanked out, or undefined. */
+const enclosingObject = (text: string, index: number): string | undefined => {
+  let open = index
+  for (let depth = 0; open >= 0; open--) {
+    if (text[open] === "}") depth++
+    else if (text[open] === "{") {
+      if (depth === 0) break
+      depth--
+    }
+  }
+  if (open < 0) return undefined
+  let own = ""
+  let depth = 0
+  for (let at = open; at < text.length;) {
+    const char = text[at]!
+    if (char === '"' || char === "'" || char === "`") {
+      const end = skipString(text, at)
+      if (depth === 1) own += text.slice(at, end)
+      at = end
+      continue
+    }
+    if (char === "{") depth++
+    if (char === "}" && --depth === 0) return `${own}}`
+    if (depth === 1 || (depth === 0 && char !== "}")) own += char
+    at++
+  }
+  return undefined
+}
+
+/**
+ * The pages a prebuilt bundle registers, by static scan of the object literals holding an `area`: what the admin
+ * screens list as an extension's pages and what the Pelican plugin links in the panel's navigation
+ * (docs/panels.md "Extension pages under a real panel"). Fields the text does not spell out come back null.
+ */
+export const bundleRoutes = (bundle: string): ReadonlyArray<BundleRoute> => {
+  const found = new Map<string, BundleRoute>()
+  for (const match of bundle.matchAll(ROUTE_AREA)) {
+    const own = enclosingObject(bundle, match.index)
+    if (own === undefined) continue
+    const field = (name: string) => STRING_FIELD(name).exec(own)?.[2] ?? null
+    const path = field("path")
+    if (path === null) continue
+    const area = match[2] as BundleRoute["area"]
+    if (found.has(`${area} ${path}`)) continue
+    found.set(`${area} ${path}`, {
+      area,
+      path,
+      name: field("name"),
+      permission: field("permission"),
+      hidden: /(?:^|[,{\s])hidden\s*:\s*(?:!0|true)\b/.test(own)
+    })
+  }
+  return [...found.values()]
+}

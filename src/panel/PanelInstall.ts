@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Option } from "effect"
-import { spawnSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { unifiedDiff } from "../domain/TextDiff.js"
 import {
   expectedBlock,
@@ -13,6 +13,9 @@ import {
   withoutBlock
 } from "./PanelFiles.js"
 import {
+  isPluginDataFile,
+  navigationJson,
+  type PelicanExtensionFacts,
   permissionsJson,
   pluginCodeFiles,
   pluginId,
@@ -50,7 +53,29 @@ export interface ArtisanCommand {
   /** The command line, run in the panel's folder. */
   readonly command: string
   readonly args: ReadonlyArray<string>
+  /** How long Host waits for it before stopping it. */
+  readonly timeoutSeconds: number
 }
+
+/**
+ * How long `php artisan p:plugin:install` may take: Pelican's installPlugin first brings the panel's composer
+ * packages in line (`composer remove` and `composer require`, 600 s each at most), then runs `yarn install`
+ * (300 s) and `yarn build` (600 s), and only then enables the plugin; a minute on top for the rest. Waiting less
+ * could stop it before it enables the plugin and leave it "not installed".
+ */
+export const pluginInstallTimeoutSeconds = 600 + 600 + 300 + 600 + 60
+
+const artisan = (args: ReadonlyArray<string>, timeoutSeconds = 300): ArtisanCommand => ({
+  command: `php ${["artisan", ...args].join(" ")}`,
+  args: ["artisan", ...args],
+  timeoutSeconds
+})
+
+/**
+ * Clears Filament's cache of each panel's pages, resources and widgets: with it in place a panel registers
+ * none of the pages a plugin adds (Pelican clears it on plugin install, not when a plugin's files change).
+ */
+export const filamentCacheClear = artisan(["filament:optimize-clear"])
 
 export interface PanelPlan {
   readonly panel: DetectedPanel
@@ -125,7 +150,7 @@ export type PanelInstallError = PanelRootUnset | NotAPanel | PanelMarkersTampere
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** `.env`'s value for `key` (quotes removed), the way Laravel's dotenv reads a simple line. */
-const dotenvValue = (text: string, key: string): string | undefined => {
+export const dotenvValue = (text: string, key: string): string | undefined => {
   const line = text.split(/\r?\n/).find((l) => new RegExp(`^\\s*(export\\s+)?${key}\\s*=`).test(l))
   if (line === undefined) return undefined
   const raw = line.slice(line.indexOf("=") + 1).trim()
@@ -215,7 +240,8 @@ const checkPluginOwner = ({ path, readIfExists }: PanelFolder, folder: string) =
 
 interface PanelChangeOptions {
   readonly hostVersion: string
-  readonly permissions: ReadonlyArray<string>
+  /** The installed extensions' permissions and pages, for the Pelican plugin's data files. */
+  readonly extensions: ReadonlyArray<PelicanExtensionFacts>
   /** The self-heal: a lost plugin folder comes back enabled (it runs no artisan command). */
   readonly healing?: boolean
 }
@@ -242,7 +268,8 @@ const pluginChanges = Effect.fn("PanelInstall.pluginChanges")(function*(io: Pane
   const files: ReadonlyArray<readonly [string, string, ((a: string, b: string) => boolean)?]> = [
     ["plugin.json", pluginJson(options.hostVersion, { enabled: options.healing === true }), samePluginJson],
     ...pluginCodeFiles().map(([parts, text]) => [io.path.join(...parts), text] as const),
-    ["permissions.json", permissionsJson(options.permissions)]
+    ["permissions.json", permissionsJson(options.extensions)],
+    ["navigation.json", navigationJson(options.extensions)]
   ]
   return yield* Effect.forEach(files, ([relative, text, same]) => {
     const file = io.path.join(folder, relative)
@@ -255,19 +282,23 @@ const panelChanges = Effect.fn("PanelInstall.panelChanges")(function*(io: PanelF
   return panel.kind === "pterodactyl" ? [yield* blockChange(io, panel)] : yield* pluginChanges(io, panel, options)
 })
 
-const artisanCommands = (panel: DetectedPanel, operation: "install" | "uninstall"): ReadonlyArray<ArtisanCommand> => {
-  const args = panel.kind === "pterodactyl"
-    ? ["artisan", "view:clear"]
-    : operation === "install"
-    ? ["artisan", "p:plugin:install", pluginId, "--no-interaction"]
-    : ["artisan", "optimize:clear"]
-  return [{ command: `php ${args.join(" ")}`, args }]
+/**
+ * What runs after the panel's files change. Pelican: `p:plugin:install` while the plugin is not installed (its
+ * plugin.json is new or rewritten without Pelican's `meta`); once it is, the command refuses ("already installed")
+ * and changed code only needs Filament's cache cleared.
+ */
+const artisanCommands = (panel: DetectedPanel, operation: "install" | "uninstall", changes: ReadonlyArray<FileChange> = []): ReadonlyArray<ArtisanCommand> => {
+  if (panel.kind === "pterodactyl") return [artisan(["view:clear"])]
+  if (operation === "uninstall") return [artisan(["optimize:clear"])]
+  const pluginJsonChanged = changes.some((c) => c.path.endsWith("/plugin.json") && c.action !== "unchanged")
+  if (pluginJsonChanged) return [artisan(["p:plugin:install", pluginId, "--no-interaction"], pluginInstallTimeoutSeconds)]
+  return changes.some((c) => c.action !== "unchanged" && !isPluginDataFile(c.path)) ? [filamentCacheClear] : []
 }
 
 /** Everything `host panel:install` would write: the panel's block or plugin, and the snippet in Host's root. */
 const planInstall = Effect.fn("PanelInstall.planInstall")(function*(io: PanelFolder, panel: DetectedPanel, options: {
   readonly hostVersion: string
-  readonly permissions: ReadonlyArray<string>
+  readonly extensions: ReadonlyArray<PelicanExtensionFacts>
   readonly snippet: { readonly kind: WebServer; readonly path: string; readonly upstream: string }
 }) {
   const changes = yield* panelChanges(io, panel, options)
@@ -277,7 +308,7 @@ const planInstall = Effect.fn("PanelInstall.planInstall")(function*(io: PanelFol
     panel,
     changes: [...changes, snippet],
     removeFolder: undefined,
-    commands: touchesPanel ? artisanCommands(panel, "install") : []
+    commands: touchesPanel ? artisanCommands(panel, "install", changes) : []
   } satisfies PanelPlan
 })
 
@@ -379,14 +410,14 @@ const inspectBlock = Effect.fn("PanelInstall.inspectBlock")(function*(io: PanelF
 const inspectPlugin = Effect.fn("PanelInstall.inspectPlugin")(function*(io: PanelFolder, panel: DetectedPanel, hostVersion: string) {
   const folder = pluginFolder(io, panel)
   if (!(yield* io.isDirectory(folder))) return { kind: "plugin", path: folder, state: "absent", detail: "no plugin folder" } satisfies IncludeState
-  const outcome = yield* Effect.either(panelChanges(io, panel, { hostVersion, permissions: [] }))
+  const outcome = yield* Effect.either(panelChanges(io, panel, { hostVersion, extensions: [] }))
   if (outcome._tag === "Left") {
     if (outcome.left._tag === "PanelFileFailed") return yield* outcome.left
     return { kind: "plugin", path: folder, state: "tampered", detail: outcome.left.message } satisfies IncludeState
   }
   const changes = outcome.right
-  // permissions.json follows the installed extensions; only its presence is part of "intact".
-  const differing = changes.filter((c) => c.action !== "unchanged" && !(c.path.endsWith("permissions.json") && c.action === "update"))
+  // The data files follow the installed extensions; only their presence is part of "intact".
+  const differing = changes.filter((c) => c.action !== "unchanged" && !(isPluginDataFile(c.path) && c.action === "update"))
   return differing.length === 0
     ? { kind: "plugin", path: folder, state: "intact", detail: "plugin files as Host writes them" } satisfies IncludeState
     : {
@@ -424,14 +455,25 @@ const runCommands = Effect.fn("PanelInstall.runCommands")(function*(io: PanelFol
   const artisan = yield* io.fs.exists(io.path.join(plan.panel.root, "artisan")).pipe(Effect.orElseSucceed(() => false))
   return yield* Effect.forEach(plan.commands, (command): Effect.Effect<CommandRun> => {
     if (Option.isNone(php) || !artisan) return Effect.succeed({ command: command.command, ran: false, exitCode: null, output: "" } satisfies CommandRun)
-    return Effect.sync(() => {
-      const result = spawnSync(php.value, command.args, { cwd: plan.panel.root, encoding: "utf8", timeout: 300_000, env: { ...process.env, ...env } })
-      return {
-        command: command.command,
-        ran: true,
-        exitCode: result.status,
-        output: `${result.stdout ?? ""}${result.stderr ?? ""}${result.error === undefined ? "" : errorText(result.error)}`.trim()
-      } satisfies CommandRun
+    // Asynchronous: the self-heal runs these inside `host serve`, which must keep answering meanwhile.
+    return Effect.async<CommandRun>((resume) => {
+      const child = execFile(php.value, [...command.args], {
+        cwd: plan.panel.root,
+        encoding: "utf8",
+        timeout: command.timeoutSeconds * 1000,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, ...env }
+      }, (error, stdout, stderr) => {
+        const timedOut = error !== null && error.killed === true && error.signal !== null
+        const status = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        const failure = error === null || typeof error.code === "number"
+          ? ""
+          : timedOut
+          ? `stopped after ${command.timeoutSeconds} s`
+          : errorText(error)
+        resume(Effect.succeed({ command: command.command, ran: true, exitCode: status, output: `${stdout}${stderr}${failure}`.trim() }))
+      })
+      return Effect.sync(() => child.kill())
     })
   })
 })

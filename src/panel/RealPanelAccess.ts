@@ -5,7 +5,7 @@ import { grantsOn } from "./Grants.js"
 import type { PanelServer, PanelUser, ServerAccess } from "./Panel.js"
 import { allPages, type Answer, credentialOf, Key, morePages, type PanelClient, type PanelCounters } from "./PanelClient.js"
 import type { Flavor } from "./PanelFlavor.js"
-import { pelicanPermissionName } from "./PelicanNames.js"
+import { pelicanPermissionName } from "../domain/PelicanPermissions.js"
 
 // How a real panel answers Host's access questions (docs/panels.md "Drivers"): identity, one server's scope
 // and the list of servers are each asked of the panel with the caller's credential and cached per

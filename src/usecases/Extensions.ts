@@ -5,7 +5,7 @@ import { dependentsOf, type InstalledExtension, installedStates, manifestOf, mig
 import { routeGroups } from "../domain/Manifest.js"
 import { dependencyProblems } from "../domain/Rules.js"
 import { nextRuns } from "../domain/Schedules.js"
-import { bundleSlotReferences } from "../domain/Slots.js"
+import { bundleRoutes, bundleSlotReferences } from "../domain/Slots.js"
 import { removalImpact } from "../lifecycle/Impact.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import { criticalFailures, extensionCommands, extensionHealth, runHealthChecks } from "../runtime/Backend.js"
@@ -83,18 +83,9 @@ export const extensionsOverview = Effect.gen(function*() {
   })
 })
 
-/** The bundle's page registrations (`routes: [{area, path, …}]`), as far as the built text shows them. */
-const bundlePages = (bundle: string | undefined): ReadonlyArray<{ readonly area: string; readonly path: string }> => {
-  if (bundle === undefined) return []
-  const found = new Map<string, { area: string; path: string }>()
-  const pattern = /area\s*:\s*["'`](server|dashboard|account)["'`]\s*,\s*path\s*:\s*["'`]([^"'`]+)["'`]|path\s*:\s*["'`]([^"'`]+)["'`]\s*,\s*area\s*:\s*["'`](server|dashboard|account)["'`]/g
-  for (const match of bundle.matchAll(pattern)) {
-    const area = match[1] ?? match[4]!
-    const path = match[2] ?? match[3]!
-    found.set(`${area} ${path}`, { area, path })
-  }
-  return [...found.values()]
-}
+/** The bundle's page registrations, as far as the built text shows them (domain/Slots.ts `bundleRoutes`). */
+const bundlePages = (bundle: string | undefined): ReadonlyArray<{ readonly area: string; readonly path: string }> =>
+  bundle === undefined ? [] : bundleRoutes(bundle).map(({ area, path }) => ({ area, path }))
 
 /** The migration files in the extension's tree joined with the ones recorded as run. */
 const migrationRows = (id: string, folder: string) =>

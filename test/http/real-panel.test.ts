@@ -148,7 +148,7 @@ describe("host serve under Pterodactyl", () => {
         server: { uuid: alicesServer.uuid, identifier: "aaaaaaaa" },
         grants_kept_by: "host",
         permissions: [{ extension: "acme/probe", permission: "probe.view" }, { extension: "acme/probe", permission: "probe.manage" }],
-        subusers: [{ username: "bob", uuid: "u-bob", panel_permissions: ["control.*", "host.acme-probe.probe.view"], grants: ["probe.manage"] }]
+        subusers: [{ username: "bob", uuid: "u-bob", panel_permissions: ["control.*", "host_acme_probe.probe-view"], grants: ["probe.manage"] }]
       }
     })
     expect((await request(url, { headers: { authorization: "Bearer ptlc_admin" } })).status).toBe(200)

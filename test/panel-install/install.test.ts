@@ -130,7 +130,7 @@ describe("Pterodactyl", () => {
     const status = json((await runHost(["--root", host, "panel:status", "--panel-root", panel, "--json"])).stdout)
     expect(status.include).toMatchObject({ state: "modified", detail: "the block's content differs from what Host writes" })
     const run = json((await runHost(["--root", host, "panel:install", "--panel-root", panel, "--json"])).stdout)
-    expect(run.changes[0]).toEqual({ path: file, action: "update" })
+    expect(run.changes[0]).toEqual({ path: file, action: "update", writable: true })
     expect(readFileSync(file, "utf8")).toBe(installed)
   })
 
@@ -212,13 +212,17 @@ describe("Pelican", () => {
       "src/Pages/AccountExtensionPage.php",
       "src/Pages/ServerExtensionPage.php",
       "resources/views/extension-page.blade.php",
-      "permissions.json"
+      // The subuser form's labels for Host's permission groups, read from permissions.json.
+      "lang/en/permissions.php",
+      "permissions.json",
+      // One navigation item per extension page (docs/panels.md "Installing into Pelican").
+      "navigation.json"
     ]
-    expect(doc.changes.slice(0, pluginFiles.length)).toEqual(pluginFiles.map((file) => ({ path: join(folder, file), action: "create" })))
+    expect(doc.changes.slice(0, pluginFiles.length)).toEqual(pluginFiles.map((file) => ({ path: join(folder, file), action: "create", writable: true })))
     expect(doc.changes).toHaveLength(pluginFiles.length + 1)
     expect(doc.commands).toEqual([{ command: "php artisan p:plugin:install host --no-interaction", ran: false, exitCode: null, output: "" }])
     const plugin = JSON.parse(readFileSync(join(folder, "plugin.json"), "utf8"))
-    expect(plugin).toMatchObject({ id: "host", namespace: "Host\\PelicanPlugin", class: "HostPlugin", category: "plugin", panels: ["app", "server"] })
+    expect(plugin).toMatchObject({ id: "host", namespace: "Host\\PelicanPlugin", class: "HostPlugin", category: "plugin", panels: ["admin", "app", "server"] })
     // No meta: Pelican sees the plugin as "not installed", which `p:plugin:install host` requires.
     expect(plugin.meta).toBeUndefined()
     // Pelican records the plugin's status in plugin.json itself: that is not a change to undo.
@@ -368,7 +372,7 @@ describe("self-heal in host serve", () => {
       const added = await runHost(["--root", host, "add", extension, "--disabled"], { env })
       expect(added.code, added.stderr).toBe(0)
       const permissions = join(panel, "plugins/host/permissions.json")
-      await eventually(() => JSON.parse(readFileSync(permissions, "utf8")).permissions, (list) => list.includes("host.acme-full.full.view"), { what: "permissions.json refreshed" })
+      await eventually(() => JSON.parse(readFileSync(permissions, "utf8")).permissions, (list) => list.includes("host_acme_full.full-view"), { what: "permissions.json refreshed" })
       // The check that wrote it has recorded itself once a later check has.
       const seen = JSON.parse(readFileSync(statusFile, "utf8")).selfHeal.checks
       const refreshed = await eventually(() => JSON.parse(readFileSync(statusFile, "utf8")), (s) => s.selfHeal.checks > seen, { what: "a later check" })

@@ -110,7 +110,7 @@ describe("identity from a Pterodactyl panel", () => {
     const { access, authenticate } = await setup()
     const bob = await authenticate({ cookie: "pterodactyl_session=sess-bob" })
     const byShort = await Effect.runPromise(access.serverAccess(bob, "aaaaaaaa"))
-    expect(byShort).toMatchObject({ role: "subuser", permissions: ["control.*", "host.acme-probe.probe.view"], server: { uuid: machines[0]!.uuid } })
+    expect(byShort).toMatchObject({ role: "subuser", permissions: ["control.*", "host_acme_probe.probe-view"], server: { uuid: machines[0]!.uuid } })
     expect(await Effect.runPromise(access.serverAccess(bob, machines[0]!.uuid))).toMatchObject({ role: "subuser" })
     expect(await Effect.runPromise(access.serverAccess(bob, "bbbbbbbb"))).toBeUndefined()
     const alice = await authenticate({ cookie: "pterodactyl_session=sess-alice" })

@@ -242,7 +242,7 @@ export const startPanelStandIn = async (options: {
 
 /**
  * The users and servers most tests use: admin (root admin), alice (owns aaaaaaaa), bob (subuser of
- * aaaaaaaa with control.* and Pelican's host.acme-probe.probe.view), erin (stopped by the 2FA policy),
+ * aaaaaaaa with control.* and Pelican's host_acme_probe.probe-view), erin (stopped by the 2FA policy),
  * dave (no servers).
  */
 export const people: ReadonlyArray<StandInUser> = [
@@ -253,6 +253,6 @@ export const people: ReadonlyArray<StandInUser> = [
   { id: 5, uuid: "u-dave", username: "dave", email: "dave@panel.test", admin: false, sessions: ["sess-dave", "sess-dave-2"], keys: ["ptlc_dave"] }
 ]
 export const machines: ReadonlyArray<StandInServer> = [
-  { uuid: "aaaaaaaa-1111-4000-8000-000000000001", identifier: "aaaaaaaa", name: "Alice's server", owner: 2, subusers: [{ user: 3, permissions: ["control.*", "host.acme-probe.probe.view"] }] },
+  { uuid: "aaaaaaaa-1111-4000-8000-000000000001", identifier: "aaaaaaaa", name: "Alice's server", owner: 2, subusers: [{ user: 3, permissions: ["control.*", "host_acme_probe.probe-view"] }] },
   { uuid: "bbbbbbbb-2222-4000-8000-000000000002", identifier: "bbbbbbbb", name: "Admin's server", owner: 1, subusers: [] }
 ]

@@ -3,9 +3,23 @@
 // the permissions file are described in docs/panels.md ("Installing into Pelican").
 
 import { type PelicanHook, pelicanHooks, type PelicanPage, pelicanPages } from "../../domain/PelicanHooks.js"
+import { pelicanPermissionGroup, pelicanPermissionKey, pelicanPermissionName } from "../../domain/PelicanPermissions.js"
+import type { BundleRoute } from "../../domain/Slots.js"
 
 /** The plugin's id: its folder under `plugins/` and `plugin.json`'s `id`. */
 export const pluginId = "host"
+
+/** Host's admin screens, which the admin panel's "Extensions" item links (Host serves them under the panel's origin). */
+export const adminUrl = "/admin/host/extensions"
+
+/**
+ * The files Host writes beside the plugin's code from the installed extensions: they follow the extensions
+ * (the self-heal refreshes them), so a change to them alone is a refresh, not a repair.
+ */
+export const pluginDataFiles = ["permissions.json", "navigation.json"] as const
+
+/** Whether a path inside the plugin folder is one of its data files. */
+export const isPluginDataFile = (path: string): boolean => pluginDataFiles.some((name) => path.endsWith(`/${name}`) || path === name)
 
 /** The one tag every panel page gets (both panels' includes load the same script). */
 export const bootScriptTag = '<script src="/host/boot.js" defer></script>'
@@ -30,7 +44,7 @@ export const pluginJson = (hostVersion: string, options: { readonly enabled?: bo
         update_url: null,
         namespace: "Host\\PelicanPlugin",
         class: "HostPlugin",
-        panels: ["app", "server"],
+        panels: ["admin", "app", "server"],
         panel_version: null,
         composer_packages: null,
         ...(options.enabled === true ? { meta: { status: "enabled", status_message: null, load_order: 0 } } : {})
@@ -79,6 +93,8 @@ ${generatedHeader}
 namespace Host\\PelicanPlugin;
 
 use Filament\\Contracts\\Plugin;
+use Filament\\Facades\\Filament;
+use Filament\\Navigation\\NavigationItem;
 use Filament\\Panel;
 
 class HostPlugin implements Plugin
@@ -102,6 +118,9 @@ ${slotTable("server")}
         'server' => [${pageClasses("server")}],
     ];
 
+    /** Where Host's admin screens are (Host serves them beside the panel, under the same origin). */
+    public const ADMIN_URL = ${phpString(adminUrl)};
+
     public function getId(): string
     {
         return ${phpString(pluginId)};
@@ -118,6 +137,7 @@ ${slotTable("server")}
         if ($pages !== []) {
             $panel->pages($pages);
         }
+        $panel->navigationItems($panelId === 'admin' ? [self::adminItem()] : self::navigationItems($panelId));
     }
 
     /** Whether one of the page's scopes is one of the pages (compared by class basename), or the pages are none. */
@@ -145,6 +165,68 @@ ${slotTable("server")}
         return '<div data-host-slot="' . htmlspecialchars($slot, ENT_QUOTES) . '" data-host-panel="' . htmlspecialchars($panel, ENT_QUOTES) . '"></div>';
     }
 
+    /** One of the data files Host writes beside this code (${pluginDataFiles.join(", ")}), decoded; [] when absent or unreadable. */
+    public static function data(string $file): array
+    {
+        $path = dirname(__DIR__) . '/' . $file;
+        $data = is_file($path) ? json_decode((string) file_get_contents($path), true) : null;
+        return is_array($data) ? $data : [];
+    }
+
+    /** "Extensions" in the admin panel's navigation: Host's admin screens. */
+    public static function adminItem(): NavigationItem
+    {
+        return NavigationItem::make('Extensions')
+            ->icon('tabler-puzzle')
+            ->url(self::ADMIN_URL)
+            ->isActiveWhen(fn (): bool => request()->is('admin/host', 'admin/host/*'))
+            ->sort(100);
+    }
+
+    /**
+     * One navigation item per extension page of the panel (navigation.json, written by Host from the enabled
+     * extensions' bundles), linking the page's outlet with its path. A page behind an extension permission is
+     * listed only to users who hold it on the current server (Pelican's own check of a custom permission).
+     */
+    public static function navigationItems(string $panelId): array
+    {
+        $entries = array_values(array_filter(self::data('navigation.json')['items'] ?? [], fn ($entry): bool => is_array($entry) && ($entry['panel'] ?? null) === $panelId));
+        $items = [];
+        foreach ($entries as $index => $entry) {
+            $class = __NAMESPACE__ . '\\\\Pages\\\\' . (string) ($entry['page'] ?? '');
+            if (!in_array($class, self::PAGES[$panelId] ?? [], true)) {
+                continue;
+            }
+            $path = (string) ($entry['path'] ?? '');
+            $permission = $entry['permission'] ?? null;
+            $items[] = NavigationItem::make((string) ($entry['label'] ?? $path))
+                ->icon('tabler-puzzle')
+                ->url(fn (): string => $class::getUrl(['path' => $path]))
+                ->isActiveWhen(fn (): bool => self::activePath($class, $entries) === $path)
+                ->visible(fn (): bool => !is_string($permission) || (bool) Filament::auth()->user()?->can($permission, Filament::getTenant()))
+                ->sort(100 + $index);
+        }
+        return $items;
+    }
+
+    /** The path of the entry the current request shows: the longest one the request's path is, or is below. */
+    public static function activePath(string $class, array $entries): ?string
+    {
+        $route = request()->route();
+        if ($route === null || $route->getName() !== $class::getRouteName()) {
+            return null;
+        }
+        $current = trim((string) $route->parameter('path'), '/');
+        $best = null;
+        foreach ($entries as $entry) {
+            $path = (string) ($entry['path'] ?? '');
+            if (($entry['page'] ?? null) === substr($class, strrpos($class, '\\\\') + 1) && ($current === $path || str_starts_with($current, $path . '/')) && strlen($path) > strlen((string) $best)) {
+                $best = $path;
+            }
+        }
+        return $best;
+    }
+
     public static function make(): static
     {
         return new static();
@@ -165,16 +247,21 @@ namespace Host\\PelicanPlugin\\Providers;
 use App\\Models\\Subuser;
 use Filament\\Support\\Facades\\FilamentView;
 use Filament\\View\\PanelsRenderHook;
+use Host\\PelicanPlugin\\HostPlugin;
 use Illuminate\\Support\\ServiceProvider;
 
 class HostPluginProvider extends ServiceProvider
 {
+    /** Where the group titles and descriptions are (lang/<locale>/permissions.php, loaded as \`host::\`). */
+    public const TRANSLATION_PREFIX = 'host::permissions';
+
     public function register(): void
     {
-        // Host's extension permissions as "host.<vendor>-<name>.<permission>": Pelican names a custom
-        // permission "<group>.<key>", so the group is everything before the last dot (docs/panels.md "Drivers").
-        foreach (self::permissionGroups() as $group => $actions) {
-            Subuser::registerCustomPermissions($group, $actions, 'tabler-puzzle');
+        // One group per extension, "host_<vendor>_<name>", its keys "<area>-<action>": Pelican's permission is
+        // "<group>.<key>" with exactly one dot (docs/panels.md "Extension permissions").
+        $arguments = self::registrationArguments();
+        foreach (self::permissionGroups() as $group => $keys) {
+            Subuser::registerCustomPermissions($group, $keys, ...$arguments);
         }
     }
 
@@ -183,20 +270,36 @@ class HostPluginProvider extends ServiceProvider
         FilamentView::registerRenderHook(PanelsRenderHook::HEAD_END, fn (): string => ${phpString(bootScriptTag)});
     }
 
-    /** @return array<string, string[]> */
+    /**
+     * The named arguments this panel's \`registerCustomPermissions\` takes besides the group and its keys: the
+     * icon (the third argument up to Pelican v1.0.0-beta33, the fourth since beta34, where the third is a
+     * translation prefix) and, where the method has one, the translation prefix of the group's labels.
+     */
+    public static function registrationArguments(): array
+    {
+        $names = array_map(fn (\\ReflectionParameter $parameter): string => $parameter->getName(), (new \\ReflectionMethod(Subuser::class, 'registerCustomPermissions'))->getParameters());
+        $arguments = ['icon' => 'tabler-puzzle'];
+        if (in_array('translationPrefix', $names, true)) {
+            $arguments['translationPrefix'] = self::TRANSLATION_PREFIX;
+        }
+        return $arguments;
+    }
+
+    /** @return array<string, string[]> group => keys, from permissions.json */
     public static function permissionGroups(): array
     {
-        $file = dirname(__DIR__, 2) . '/permissions.json';
-        if (!is_file($file)) {
-            return [];
-        }
-        $data = json_decode((string) file_get_contents($file), true);
         $groups = [];
-        foreach ((is_array($data) && is_array($data['permissions'] ?? null)) ? $data['permissions'] : [] as $permission) {
-            if (!is_string($permission) || !preg_match('/^(host\\.[a-z0-9_.-]+)\\.([a-z0-9_-]+)$/', $permission, $match)) {
+        foreach (HostPlugin::data('permissions.json')['groups'] ?? [] as $group) {
+            $name = is_array($group) ? ($group['name'] ?? null) : null;
+            if (!is_string($name) || !preg_match('/^host_[a-z0-9-]+_[a-z0-9-]+$/', $name)) {
                 continue;
             }
-            $groups[$match[1]][] = $match[2];
+            foreach ($group['permissions'] ?? [] as $permission) {
+                $key = is_array($permission) ? ($permission['key'] ?? null) : null;
+                if (is_string($key) && preg_match('/^[a-z][a-z0-9_-]*$/', $key)) {
+                    $groups[$name][] = $key;
+                }
+            }
         }
         return $groups;
     }
@@ -205,9 +308,9 @@ class HostPluginProvider extends ServiceProvider
 
 /**
  * \`src/Pages/ExtensionPage.php\`: what the three outlets share. Only methods are overridden (no property is
- * redeclared: Filament 3 and 4 declare \`$view\` and the navigation flags differently), each with a signature
- * both accept — \`routes\` takes Filament 4's optional page configuration as \`mixed\`, which Filament 3's
- * one-argument \`routes\` also allows.
+ * redeclared: Filament 3, 4 and 5 declare \`$view\`, \`$slug\` and the navigation flags differently), each with a
+ * signature all accept — \`routes\` takes Filament 4's optional page configuration as \`mixed\`, which Filament 3's
+ * one-argument \`routes\` also allows, and \`getSlug\` an optional panel, as Filament 4 declares it.
  */
 export const extensionPageBasePhp = (): string => `<?php
 
@@ -222,7 +325,8 @@ use Illuminate\\Support\\Facades\\Route;
 
 /**
  * An extension-page outlet: a page of its Filament panel at PREFIX/{path} (any depth below it) whose body is the
- * one container Host's bridge renders the extension's page into. Each subclass is one route.
+ * one container Host's bridge renders the extension's page into. Each subclass is one route, named as Filament
+ * names a page's route (its slug, "/" written "."), so \`getUrl(['path' => …])\` links it.
  */
 abstract class ExtensionPage extends Page
 {
@@ -231,16 +335,22 @@ abstract class ExtensionPage extends Page
     public const PANEL = '';
     public const PREFIX = '';
 
+    public static function getSlug(?Panel $panel = null): string
+    {
+        return static::PREFIX;
+    }
+
     /** One route catching every path below the prefix, with the middleware Filament gives its pages. */
     public static function routes(Panel $panel, mixed $configuration = null): void
     {
-        Route::get('/' . static::PREFIX . '/{path}', static::class)
+        Route::get('/' . static::PREFIX . '/{path?}', static::class)
             ->where('path', '.*')
             ->middleware(static::getRouteMiddleware($panel))
             ->withoutMiddleware(static::getWithoutRouteMiddleware($panel))
-            ->name('host.' . str_replace('.', '-', static::SLOT));
+            ->name(static::getRelativeRouteName($panel));
     }
 
+    /** Listed by HostPlugin's navigation items, one per extension page, never as the outlet itself. */
     public static function shouldRegisterNavigation(): bool
     {
         return false;
@@ -291,15 +401,102 @@ export const extensionPageView = (): string => `{{-- ${generatedHeader.slice(3)}
 </x-filament-panels::page>
 `
 
-/** The plugin's code, by path inside its folder: what \`panel:install\` writes besides plugin.json and permissions.json. */
+/**
+ * `lang/en/permissions.php` (Pelican loads a plugin's translations as `<id>::`): the labels Pelican's subuser form
+ * shows for Host's groups — `<group>_title`, `<group>_desc` and `<group>_<key>` (the key's "-" written "_", as
+ * the form asks) — taken from permissions.json, so the code never changes when extensions do.
+ */
+export const permissionsLangPhp = (): string => `<?php
+
+${generatedHeader}
+
+$file = dirname(__DIR__, 2) . '/permissions.json';
+$data = is_file($file) ? json_decode((string) file_get_contents($file), true) : null;
+$lines = [];
+foreach ((is_array($data) && is_array($data['groups'] ?? null)) ? $data['groups'] : [] as $group) {
+    if (!is_array($group) || !is_string($group['name'] ?? null)) {
+        continue;
+    }
+    $lines[$group['name'] . '_title'] = (string) ($group['title'] ?? $group['name']);
+    $lines[$group['name'] . '_desc'] = (string) ($group['description'] ?? '');
+    foreach (is_array($group['permissions'] ?? null) ? $group['permissions'] : [] as $permission) {
+        if (is_array($permission) && is_string($permission['key'] ?? null)) {
+            $lines[$group['name'] . '_' . str_replace('-', '_', $permission['key'])] = (string) ($permission['description'] ?? '');
+        }
+    }
+}
+
+return $lines;
+`
+
+/** The plugin's code, by path inside its folder: what `panel:install` writes besides plugin.json and the data files. */
 export const pluginCodeFiles = (): ReadonlyArray<readonly [ReadonlyArray<string>, string]> => [
   [["src", "HostPlugin.php"], hostPluginPhp()],
   [["src", "Providers", "HostPluginProvider.php"], hostPluginProviderPhp()],
   [["src", "Pages", "ExtensionPage.php"], extensionPageBasePhp()],
   ...pelicanPages.map((page) => [["src", "Pages", `${page.className}.php`], extensionPagePhp(page)] as const),
-  [["resources", "views", "extension-page.blade.php"], extensionPageView()]
+  [["resources", "views", "extension-page.blade.php"], extensionPageView()],
+  [["lang", "en", "permissions.php"], permissionsLangPhp()]
 ]
 
-/** `permissions.json`: the installed extensions' `backend.permissions`, sorted, for the provider above. */
-export const permissionsJson = (permissions: ReadonlyArray<string>): string =>
-  `${JSON.stringify({ generated_by: "host panel:install", permissions: [...new Set(permissions)].sort() }, null, 4)}\n`
+/** What the plugin's data files are made from: each installed extension's permissions and, when enabled, its pages. */
+export interface PelicanExtensionFacts {
+  readonly extensionId: string
+  readonly name: string
+  readonly enabled: boolean
+  readonly permissions: ReadonlyArray<string>
+  /** The pages its bundle registers (domain/Slots.ts `bundleRoutes`). */
+  readonly routes: ReadonlyArray<BundleRoute>
+}
+
+const byId = (extensions: ReadonlyArray<PelicanExtensionFacts>) =>
+  [...extensions].sort((a, b) => a.extensionId.localeCompare(b.extensionId))
+
+const dataJson = (data: object): string => `${JSON.stringify({ generated_by: "host panel:install", ...data }, null, 4)}\n`
+
+/**
+ * `permissions.json`: every installed extension's `backend.permissions` (a disabled one's too, so grants are kept
+ * while it is off) as Pelican permissions, flat and by group with the labels of the subuser form.
+ */
+export const permissionsJson = (extensions: ReadonlyArray<PelicanExtensionFacts>): string => {
+  const withPermissions = byId(extensions).filter((extension) => extension.permissions.length > 0)
+  return dataJson({
+    permissions: [...new Set(withPermissions.flatMap((extension) => extension.permissions.map((permission) => pelicanPermissionName(extension.extensionId, permission))))].sort(),
+    groups: withPermissions.map((extension) => ({
+      name: pelicanPermissionGroup(extension.extensionId),
+      extension: extension.extensionId,
+      title: extension.name,
+      description: `Permissions of the extension ${extension.extensionId}, added by Host.`,
+      permissions: [...new Set(extension.permissions)].sort().map((permission) => ({
+        key: pelicanPermissionKey(permission),
+        permission,
+        description: `${extension.name}: ${permission}`
+      }))
+    }))
+  })
+}
+
+/**
+ * `navigation.json`: one item per page of an enabled extension that the panel's navigation can link — not hidden,
+ * no `:param` in its path — with the outlet that renders it, its path below the outlet and the Pelican permission
+ * a user must hold to see the link.
+ */
+export const navigationJson = (extensions: ReadonlyArray<PelicanExtensionFacts>): string =>
+  dataJson({
+    items: byId(extensions).filter((extension) => extension.enabled).flatMap((extension) =>
+      extension.routes
+        .filter((route) => !route.hidden && !route.path.includes(":"))
+        .map((route) => {
+          const page = pelicanPages.find((outlet) => outlet.slot === `${route.area}.page`)!
+          const below = route.path.replace(/^\/+|\/+$/g, "")
+          return {
+            panel: page.panel,
+            page: page.className,
+            path: below === "" ? extension.extensionId : `${extension.extensionId}/${below}`,
+            label: route.name ?? extension.name,
+            extension: extension.extensionId,
+            permission: route.permission === null ? null : pelicanPermissionName(extension.extensionId, route.permission)
+          }
+        })
+    )
+  })
