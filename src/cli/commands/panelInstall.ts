@@ -11,11 +11,14 @@ import {
   type PanelPlan,
   planDiff
 } from "../../panel/PanelInstall.js"
-import { installedPermissions } from "../../panel/PanelSelfHeal.js"
+import { installedExtensionFacts } from "../../panel/PanelSelfHeal.js"
+import { PanelNotWritable, runAsAdvice, type Unwritable, unwritableTargets, type WriteAdvice, writeAdvice } from "../../panel/PanelWritable.js"
+import { installedWebServers } from "../../panel/WebServerSite.js"
+import { commandLine } from "../../system/Programs.js"
 import { panelReport, type PanelReport, resolvePanelRoot } from "../../usecases/PanelReport.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, printJson } from "../Output.js"
-import { configLayer, storeLayer } from "../Runtime.js"
+import { configLayer, dataLayer, storeLayer } from "../Runtime.js"
 
 // `host panel:install`, `host panel:uninstall`, `host panel:status` (docs/panels.md): put Host's include
 // into a real Pterodactyl or Pelican panel, take it out again, and show how it stands. These are the only
@@ -28,27 +31,59 @@ const panelRootOption = Options.directory("panel-root", { exists: "either" }).pi
 const dryRunOption = Options.boolean("dry-run").pipe(Options.withDescription("print the diff of every file it would write; write nothing"))
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
 
-/** The web server to write a snippet for: the flag, else the one this machine has (binary or config folder), else nginx. */
+/**
+ * The web server to write a snippet for when no flag names one: the first this machine runs (its program on
+ * the PATH and its main configuration, as `host setup` finds it; never a bare folder such as a leftover
+ * /etc/apache2/conf-available), else nginx.
+ */
 const detectWebServer = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
   const invocation = yield* CliInvocation
-  const folders = (invocation.env.PATH ?? "").split(":").filter((f) => f !== "")
-  const candidates: ReadonlyArray<readonly [WebServer, ReadonlyArray<string>, string]> = [
-    ["nginx", ["nginx"], "/etc/nginx"],
-    ["caddy", ["caddy"], "/etc/caddy"],
-    ["apache", ["apache2", "httpd"], "/etc/apache2"]
-  ]
-  for (const [kind, binaries, configFolder] of candidates) {
-    for (const folder of folders) {
-      for (const binary of binaries) {
-        if (yield* fs.exists(path.join(folder, binary)).pipe(Effect.orElseSucceed(() => false))) return kind
-      }
-    }
-    if (yield* fs.exists(configFolder).pipe(Effect.orElseSucceed(() => false))) return kind
-  }
-  return "nginx" as WebServer
+  const found = yield* installedWebServers(invocation.env)
+  return found[0] ?? ("nginx" as WebServer)
 })
+
+/**
+ * The installed extensions whose permissions and pages the include carries. An absent SQLite database means
+ * none, and is not created: `--dry-run` writes nothing anywhere, and an install needs no database of its own.
+ * A dry run does not finish interrupted operations either (that is a write).
+ */
+const installedExtensions = (dryRun: boolean) =>
+  Effect.gen(function*() {
+    const invocation = yield* CliInvocation
+    const fs = yield* FileSystem.FileSystem
+    const { paths } = yield* HostConfig
+    if (paths.databaseFile !== "" && paths.databaseFile !== ":memory:" && !(yield* fs.exists(paths.databaseFile).pipe(Effect.orElseSucceed(() => false)))) {
+      return []
+    }
+    return yield* installedExtensionFacts.pipe(
+      Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : storeLayer(invocation, { listeners: false }))
+    )
+  })
+
+/** The command line to run again as another user. */
+const rerunCommand = (command: string, root: string, panelRoot: string, extra: ReadonlyArray<string>) =>
+  commandLine(["host", "--root", root, command, "--panel-root", panelRoot, ...extra])
+
+/**
+ * Refuses, before anything is written, a plan that would fail part-way for want of permission; a dry run
+ * gets the same facts to mark its lines with.
+ */
+const writeCheck = (plan: PanelPlan, command: string) =>
+  Effect.gen(function*() {
+    const refused = yield* unwritableTargets(plan)
+    const advice = yield* writeAdvice(plan.panel.root)
+    return { refused, advice, command, error: refused.length === 0 ? undefined : new PanelNotWritable({ refused, advice, command }) }
+  })
+
+const refusedMark = (check: { readonly refused: ReadonlyArray<Unwritable>; readonly advice: WriteAdvice }, file: string) =>
+  check.refused.some((r) => r.path === file) ? ` (not writable by ${check.advice.user})` : ""
+
+/** The dry run's list of files, each marked when this user cannot write it, and how to run it instead. */
+const dryRunLines = (plan: PanelPlan, root: string, path: Path.Path, check: { readonly refused: ReadonlyArray<Unwritable>; readonly advice: WriteAdvice; readonly command: string }) => [
+  ...plan.changes.filter((c) => c.action !== "unchanged").map((c) => `${changeLines({ ...plan, changes: [c] }, root, path)[0]}${refusedMark(check, c.path)}`),
+  ...(plan.removeFolder !== undefined && check.refused.some((r) => r.path === plan.removeFolder) ? [`  remove    ${plan.removeFolder}${refusedMark(check, plan.removeFolder)}`] : []),
+  ...(check.refused.length === 0 ? [] : [`Not writable by ${check.advice.user}: ${runAsAdvice(check.advice, check.command)}`])
+]
 
 const panelLine = (panel: DetectedPanel) =>
   `${panel.kind === "pterodactyl" ? "Pterodactyl" : "Pelican"} ${panel.version} ("${panel.name}") at ${panel.root}`
@@ -66,7 +101,9 @@ const commandLines = (runs: ReadonlyArray<CommandRun>, panelRoot: string, dryRun
       : `${dryRun ? "Would then run" : "Now run"} in ${panelRoot}: ${run.command}${dryRun ? "" : " (php or the panel's artisan is not here)"}`
   )
 
-const changesJson = (plan: PanelPlan) => plan.changes.map((c) => ({ path: c.path, action: c.action }))
+/** Each change, and whether this user may write it (`writable: false` refuses a real run). */
+const changesJson = (plan: PanelPlan, check: { readonly refused: ReadonlyArray<Unwritable> }) =>
+  plan.changes.map((c) => ({ path: c.path, action: c.action, writable: !check.refused.some((r) => r.path === c.path) }))
 
 export const panelInstallCommand = Command.make(
   "panel:install",
@@ -93,13 +130,15 @@ export const panelInstallCommand = Command.make(
         const upstream = `http://${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${config.server.port}`
         const snippetPath = path.join(paths.storage, "webserver", `${kind}.conf`)
         // The store is opened only once the folder is known to be a panel: a refusal leaves Host's root untouched.
-        const permissions = yield* installedPermissions.pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+        const extensions = yield* installedExtensions(dryRun)
         const plan = yield* install.planInstall(panel, {
           hostVersion: frameworkVersion,
-          permissions,
+          extensions,
           snippet: { kind, path: snippetPath, upstream }
         })
         const pending = plan.changes.filter((c) => c.action !== "unchanged")
+        const check = yield* writeCheck(plan, rerunCommand("panel:install", paths.root, panel.root, ["--web-server", kind]))
+        if (!dryRun && check.error !== undefined) return yield* check.error
         if (!dryRun) yield* install.apply(plan)
         const runs: ReadonlyArray<CommandRun> = dryRun
           ? plan.commands.map((c) => ({ command: c.command, ran: false, exitCode: null, output: "" }))
@@ -108,7 +147,7 @@ export const panelInstallCommand = Command.make(
         if (json) {
           return yield* printJson({
             panel,
-            changes: changesJson(plan),
+            changes: changesJson(plan, check),
             commands: runs,
             snippet: { kind, path: snippetPath, include: hint },
             dryRun
@@ -116,7 +155,7 @@ export const panelInstallCommand = Command.make(
         }
         if (dryRun) {
           yield* Console.log(`${panelLine(panel)}\n${pending.length === 0 ? "Nothing to change: Host is already installed." : "Would write (nothing written, --dry-run):"}`)
-          if (pending.length > 0) yield* Console.log(planDiff(plan).trimEnd())
+          if (pending.length > 0) yield* Console.log([...dryRunLines(plan, paths.root, path, check), planDiff(plan).trimEnd()].join("\n"))
           const lines = commandLines(runs, panel.root, true)
           if (lines.length > 0) yield* Console.log(lines.join("\n"))
           return
@@ -145,14 +184,16 @@ export const panelUninstallCommand = Command.make(
         const panel = yield* install.detect(yield* resolvePanelRoot(panelRoot))
         const plan = yield* install.planUninstall(panel)
         const pending = plan.changes.filter((c) => c.action !== "unchanged")
+        const check = yield* writeCheck(plan, rerunCommand("panel:uninstall", paths.root, panel.root, []))
+        if (!dryRun && check.error !== undefined) return yield* check.error
         if (!dryRun) yield* install.apply(plan)
         const runs: ReadonlyArray<CommandRun> = dryRun
           ? plan.commands.map((c) => ({ command: c.command, ran: false, exitCode: null, output: "" }))
           : yield* install.runCommands(plan, invocation.env)
-        if (json) return yield* printJson({ panel, changes: changesJson(plan), commands: runs, dryRun })
+        if (json) return yield* printJson({ panel, changes: changesJson(plan, check), commands: runs, dryRun })
         if (dryRun) {
           yield* Console.log(`${panelLine(panel)}\n${pending.length === 0 ? "Nothing to remove: Host is not installed." : "Would remove (nothing written, --dry-run):"}`)
-          if (pending.length > 0) yield* Console.log(planDiff(plan).trimEnd())
+          if (pending.length > 0) yield* Console.log([...dryRunLines(plan, paths.root, path, check), planDiff(plan).trimEnd()].join("\n"))
           return
         }
         yield* Console.log([
