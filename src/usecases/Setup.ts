@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Option, Schema } from "effect"
-import { accessSync, constants, readFileSync, statSync } from "node:fs"
+import { accessSync, constants, lchownSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { createServer } from "node:net"
 import { parseDocument } from "yaml"
 import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
@@ -126,17 +126,46 @@ const portState = (port: number): Effect.Effect<PortState> =>
     )
   )
 
+const passwd = (): ReadonlyArray<ReadonlyArray<string>> => {
+  try {
+    return readFileSync("/etc/passwd", "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.split(":"))
+  } catch {
+    return []
+  }
+}
+
 /** The user owning `folder`, by name from /etc/passwd when it has one, else the numeric id. */
 const ownerOf = (folder: string): string => {
-  const uid = statSync(folder).uid
-  try {
-    const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.split(":")[2] === String(uid))
-    if (line !== undefined) return line.split(":")[0]!
-  } catch {
-    // no passwd file: the id is as good for systemd's User=
-  }
-  return String(uid)
+  const uid = String(statSync(folder).uid)
+  return passwd().find((fields) => fields[2] === uid)?.[0] ?? uid
 }
+
+/** A user's ids, by name or number (undefined: no such user on this machine). */
+const userIds = (user: string): { readonly uid: number; readonly gid: number } | undefined => {
+  const entry = passwd().find((fields) => fields[0] === user || (/^\d+$/.test(user) && fields[2] === user))
+  if (entry !== undefined) return { uid: Number(entry[2]), gid: Number(entry[3]) }
+  return /^\d+$/.test(user) ? { uid: Number(user), gid: Number(user) } : undefined
+}
+
+/**
+ * Host's storage handed to the service's user: setup runs as root and writes there (the snippet, its
+ * record, the database the check opens), and `host serve` runs as that user and writes there too.
+ */
+const handOver = (folder: string, ids: { readonly uid: number; readonly gid: number } | undefined) =>
+  Effect.sync(() => {
+    if (ids === undefined || process.getuid?.() !== 0) return
+    const walk = (path: string) => {
+      let info
+      try {
+        info = lstatSync(path)
+      } catch {
+        return
+      }
+      if (info.uid !== ids.uid || info.gid !== ids.gid) lchownSync(path, ids.uid, ids.gid)
+      if (info.isDirectory()) for (const name of readdirSync(path)) walk(`${path}/${name}`)
+    }
+    walk(folder)
+  })
 
 const systemdRunning = (fs: FileSystem.FileSystem) => fs.exists("/run/systemd/system").pipe(Effect.orElseSucceed(() => false))
 
@@ -325,11 +354,13 @@ export const runSetup = (options: SetupOptions) =>
       )
       if (panelPending.length > 0 && record?.include === undefined) yield* remember((r) => ({ ...r, include: { panel_root: panel.root } }))
       const runs = yield* install.runCommands(plan, options.env)
-      yield* emit(
-        { id: "include", action: includeAction, path: includePath, ...(includeCommand === "" ? {} : { command: includeCommand }), ...(runs.length === 0 ? {} : { output: runs.map((r) => (r.ran ? `${r.command}: exit ${r.exitCode}${r.output === "" ? "" : `: ${r.output}`}` : `not run (php or artisan is not here): ${r.command}`)).join("\n") }) },
-        "",
-        runs.map((r) => (r.ran ? `ran in ${panel.root}: ${r.command} (exit ${r.exitCode ?? "none"})` : `now run in ${panel.root}: ${r.command} (php or the panel's artisan is not here)`))
-      )
+      yield* emit({
+        id: "include",
+        action: includeAction,
+        path: includePath,
+        ...(includeCommand === "" ? {} : { command: includeCommand }),
+        ...(runs.length === 0 ? {} : { output: runs.map((r) => (r.ran ? `ran in ${panel.root}: ${r.command} (exit ${r.exitCode ?? "none"})${r.exitCode === 0 || r.output === "" ? "" : `\n${r.output}`}` : `now run in ${panel.root}: ${r.command} (php or the panel's artisan is not here)`)).join("\n") })
+      })
     }
 
     // ---- 4. web server ----
@@ -387,6 +418,7 @@ export const runSetup = (options: SetupOptions) =>
 
     // ---- 5. service ----
     let serviceSkipped = false
+    let serviceUser: { readonly uid: number; readonly gid: number } | undefined
     const serviceChoice = Option.getOrElse(options.service, () => "systemd" as const)
     if (serviceChoice === "none") {
       serviceSkipped = true
@@ -394,6 +426,10 @@ export const runSetup = (options: SetupOptions) =>
     } else {
       const unitFile = path.join(etcRoot(options.env), "systemd", "system", "host.service")
       const user = Option.getOrElse(options.user, () => ownerOf(panel.root))
+      serviceUser = userIds(user)
+      if (serviceUser === undefined) {
+        return yield* failStep("service", undefined, `--user ${user}: no such user on this machine`, "name a user of /etc/passwd (the panel's web server user, e.g. www-data)")
+      }
       const unit = systemdUnit({ user, node: options.node, bin: options.bin, root: paths.root, databaseUnits: databaseUnits(config.database), panelName: panel.name })
       const before = yield* ctx.readIfExists(unitFile)
       const running = yield* systemdRunning(fs)
@@ -433,9 +469,9 @@ export const runSetup = (options: SetupOptions) =>
             output = `${runs.map((r) => commandLine(r)).join(" && ")}: ok`
           }
         } else {
-          output = `systemd is not running here: where it runs, do ${commandText} (or start Host yourself: ${options.node} ${options.bin} serve --root ${paths.root})`
-          if (action !== "unchanged") lines.push(`systemd is not running here; run as root where it runs: ${commandLine(daemonReload)}`, `  and: ${commandLine(enable)}`)
+          output = `systemd is not running here (a container?): where it runs, run as root: ${commandText}\nor start Host yourself: ${commandLine([options.node, options.bin, "serve", "--root", paths.root])}`
         }
+        yield* handOver(paths.storage, serviceUser)
         yield* emit({ id: "service", action, path: unitFile, command: commandText, ...(output === "" ? {} : { output }) }, "", lines)
       }
     }
@@ -454,7 +490,8 @@ export const runSetup = (options: SetupOptions) =>
         const status = yield* Effect.tryPromise(() => fetch(readyUrl, { redirect: "manual", signal: AbortSignal.timeout(5_000) }).then(async (r) => ({ status: r.status, body: (await r.text()).slice(0, 200) }))).pipe(
           Effect.orElseSucceed(() => ({ status: 0, body: "no answer" }))
         )
-        answered = status.status === 200
+        // Host's own answer, not any 200: just after a reload the old workers still serve the old site.
+        answered = status.status === 200 && /"generation"\s*:/.test(status.body)
         last = status.status === 0 ? status.body : `HTTP ${status.status}: ${status.body}`
         if (!answered) yield* Effect.sleep("250 millis")
       }
@@ -462,6 +499,8 @@ export const runSetup = (options: SetupOptions) =>
         return yield* failStep("check", readyUrl, `did not answer 200 through the web server within 30 s (last: ${last})`, "check that Host runs (systemctl status host) and that the web server sends /host/ to it; then run host doctor")
       }
       const report = yield* options.doctor.pipe(Effect.either)
+      // The check opened the database as this user: the service's user gets it back.
+      yield* handOver(paths.storage, serviceUser)
       if (report._tag === "Left") return yield* failStep("check", readyUrl, `host doctor could not run: ${errorText(report.left)}`, "run host doctor to see why")
       const failing = report.right.sections.flatMap((s) => s.checks.filter((c) => c.verdict === "fail").map((c) => `${s.subject} ${c.id}: ${c.evidence}${c.fix === "" ? "" : ` (fix: ${c.fix})`}`))
       const summary = `${readyUrl}: 200 through the web server; host doctor: ${report.right.summary.ok} ok, ${report.right.summary.warning} warning(s), ${report.right.summary.fail} failing`

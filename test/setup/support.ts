@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { hostBin } from "../support/cli.js"
 import { eventually } from "../support/wait.js"
@@ -122,3 +122,96 @@ export const startHostServe = async (root: string, port: number, env: Readonly<R
 }
 
 export { freePort }
+
+/** `<etc>/caddy/Caddyfile` with the panel's site (`root * <panel>/public`), its admin endpoint on a loopback port of its own. */
+export const writeCaddyEtc = (etc: string, port: number, adminPort: number, panel: string, upstream: string): { readonly conf: string } => {
+  const caddy = join(etc, "caddy")
+  mkdirSync(join(caddy, "data"), { recursive: true })
+  const conf = join(caddy, "Caddyfile")
+  writeFileSync(conf, [
+    "{",
+    `\tadmin 127.0.0.1:${adminPort}`,
+    "\tauto_https off",
+    `\tstorage file_system ${join(caddy, "data")}`,
+    "}",
+    "",
+    `http://127.0.0.1:${port} {`,
+    `\troot * ${panel}/public`,
+    `\treverse_proxy ${upstream.replace(/^http:\/\//, "")}`,
+    "}",
+    ""
+  ].join("\n"))
+  return { conf }
+}
+
+export const caddyEnv = (etc: string): Record<string, string> => ({ HOME: join(etc, "caddy", "home"), XDG_DATA_HOME: join(etc, "caddy", "home"), XDG_CONFIG_HOME: join(etc, "caddy", "home") })
+
+export const startCaddyAt = async (conf: string, port: number, env: Record<string, string>): Promise<Running> => {
+  const child = spawn("caddy", ["run", "--config", conf, "--adapter", "caddyfile"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  return waitListening(child, port, "caddy")
+}
+
+/**
+ * `<etc>/apache2`: apache2.conf (mod_proxy, mod_proxy_http, mod_headers), the envvars Debian's apachectl
+ * reads (its run and lock folders under `etc`), and the panel's `<VirtualHost>` in sites-enabled.
+ */
+export const writeApacheEtc = (etc: string, port: number, panel: string, upstream: string): { readonly conf: string; readonly site: string } => {
+  const apache = join(etc, "apache2")
+  for (const folder of ["sites-enabled", "run", "lock"]) mkdirSync(join(apache, folder), { recursive: true })
+  chmodSync(etc, 0o755)
+  const asRoot = process.getuid?.() === 0
+  writeFileSync(join(apache, "envvars"), [
+    `export APACHE_RUN_DIR=${apache}/run`,
+    `export APACHE_LOCK_DIR=${apache}/lock`,
+    `export APACHE_PID_FILE=${apache}/run/apache2.pid`,
+    `export APACHE_RUN_USER=${asRoot ? "nobody" : process.env.USER ?? "nobody"}`,
+    `export APACHE_RUN_GROUP=${asRoot ? "nogroup" : "nogroup"}`,
+    `export APACHE_LOG_DIR=${apache}/run`,
+    ""
+  ].join("\n"))
+  const conf = join(apache, "apache2.conf")
+  writeFileSync(conf, [
+    `ServerRoot "${apache}"`,
+    "ServerName 127.0.0.1",
+    `Listen 127.0.0.1:${port}`,
+    `PidFile "${apache}/run/apache2.pid"`,
+    `ErrorLog "${apache}/run/error.log"`,
+    `DefaultRuntimeDir "${apache}/run"`,
+    `Mutex file:${apache}/lock default`,
+    ...["mpm_event", "authz_core", "proxy", "proxy_http", "headers"].map((name) => `LoadModule ${name}_module /usr/lib/apache2/modules/mod_${name}.so`),
+    ...(asRoot ? ["User nobody", "Group nogroup"] : []),
+    `IncludeOptional ${apache}/sites-enabled/*.conf`,
+    ""
+  ].join("\n"))
+  const site = join(apache, "sites-enabled", "pterodactyl.conf")
+  writeFileSync(site, [
+    `<VirtualHost 127.0.0.1:${port}>`,
+    "    ServerName panel.test",
+    `    DocumentRoot "${panel}/public"`,
+    `    ProxyPass / ${upstream}/`,
+    "</VirtualHost>",
+    ""
+  ].join("\n"))
+  return { conf, site }
+}
+
+export const startApacheAt = async (etc: string, port: number): Promise<Running> => {
+  const apache = join(etc, "apache2")
+  const child = spawn("apache2", ["-d", apache, "-f", join(apache, "apache2.conf"), "-DFOREGROUND"], { stdio: ["ignore", "pipe", "pipe"] })
+  return waitListening(child, port, "apache2")
+}
+
+const waitListening = async (child: ChildProcess, port: number, what: string): Promise<Running> => {
+  const { log, stop } = track(child)
+  const url = `http://127.0.0.1:${port}`
+  try {
+    await eventually(() => {
+      if (child.exitCode !== null) throw new Error(`${what} exited: ${log()}`)
+      return fetch(`${url}/`).then((r) => r.status, () => 0)
+    }, (status) => status !== 0, { what: `${what} listening`, ms: 20_000 })
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { url, log, stop }
+}
