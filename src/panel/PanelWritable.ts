@@ -1,5 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Data, Effect, Option } from "effect"
+import { accessSync, constants } from "node:fs"
 import { userInfo } from "node:os"
 import type { PanelPlan } from "./PanelInstall.js"
 
@@ -14,6 +15,8 @@ export interface Unwritable {
   readonly path: string
   /** The existing folder that refuses the write. */
   readonly folder: string
+  /** A read-only file system (EROFS) refuses root too: running as root does not help. */
+  readonly readOnly: boolean
 }
 
 /** Who runs this, and who owns the panel's folder: the two ways out of a refusal. */
@@ -38,7 +41,16 @@ export const unwritableTargets = (plan: PanelPlan) =>
         }
         return folder
       })
-    const writable = (folder: string) => fs.access(folder, { writable: true }).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+    // Node's own access(2), for the error code: EROFS and EACCES call for different advice.
+    const refusal = (folder: string) =>
+      Effect.sync((): "ok" | "read-only" | "denied" => {
+        try {
+          accessSync(folder, constants.W_OK)
+          return "ok"
+        } catch (error) {
+          return (error as NodeJS.ErrnoException).code === "EROFS" ? "read-only" : "denied"
+        }
+      })
     const targets = [
       ...plan.changes.filter((c) => c.action !== "unchanged").map((c) => c.path),
       ...(plan.removeFolder === undefined ? [] : [plan.removeFolder])
@@ -46,7 +58,8 @@ export const unwritableTargets = (plan: PanelPlan) =>
     const refused: Array<Unwritable> = []
     for (const target of targets) {
       const folder = yield* existingFolder(path.dirname(target))
-      if (!(yield* writable(folder))) refused.push({ path: target, folder })
+      const answer = yield* refusal(folder)
+      if (answer !== "ok") refused.push({ path: target, folder, readOnly: answer === "read-only" })
     }
     // A folder removed whole needs each of its own folders writable too (their entries are unlinked).
     if (plan.removeFolder !== undefined && refused.every((r) => r.path !== plan.removeFolder)) {
@@ -58,8 +71,9 @@ export const unwritableTargets = (plan: PanelPlan) =>
         if (Option.isSome(info) && info.value.type === "Directory") folders.push(full)
       }
       for (const folder of folders) {
-        if (!(yield* writable(folder))) {
-          refused.push({ path: plan.removeFolder, folder })
+        const answer = yield* refusal(folder)
+        if (answer !== "ok") {
+          refused.push({ path: plan.removeFolder, folder, readOnly: answer === "read-only" })
           break
         }
       }
@@ -78,11 +92,18 @@ export const writeAdvice = (panelRoot: string) =>
     return { user: yield* user, owner: name ?? (uid === undefined ? "root" : `#${uid}`) } satisfies WriteAdvice
   })
 
-/** `run as root … or as the panel's owner …`, with the command line to run. */
-export const runAsAdvice = (advice: WriteAdvice, command: string): string =>
-  advice.owner === "root" || advice.owner === advice.user
+/**
+ * `run as root … or as the panel's owner …`, with the command line to run; for a read-only file system,
+ * which refuses root too, to make it writable first.
+ */
+export const runAsAdvice = (advice: WriteAdvice, command: string, refused: ReadonlyArray<Unwritable> = []): string => {
+  const readOnly = refused.find((r) => r.readOnly)
+  if (readOnly !== undefined) return `${readOnly.folder} is on a read-only file system: mount it read-write, then run ${command} again`
+  if (advice.user === "root") return `check the folder's permissions and attributes (lsattr), then run ${command} again`
+  return advice.owner === "root" || advice.owner === advice.user
     ? `run it as root: sudo ${command}`
     : `run it as root or as the panel's owner: sudo ${command}, or sudo -u ${advice.owner} ${command}`
+}
 
 /** A real install or uninstall that would fail part-way: refused before anything is written. */
 export class PanelNotWritable extends Data.TaggedError("PanelNotWritable")<{
@@ -93,7 +114,7 @@ export class PanelNotWritable extends Data.TaggedError("PanelNotWritable")<{
   override get message() {
     const first = this.refused[0]!
     const more = this.refused.length > 1 ? ` (and ${this.refused.length - 1} more: ${this.refused.slice(1).map((r) => r.path).join(", ")})` : ""
-    return `${first.path} is not writable by ${this.advice.user} (the folder ${first.folder} refuses it)${more}; nothing was written: ` +
-      runAsAdvice(this.advice, this.command)
+    return `${first.path} is not writable by ${this.advice.user} (the folder ${first.folder} refuses it${first.readOnly ? ": read-only file system" : ""})${more}; ` +
+      `nothing was written: ${runAsAdvice(this.advice, this.command, this.refused)}`
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { chmodSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -44,7 +44,25 @@ const runHostAsNobody = (args: ReadonlyArray<string>): Promise<HostRun> =>
     child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
 
+/** `host …` as root in a mount namespace of its own where `folder` is mounted read-only (EROFS refuses root too). */
+const runHostOnReadOnly = (folder: string, args: ReadonlyArray<string>): Promise<HostRun> =>
+  new Promise((resolve, reject) => {
+    const script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"'
+    const child = spawn("unshare", ["-m", "sh", "-c", script, "sh", folder, process.execPath, hostBin, ...args], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+
 const asRoot = process.getuid?.() === 0
+// Mount namespaces need root and a kernel that grants them here (containers may not).
+const canMountReadOnly = asRoot && spawnSync("unshare", ["-m", "true"]).status === 0
 const programs = requirePrograms(["setpriv"], "panel:install by a user who cannot write the panel's folder")
 
 describe.skipIf(!asRoot || programs.skip)("panel:install by a user who cannot write the panel's folder", () => {
@@ -111,5 +129,23 @@ describe.skipIf(!asRoot || programs.skip)("panel:install by a user who cannot wr
     expect(real.stderr).toContain("is not writable by nobody")
     expect(real.stderr).toContain(`sudo -u daemon host --root ${host} panel:install --panel-root ${panel}`)
     expect(snapshot(panel)).toEqual(before)
+  })
+})
+
+describe.skipIf(!canMountReadOnly)("panel:install as root on a read-only panel folder", () => {
+  it("refuses before writing anything, naming the file, instead of failing part-way in FileSystem.open", async () => {
+    const host = temp("host-root-")
+    const panel = writePanelFolder(temp("panel-"), "pterodactyl-1.11")
+    const before = { host: snapshot(host), panel: snapshot(panel) }
+    const dry = await runHostOnReadOnly(panel, ["--root", host, "panel:install", "--panel-root", panel, "--web-server", "nginx", "--dry-run"])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toMatch(/append +resources\/views\/layouts\/scripts\.blade\.php \(not writable by root\)/)
+    const real = await runHostOnReadOnly(panel, ["--root", host, "panel:install", "--panel-root", panel, "--web-server", "nginx"])
+    expect(real.code).toBe(1)
+    expect(real.stderr).not.toContain("FileSystem.open")
+    expect(real.stderr).toContain(`${join(panel, "resources/views/layouts/scripts.blade.php")} is not writable by root`)
+    expect(real.stderr).toContain("nothing was written")
+    expect(real.stderr).toContain(`${join(panel, "resources/views/layouts")} is on a read-only file system: mount it read-write`)
+    expect({ host: snapshot(host), panel: snapshot(panel) }).toEqual(before)
   })
 })

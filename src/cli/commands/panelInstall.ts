@@ -82,7 +82,7 @@ const refusedMark = (check: { readonly refused: ReadonlyArray<Unwritable>; reado
 const dryRunLines = (plan: PanelPlan, root: string, path: Path.Path, check: { readonly refused: ReadonlyArray<Unwritable>; readonly advice: WriteAdvice; readonly command: string }) => [
   ...plan.changes.filter((c) => c.action !== "unchanged").map((c) => `${changeLines({ ...plan, changes: [c] }, root, path)[0]}${refusedMark(check, c.path)}`),
   ...(plan.removeFolder !== undefined && check.refused.some((r) => r.path === plan.removeFolder) ? [`  remove    ${plan.removeFolder}${refusedMark(check, plan.removeFolder)}`] : []),
-  ...(check.refused.length === 0 ? [] : [`Not writable by ${check.advice.user}: ${runAsAdvice(check.advice, check.command)}`])
+  ...(check.refused.length === 0 ? [] : [`Not writable by ${check.advice.user}: ${runAsAdvice(check.advice, check.command, check.refused)}`])
 ]
 
 const panelLine = (panel: DetectedPanel) =>
@@ -104,6 +104,19 @@ const commandLines = (runs: ReadonlyArray<CommandRun>, panelRoot: string, dryRun
 /** Each change, and whether this user may write it (`writable: false` refuses a real run). */
 const changesJson = (plan: PanelPlan, check: { readonly refused: ReadonlyArray<Unwritable> }) =>
   plan.changes.map((c) => ({ path: c.path, action: c.action, writable: !check.refused.some((r) => r.path === c.path) }))
+
+/**
+ * Says so before a command that may take minutes (Pelican's `p:plugin:install` runs composer and yarn before it
+ * enables the plugin): progress goes to stderr, so `--json` output stays one document.
+ */
+const announceSlowCommands = (plan: PanelPlan, panelRoot: string) =>
+  Effect.forEach(plan.commands.filter((command) => command.timeoutSeconds > 300), (command) =>
+    Effect.sync(() =>
+      void process.stderr.write(
+        `Running in ${panelRoot}: ${command.command} — the panel installs its packages and builds its assets first; ` +
+          `this can take up to ${Math.round(command.timeoutSeconds / 60)} minutes\n`
+      )
+    ), { discard: true })
 
 export const panelInstallCommand = Command.make(
   "panel:install",
@@ -140,6 +153,7 @@ export const panelInstallCommand = Command.make(
         const check = yield* writeCheck(plan, rerunCommand("panel:install", paths.root, panel.root, ["--web-server", kind]))
         if (!dryRun && check.error !== undefined) return yield* check.error
         if (!dryRun) yield* install.apply(plan)
+        if (!dryRun) yield* announceSlowCommands(plan, panel.root)
         const runs: ReadonlyArray<CommandRun> = dryRun
           ? plan.commands.map((c) => ({ command: c.command, ran: false, exitCode: null, output: "" }))
           : yield* install.runCommands(plan, invocation.env)
