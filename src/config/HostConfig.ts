@@ -17,7 +17,7 @@ const PublicKeyHex = Schema.String.pipe(
 const InsideRoot = Schema.NonEmptyString.pipe(
   Schema.filter((path) =>
     (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
-    `"${path}" must be a path inside the panel root (relative, without "..")`
+    `"${path}" must be a path inside Host's root (relative, without "..")`
   )
 )
 
@@ -26,7 +26,7 @@ const InsideRoot = Schema.NonEmptyString.pipe(
 const ArtifactsPath = Schema.NonEmptyString.pipe(
   Schema.filter((path) =>
     path.startsWith("/") || !path.split(/[\\/]/).includes("..") ||
-    `"${path}" must be an absolute path or a path inside the panel root (relative, without "..")`
+    `"${path}" must be an absolute path or a path inside Host's root (relative, without "..")`
   )
 )
 
@@ -45,7 +45,7 @@ const DatabaseUrl = Schema.String.pipe(
     if (sqlite !== null) {
       const path = sqlite[1]!
       return (!path.startsWith("/") && !path.split(/[\\/]/).includes("..")) ||
-        `"${url}": the SQLite file must be inside the panel root (relative path, without "..")`
+        `"${url}": the SQLite file must be inside Host's root (relative path, without "..")`
     }
     if (/^(mysql|mariadb|postgres|postgresql):\/\//i.test(url)) {
       const shown = url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@")
