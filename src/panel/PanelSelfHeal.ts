@@ -60,7 +60,7 @@ export const selfHealOnce = Effect.gen(function*() {
     const plan = { panel, changes, removeFolder: undefined, commands }
     yield* install.apply(plan)
     for (const run of yield* install.runCommands(plan, process.env)) {
-      if (!run.ran) yield* Effect.logWarning(`panel: run \`${run.command}\` in ${panel.root} (php is not on the PATH here)`)
+      if (!run.ran) yield* Effect.logWarning(`panel: run \`${run.command}\` in ${panel.root} (php or the panel's artisan is not here)`)
       else if (run.exitCode !== 0) yield* Effect.logWarning(`panel: \`${run.command}\` exited with ${run.exitCode}: ${run.output}`)
     }
     // Changed data files alone are a refresh (extensions changed), not a heal.
