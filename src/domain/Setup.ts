@@ -39,7 +39,13 @@ export const SetupRecord = Schema.Struct({
   /** The web-server file the marked include was added to, and the folder that stood for /etc then. */
   webserver: Schema.optional(Schema.Struct({ kind: Schema.Literal("nginx", "caddy", "apache"), path: Schema.String, etc: Schema.String })),
   /** The systemd unit written, and whether systemd was running (then it was enabled and started). */
-  service: Schema.optional(Schema.Struct({ path: Schema.String, before: Schema.NullOr(Schema.String), systemd: Schema.Boolean })),
+  service: Schema.optional(Schema.Struct({
+    path: Schema.String,
+    before: Schema.NullOr(Schema.String),
+    systemd: Schema.Boolean,
+    /** Folders setup created for the unit (a machine without /etc/systemd/system), removed again when empty. */
+    created_folders: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  })),
   /** config/host.yaml before setup (kept: --remove leaves Host's root and config in place). */
   config: Schema.optional(FileBefore)
 })

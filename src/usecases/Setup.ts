@@ -442,10 +442,12 @@ export const runSetup = (options: SetupOptions) =>
       } else {
         if (action !== "unchanged") {
           yield* needsRoot("service", unitFile)
+          const missing: Array<string> = []
+          for (let folder = path.dirname(unitFile); !(yield* fs.exists(folder).pipe(Effect.orElseSucceed(() => true))); folder = path.dirname(folder)) missing.push(folder)
           yield* ctx.writeKeeping(unitFile, unit).pipe(
             Effect.catchAll((error) => failStep("service", unitFile, `cannot be written: ${error.message}`, `run it as root: ${options.asRoot}`))
           )
-          if (record?.service === undefined) yield* remember((r) => ({ ...r, service: { path: unitFile, before: before ?? null, systemd: running } }))
+          if (record?.service === undefined) yield* remember((r) => ({ ...r, service: { path: unitFile, before: before ?? null, systemd: running, created_folders: missing } }))
         }
         const lines: Array<string> = []
         let output = ""
@@ -562,6 +564,11 @@ export const runSetupRemove = (options: Pick<SetupOptions, "panelRoot" | "dryRun
         yield* (restored === undefined ? (now === undefined ? Effect.void : fs.remove(service.path)) : ctx.writeKeeping(service.path, restored)).pipe(
           Effect.catchAll((error) => failStep("service", service.path, `cannot be removed: ${errorText(error)}`, `run it as root: ${options.asRoot}`))
         )
+        // Folders setup created for the unit, deepest first, when nothing else came into them.
+        for (const folder of service.created_folders) {
+          const entries = yield* fs.readDirectory(folder).pipe(Effect.orElseSucceed(() => ["?"]))
+          if (entries.length === 0) yield* fs.remove(folder, { recursive: true }).pipe(Effect.ignore)
+        }
         if (running) {
           const run = yield* runProgram(daemonReload)
           ran.push(`${run.command}: exit ${run.exitCode}`)
