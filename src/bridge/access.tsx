@@ -1,15 +1,22 @@
 import * as React from "react"
 import type { SlotContext } from "@host/sdk"
 import type { AccessListing, GrantRequest } from "../http/contracts/Client.js"
+import { serverLinkId } from "./match.js"
+import { navigateTo } from "./page.js"
 
-// Host's own "Extension access" page under Pterodactyl (docs/panels.md "Extension pages under a real
-// panel"): Pterodactyl's subuser permissions are a fixed list, so Host keeps the grants of extension
-// permissions itself, and a server's owner or an admin gives them here, at
-// `/server/{id}/ext/host/access`. It reads and writes `/api/client/host/servers/{server}/access`
-// (GET → subusers with their grants and the permissions extensions declare; PUT/DELETE `{user, permission}`,
-// the user by their panel username).
+// Host's own "Extension access" under Pterodactyl (docs/panels.md "Extension pages under a real panel"):
+// Pterodactyl's subuser permissions are a fixed list, so Host keeps the grants of extension permissions
+// itself, and a server's owner or an admin gives them on the panel's Users page, in a section below the
+// panel's list of subusers (the `server.users.after` slot) shown only when an enabled extension declares
+// permissions and the server has subusers. It is no tab of its own: the panel's sub-navigation has no room
+// for one at 1280 px (docs/decisions.md "Extension access on the Users page"). The same section answers at
+// `/server/{id}/ext/host/access`, the address it had before. It reads and writes
+// `/api/client/host/servers/{server}/access` (GET → subusers with their grants and the permissions
+// extensions declare; PUT/DELETE `{user, permission}`, the user by their panel username).
 
 export const accessPageId = "host/access"
+/** The Users page's slot the section renders in (below the panel's list of subusers). */
+export const accessSlot = "server.users.after"
 
 let enabled = false
 /** Turned on for panels whose subusers cannot hold extension permissions themselves (Pterodactyl). */
@@ -178,18 +185,21 @@ const SubuserGrants = ({ groups, ...props }: ToggleProps & { readonly groups: Re
   </section>
 )
 
-export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
+/** The listing's toggles under a heading; `quiet` renders nothing while loading or with nothing to grant. */
+const AccessBody = ({ context, quiet }: { readonly context: SlotContext; readonly quiet: boolean }) => {
   const url = accessUrl(serverOf(context))
   const listing = useAccessListing(url)
   const { busy, toggle } = useGrantToggle(url, listing)
   const { access, error } = listing
   const groups = permissionsByExtension(access)
+  const nothingToGrant = access !== null && (access.permissions.length === 0 || access.subusers.length === 0)
+  if (quiet && error === null && (access === null || nothingToGrant)) return null
   return (
     <div className="host-access" data-host-page="host/access">
       <h2 className="host-access__title">Extension access</h2>
       <p className="host-access__lead">
         Which subusers of {context.server?.name ?? "this server"} may use what extensions offer. The panel's own subuser
-        permissions stay on its Users page; these grants are kept by Host.
+        permissions are set above; these grants are kept by Host.
       </p>
       <AccessNotices access={access} error={error} />
       {access !== null && access.permissions.length > 0 && access.subusers.map((subuser) => (
@@ -199,8 +209,35 @@ export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
   )
 }
 
+/** On the panel's Users page: the section, only when there is something to grant. */
+export const AccessSection = ({ context }: { readonly context: SlotContext }) => <AccessBody context={context} quiet />
+
+/** At `/server/{id}/ext/host/access`: the same, with the way back to the Users page it lives on. */
+export const AccessPage = ({ context }: { readonly context: SlotContext }) => {
+  const users = `/server/${serverLinkId(context.server, context.path) ?? ""}/users`
+  return (
+    <>
+      <a
+        className="host-access__back"
+        href={users}
+        onClick={(event) => {
+          if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+          event.preventDefault()
+          navigateTo(users)
+        }}
+      >
+        ← Users
+      </a>
+      <AccessBody context={context} quiet={false} />
+    </>
+  )
+}
+
 export const accessCss = `
 .host-access{font-family:var(--host-font-sans);color:var(--host-text-secondary)}
+[data-host-slot="server.users.after"] > .host-access{margin-top:2.5rem}
+.host-access__back{display:inline-block;margin:0 0 1rem;font-size:.875rem;color:var(--host-text-muted);text-decoration:none}
+.host-access__back:hover{color:var(--host-text-primary)}
 .host-access__title{margin:0 0 .25rem;font-size:1.25rem;color:var(--host-text-primary)}
 .host-access__lead{margin:0 0 1rem;max-width:48rem;line-height:1.5}
 .host-access__muted{color:var(--host-text-muted);font-size:.875rem}

@@ -1,7 +1,7 @@
 import { reportAnchor, reportSlot } from "./diagnostics.js"
 import { on } from "./events.js"
 import { extensionPageOf, matchPath } from "./match.js"
-import type { SlotMap, SlotPlace } from "./panels/map.js"
+import type { Placement, SlotMap, SlotPlace } from "./panels/map.js"
 import { registry } from "./registry.js"
 
 // Slot containers on a panel Host does not render (docs/panels.md "Slot maps"): the panel kind's slot map
@@ -37,12 +37,37 @@ const candidates = (selector: string): Array<Element> => {
   return [...found].filter((element) => element.closest(".fade-exit") === null && element.closest("[data-host-slot]") === null)
 }
 
+/** Each container's slot-map position and placement: containers sharing an anchor keep the map's order. */
+const order = new WeakMap<Element, { readonly rank: number; readonly placement: Placement }>()
+
+/**
+ * Host's containers next to where `placement` puts things at `anchor` (the element itself excluded), in
+ * document order: the leading (afterbegin) or trailing (beforeend) run of the anchor's children, or the run
+ * of siblings right before (beforebegin) or after (afterend) it. Only containers of the same placement
+ * count: a `beforeend` container of an anchor whose own content has not arrived yet is no reason to move
+ * an `afterbegin` one.
+ */
+const runAt = (anchor: Element, placement: Placement, self: Element): Array<Element> => {
+  const run: Array<Element> = []
+  const backwards = placement === "beforeend" || placement === "beforebegin"
+  let node = placement === "afterbegin" ? anchor.firstElementChild
+    : placement === "beforeend" ? anchor.lastElementChild
+    : placement === "beforebegin" ? anchor.previousElementSibling
+    : anchor.nextElementSibling
+  while (node !== null && node.hasAttribute("data-host-anchored")) {
+    if (node !== self && order.get(node)?.placement === placement) run.push(node)
+    node = backwards ? node.previousElementSibling : node.nextElementSibling
+  }
+  return backwards ? run.reverse() : run
+}
+
 /**
  * Whether the container already sits at its anchor: inside it for afterbegin/beforeend, or next to it for
- * beforebegin/afterend with nothing but Host's own containers between them (several slots may share one
- * anchor and placement).
+ * beforebegin/afterend with nothing but Host's own containers between them — and, among the containers of
+ * the same anchor and placement, in the slot map's order (so `server.header` stays above
+ * `server.users.before` on every page, whichever was placed first).
  */
-const inPlace = (element: HTMLElement, anchor: Element, placement: string) => {
+const inPlace = (element: HTMLElement, anchor: Element, placement: Placement) => {
   if (!element.isConnected) return false
   if (placement === "afterbegin" || placement === "beforeend") {
     // First (last) child of the anchor, Host's own containers aside: content the panel renders later is
@@ -52,15 +77,43 @@ const inPlace = (element: HTMLElement, anchor: Element, placement: string) => {
     for (let next = step(element); next !== null; next = step(next)) {
       if (!next.hasAttribute("data-host-anchored")) return false
     }
-    return true
+  } else {
+    if (element.parentElement !== anchor.parentElement) return false
+    const step = (node: Element) => placement === "beforebegin" ? node.nextElementSibling : node.previousElementSibling
+    let reached = false
+    for (let next = step(element); next !== null; next = step(next)) {
+      if (next === anchor) {
+        reached = true
+        break
+      }
+      if (!next.hasAttribute("data-host-anchored")) return false
+    }
+    if (!reached) return false
   }
-  if (element.parentElement !== anchor.parentElement) return false
-  const step = (node: Element) => placement === "beforebegin" ? node.nextElementSibling : node.previousElementSibling
-  for (let next = step(element); next !== null; next = step(next)) {
-    if (next === anchor) return true
-    if (!next.hasAttribute("data-host-anchored")) return false
+  return ordered(element, anchor, placement)
+}
+
+/** The container's neighbours of the same anchor and placement come before it when ranked lower, after it when higher. */
+const ordered = (element: HTMLElement, anchor: Element, placement: Placement) => {
+  const rank = order.get(element)?.rank ?? 0
+  const isPeer = (node: Element) => node.hasAttribute("data-host-anchored") && order.get(node)?.placement === placement
+  for (let node = element.previousElementSibling; node !== null && node !== anchor && isPeer(node); node = node.previousElementSibling) {
+    if ((order.get(node)?.rank ?? 0) > rank) return false
   }
-  return false
+  for (let node = element.nextElementSibling; node !== null && node !== anchor && isPeer(node); node = node.nextElementSibling) {
+    if ((order.get(node)?.rank ?? 0) < rank) return false
+  }
+  return true
+}
+
+/** Puts the container at its anchor, among the containers already there in the slot map's order. */
+const insertAt = (element: HTMLElement, anchor: Element, placement: Placement) => {
+  const rank = order.get(element)?.rank ?? 0
+  const run = runAt(anchor, placement, element)
+  const later = run.find((node) => (order.get(node)?.rank ?? 0) > rank)
+  if (later !== undefined) later.before(element)
+  else if (run.length > 0) run[run.length - 1]!.after(element)
+  else anchor.insertAdjacentElement(placement, element)
 }
 
 /**
@@ -77,7 +130,7 @@ const keepClicks = (element: HTMLElement) => {
   })
 }
 
-const containerFor = (key: string, place: SlotPlace, context: string | null) => {
+const containerFor = (key: string, place: SlotPlace, context: string | null, rank: number, placement: Placement) => {
   let element = placed.get(key)
   if (element === undefined) {
     element = document.createElement("div")
@@ -87,6 +140,9 @@ const containerFor = (key: string, place: SlotPlace, context: string | null) => 
     keepClicks(element)
     placed.set(key, element)
   }
+  // The placement may change with the anchor that matched (a page outlet falls back to the 404 block).
+  const known = order.get(element)
+  if (known?.rank !== rank || known.placement !== placement) order.set(element, { rank, placement })
   if (context !== null && element.getAttribute("data-host-context") !== context) element.setAttribute("data-host-context", context)
   return element
 }
@@ -105,7 +161,7 @@ const sync = () => {
   const path = location.pathname
   const wanted = new Set<string>()
   const missing: Array<{ place: SlotPlace; pattern: string }> = []
-  for (const place of map.places) {
+  for (const [rank, place] of map.places.entries()) {
     const pattern = routeOf(place, path)
     if (pattern === undefined) continue
     // Plugin-rendered containers (Pelican) are their own anchors: nothing to create, only to check.
@@ -127,9 +183,9 @@ const sync = () => {
       continue
     }
     if (place.row === undefined) {
-      const element = containerFor(place.slot, place, null)
+      const element = containerFor(place.slot, place, null, rank, placement)
       wanted.add(place.slot)
-      if (!inPlace(element, anchors[0]!, placement)) anchors[0]!.insertAdjacentElement(placement, element)
+      if (!inPlace(element, anchors[0]!, placement)) insertAt(element, anchors[0]!, placement)
       continue
     }
     for (const anchor of anchors) {
@@ -138,9 +194,9 @@ const sync = () => {
       if (link === null || id === undefined) continue
       const name = link.querySelector(place.row.name)?.textContent?.trim() || id
       const key = `${place.slot}|${id}`
-      const element = containerFor(key, place, JSON.stringify({ server: { uuid: id, identifier: id, name } }))
+      const element = containerFor(key, place, JSON.stringify({ server: { uuid: id, identifier: id, name } }), rank, placement)
       wanted.add(key)
-      if (!inPlace(element, anchor, placement)) anchor.insertAdjacentElement(placement, element)
+      if (!inPlace(element, anchor, placement)) insertAt(element, anchor, placement)
     }
   }
   for (const [key, element] of placed) {

@@ -31,11 +31,25 @@ const decode = (value: string) => {
   }
 }
 
-/** Where an extension's pages live in each area (the panel's own paths). */
-export const pageBase = (area: PageArea, extensionId: string, serverUuid: string | undefined): string | undefined => {
+/** Where an extension's pages live in each area (the panel's own paths); `serverId` is the uuid or the short identifier. */
+export const pageBase = (area: PageArea, extensionId: string, serverId: string | undefined): string | undefined => {
   if (area === "dashboard") return `/ext/${extensionId}`
   if (area === "account") return `/account/ext/${extensionId}`
-  return serverUuid === undefined ? undefined : `/server/${serverUuid}/ext/${extensionId}`
+  return serverId === undefined ? undefined : `/server/${serverId}/ext/${extensionId}`
+}
+
+/**
+ * The id links to `server`'s pages use, in the form the user came with (docs/panels.md "Extension pages
+ * under a real panel"): the id of the current URL when it names this server (a real panel's URL may use
+ * the short identifier or the uuid, and its own tabs follow the URL), else the server's short identifier
+ * when known, else its uuid. Without a server, the current URL's server id.
+ */
+export const serverLinkId = (server: ServerContext | null, path: string): string | undefined => {
+  const id = /^\/server\/([^/]+)/.exec(path)?.[1]
+  const identifier = (server as { readonly identifier?: unknown } | null)?.identifier
+  if (id !== undefined && (server === null || id === server.uuid || id === identifier)) return id
+  if (server === null) return undefined
+  return typeof identifier === "string" && identifier !== "" ? identifier : server.uuid
 }
 
 export const pageHref = (base: string, path: string) => path === "/" || path === "" ? base : `${base}${path.startsWith("/") ? path : `/${path}`}`

@@ -22,8 +22,29 @@ export const areaOf = (path: string): Area => {
   return "dashboard"
 }
 
-/** The uuid in `/server/{uuid}/…`, if any. */
+/**
+ * The server id in `/server/{id}/…`, if any, as the URL writes it: the panel's short identifier or the
+ * uuid (Pterodactyl and Pelican accept both; the name is historical).
+ */
 export const serverUuidOf = (path: string): string | undefined => /^\/server\/([^/]+)/.exec(path)?.[1]
+
+/** Whether `id` (from a URL) names `server`: its uuid or its short identifier. */
+export const namesServer = (id: string, server: ServerContext): boolean =>
+  id === server.uuid || (server as { readonly identifier?: unknown }).identifier === id
+
+/**
+ * The server of a server page, told which id the page's URL names it by: a server context arrives with
+ * its uuid, while the panel's URL may name it by its short identifier (docs/panels.md "Extension pages
+ * under a real panel"). The context was given for this URL (the bootstrap is asked with `?path=`), so that
+ * id is recorded as the server's `identifier`, and links built from the context keep the URL's form.
+ */
+const withPathId = (server: ServerContext | null, path: string): ServerContext | null => {
+  const id = serverUuidOf(path)
+  if (server === null || id === undefined || areaOf(path) !== "server" || namesServer(id, server)) return server
+  if ((server as { readonly identifier?: unknown }).identifier !== undefined) return server
+  const named: ServerContext & { readonly identifier: string } = { ...server, identifier: id }
+  return named
+}
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
@@ -58,7 +79,7 @@ export const page = createStore<PageState>({ path: "/", area: "dashboard", serve
 
 export const initPage = (host: { readonly user?: unknown; readonly server?: unknown }) => {
   const path = location.pathname
-  page.set({ path, area: areaOf(path), user: normaliseUser(host.user), server: normaliseServer(host.server) })
+  page.set({ path, area: areaOf(path), user: normaliseUser(host.user), server: withPathId(normaliseServer(host.server), path) })
   const wrap = (method: "pushState" | "replaceState") => {
     const original = history[method]
     history[method] = function(this: History, ...args: Parameters<History["pushState"]>) {
@@ -76,9 +97,11 @@ const sync = () => {
   const current = page.get()
   if (path === current.path) return
   const area = areaOf(path)
-  const uuid = serverUuidOf(path)
-  // The server stays while the URL is still that server's; the panel's setContext brings the next one.
-  const server = area === "server" && current.server !== null && current.server.uuid === uuid ? current.server : null
+  const id = serverUuidOf(path)
+  // The server stays while the URL is still that server's (by uuid or short identifier, or the same id
+  // as the page before); the panel's setContext brings the next one.
+  const sameServer = id !== undefined && current.server !== null && (namesServer(id, current.server) || id === serverUuidOf(current.path))
+  const server = area === "server" && sameServer ? withPathId(current.server, path) : null
   page.set({ ...current, path, area, server })
   emit("navigate", { path, from: current.path })
 }
@@ -89,7 +112,7 @@ export const setContext = (context: { readonly server?: unknown; readonly user?:
   const next: PageState = {
     path,
     area: areaOf(path),
-    server: "server" in context ? normaliseServer(context.server) : current.server,
+    server: "server" in context ? withPathId(normaliseServer(context.server), path) : current.server,
     user: "user" in context ? normaliseUser(context.user) : current.user
   }
   if (JSON.stringify(next) === JSON.stringify(current)) return

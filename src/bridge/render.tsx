@@ -1,8 +1,8 @@
 import * as React from "react"
 import type { PageArea, ServerContext, SlotContext } from "@host/sdk"
-import { AccessPage, accessPageEnabled, accessPageId, mayManageAccess } from "./access.js"
+import { AccessPage, accessPageEnabled, accessPageId, AccessSection, accessSlot, mayManageAccess } from "./access.js"
 import { report } from "./diagnostics.js"
-import { extensionPageOf, holdsPermission, matchPath, pageBase, pageHref, whenHolds } from "./match.js"
+import { extensionPageOf, holdsPermission, matchPath, pageBase, pageHref, serverLinkId, whenHolds } from "./match.js"
 import { navigateTo, normaliseServer, page, type PageState } from "./page.js"
 import { manifest, type Registered, registry, type RouteEntry, slotEntries } from "./registry.js"
 
@@ -127,25 +127,23 @@ const Icon = ({ icon }: { readonly icon: RouteEntry["icon"] }) => {
   return <span className="host-nav-link__icon" aria-hidden="true">{React.createElement(icon as React.ComponentType)}</span>
 }
 
-/** Links to the extension pages of one area the user may open (no params, not hidden). */
+/**
+ * Links to the extension pages of one area the user may open (no params, not hidden). Server pages are
+ * linked with the server id in the form the URL has (serverLinkId), so a direct load marks its tab active
+ * as a click does, and the panel's own tabs (which follow the URL) keep that form too. The active link has
+ * the class `active`, as the panels mark their own tabs, besides Host's `host-nav-link--active`.
+ */
 const NavLinks = ({ area, context, snapshot }: { readonly area: PageArea; readonly context: SlotContext; readonly snapshot: ReadonlyMap<string, Registered> }) => {
   const routes = [...snapshot.values()]
     .sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
     .flatMap((registered) => registered.routes.filter((route) => route.area === area).map((route) => ({ registered, route })))
     .filter(({ route }) => !route.hidden && !/[:*]/.test(route.path))
     .filter(({ route }) => route.permission === undefined || holdsPermission(route.permission, context.user, context.server))
+  const serverId = area === "server" ? serverLinkId(context.server, context.path) : undefined
   const links = routes.flatMap(({ registered, route }) => {
-    const base = pageBase(area, registered.id, context.server?.uuid)
+    const base = pageBase(area, registered.id, serverId)
     return base === undefined ? [] : [{ registered, route, href: pageHref(base, route.path) }]
   })
-  // Host's own "Extension access" page (access.tsx), for the server's owner and admins.
-  if (area === "server" && accessPageEnabled() && mayManageAccess(context) && context.server !== null) {
-    links.push({
-      registered: { id: accessPageId } as Registered,
-      route: { key: accessPageId, name: "Extension access", path: "/", area: "server" } as RouteEntry,
-      href: `/server/${context.server.uuid}/ext/${accessPageId}`
-    })
-  }
   if (links.length === 0) return null
   return (
     <>
@@ -155,7 +153,7 @@ const NavLinks = ({ area, context, snapshot }: { readonly area: PageArea; readon
           <a
             key={route.key}
             href={href}
-            className={active ? "host-nav-link host-nav-link--active" : "host-nav-link"}
+            className={active ? "host-nav-link host-nav-link--active active" : "host-nav-link"}
             aria-current={active ? "page" : undefined}
             data-host-extension={registered.id}
             onClick={(event) => link(event, href)}
@@ -243,6 +241,7 @@ export const SlotView = ({ contextText, slot }: { readonly slot: string; readonl
     <>
       {routeArea !== undefined && <PageOutlet area={routeArea} context={context} snapshot={snapshot} />}
       {navArea !== undefined && <NavLinks area={navArea} context={context} snapshot={snapshot} />}
+      {slot === accessSlot && accessPageEnabled() && mayManageAccess(context) && context.server !== null && <AccessSection context={context} />}
       {entries.map((entry) => {
         const registered = snapshot.get(entry.extensionId)!
         return (

@@ -374,13 +374,15 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
   })
 })
 
-describeBrowser("Host's Extension access page under Pterodactyl", () => {
-  it("lists the subusers' grants to the owner and toggles them; a subuser gets neither the link nor the page", async () => {
+describeBrowser("Host's Extension access under Pterodactyl", () => {
+  it("lists the subusers' grants to the owner on the panel's Users page and toggles them; a subuser gets neither the section nor the page", async () => {
     const { context, page } = await open(ptero, "alice", "/server/srv-alice")
     await settled(page)
     await mark(page)
-    await page.locator('[data-host-slot="server.subnav"] a[data-host-extension="host/access"]').click()
-    await page.waitForURL(`${ptero.url}/server/srv-alice/ext/host/access`)
+    // No tab of its own (docs/decisions.md "Extension access on the Users page"): the panel's Users tab.
+    expect(await page.locator('a[data-host-extension="host/access"]').count()).toBe(0)
+    await page.locator(`[class*="SubNavigation-sc-"] a[href="/server/srv-alice/users"]`).click()
+    await page.locator('[data-host-slot="server.users.after"] .host-access').waitFor()
     const bobManage = page.locator('input[data-user="bob"][data-permission="everywhere.manage"]')
     await bobManage.waitFor()
     expect(await page.locator('input[data-user="bob"][data-permission="everywhere.view"]').isChecked()).toBe(true)
@@ -407,6 +409,9 @@ describeBrowser("Host's Extension access page under Pterodactyl", () => {
     await probe(subuser.page, "server.subnav").waitFor()
     await subuser.page.locator('[data-host-slot="server.subnav"] a[data-host-extension="test/everywhere"]').waitFor()
     expect(await subuser.page.locator('a[data-host-extension="host/access"]').count()).toBe(0)
+    await subuser.page.goto(`${ptero.url}/server/srv-alice/users`)
+    await probe(subuser.page, "server.users.after").waitFor()
+    expect(await subuser.page.locator(".host-access").count()).toBe(0)
     await subuser.page.goto(`${ptero.url}/server/srv-alice/ext/host/access`)
     await subuser.page.locator("[data-host-notice='403']").waitFor()
     expect(await subuser.page.locator("input[data-permission]").count()).toBe(0)

@@ -171,13 +171,19 @@ export const pterodactyl: SlotMap = {
     "font-mono": "\"IBM Plex Mono\", \"Source Code Pro\", SourceCodePro, Menlo, Monaco, Consolas, monospace"
   },
   // Injected UI keeps the panel's look: sub-navigation links as the panel's tabs, navbar items as its
-  // `navigation-link`s, row slots inline.
+  // `navigation-link`s, row slots inline. The sub-navigation's container is a `div` child of the panel's
+  // tab row, which styles its `div` children as padded tabs (a selector that outranks a bare attribute
+  // one): the longer selector keeps it `display: contents`, so Host's links are tabs of that row. From
+  // 1024 px, where the panel's own tabs fit on one line, the row wraps rather than hiding tabs behind a
+  // sideways scroll; narrower, it scrolls sideways as the panel's own tabs do.
   css: `
 [data-host-slot]:empty{display:none}
 [data-host-slot="server.subnav"],[data-host-slot="account.subnav"]{display:contents}
-${SN} a.host-nav-link{display:inline-flex;align-items:center;gap:.375rem;padding:.75rem 1rem;font-size:.875rem;color:hsl(210,16%,82%);text-decoration:none;white-space:nowrap;transition:color 150ms}
+${SN} > div > :is([data-host-slot="server.subnav"],[data-host-slot="account.subnav"]){display:contents}
+${SN} a.host-nav-link{display:inline-flex;align-items:center;gap:.375rem;margin-left:.5rem;padding:.75rem 1rem;font-size:.875rem;line-height:1.25rem;color:hsl(211,13%,65%);text-decoration:none;white-space:nowrap;transition:color 150ms}
 ${SN} a.host-nav-link:hover{color:hsl(214,15%,91%)}
-${SN} a.host-nav-link--active{color:hsl(214,15%,91%);background:none;box-shadow:inset 0 -2px #06b6d4}
+${SN} a.host-nav-link.active{color:hsl(214,15%,91%);background:none;box-shadow:inset 0 -2px #0891b2}
+@media (min-width:1024px){${SN} > div{flex-wrap:wrap}}
 [data-host-slot="navbar"]{display:flex;align-items:center;height:100%}
 [data-host-slot="navbar.left"]{display:inline-flex;align-items:center;vertical-align:middle}
 [data-host-slot^="dashboard.serverrow."]{display:inline-flex;align-items:center;gap:.25rem}

@@ -8,7 +8,31 @@ import { BrowserRouter, Link, NavLink, Route, Routes, useLocation, useParams } f
 // privately (no window.React), routes with the History API, re-renders the console on a timer, and
 // remounts its whole router once shortly after load. `window.__standin` lets a test re-render or remount.
 
-interface Server { readonly uuid: string; readonly name: string; readonly description?: string }
+/**
+ * A server as the panel's list gives it. `identifier` is Pterodactyl's short id: the panel's own links
+ * (`/server/${server.id}`) use it, and its router takes either it or the uuid in the URL.
+ */
+interface Server { readonly uuid: string; readonly identifier?: string; readonly name: string; readonly description?: string }
+
+/**
+ * The SubNavigation component's styles as the real build's styled-components inserts them (read from the
+ * CSSOM of a v1.11.8 production build; `jZPsWO` is its generated class). Its children rule styles any
+ * `div` child of the tab row as a padded tab: a container put into the row is one unless its own rule
+ * outranks this one. The stand-in page's stylesheet styled the row itself with a sideways scroll; the real
+ * row has none (the component scrolls), hence the `overflow-x: visible`.
+ */
+const subNavigationCss = `
+.jZPsWO{width:100%;background-color:hsla(209,18%,30%,1);box-shadow:0 1px 3px 0 rgba(0,0,0,.1),0 1px 2px 0 rgba(0,0,0,.06);overflow-x:auto}
+.jZPsWO > div{display:flex;align-items:center;font-size:.875rem;line-height:1.25rem;margin-left:auto;margin-right:auto;padding-left:.5rem;padding-right:.5rem;max-width:1200px;overflow-x:visible}
+.jZPsWO > div > a,.jZPsWO > div > div{display:inline-block;padding:.75rem 1rem;color:hsla(211,13%,65%,1);text-decoration:none;white-space:nowrap;transition:all 150ms cubic-bezier(.4,0,.2,1)}
+.jZPsWO > div > a:not(:first-of-type),.jZPsWO > div > div:not(:first-of-type){margin-left:.5rem}
+.jZPsWO > div > a:hover,.jZPsWO > div > div:hover{color:hsla(214,15%,91%,1)}
+.jZPsWO > div > a:active,.jZPsWO > div > div:active,.jZPsWO > div > a.active,.jZPsWO > div > div.active{color:hsla(214,15%,91%,1);box-shadow:rgb(8,145,178) 0 -2px inset}
+`
+const injected = document.createElement("style")
+injected.setAttribute("data-styled", "")
+injected.textContent = subNavigationCss
+document.head.appendChild(injected)
 
 const cls = (...names: ReadonlyArray<string>) => names.join(" ")
 const sc = (name: string, hash: string, n: number) => `${name}-sc-${hash}-${n}`
@@ -43,7 +67,7 @@ const Dashboard = ({ servers }: { readonly servers: ReadonlyArray<Server> }) => 
   <Page>
     {servers.length === 0 && <p className={`${sc("DashboardContainer___StyledP2", "1topkxf", 3)} jVPRyV`}>There are no servers associated with your account.</p>}
     {servers.map((server) => (
-      <Link key={server.uuid} to={`/server/${server.uuid}`} className={cls("GreyRowBox-sc-1xo9c6v-0", sc("ServerRow__StatusIndicatorBox", "1ibsw91", 2), "dyLna")}>
+      <Link key={server.uuid} to={`/server/${server.identifier ?? server.uuid}`} className={cls("GreyRowBox-sc-1xo9c6v-0", sc("ServerRow__StatusIndicatorBox", "1ibsw91", 2), "dyLna")}>
         <div className={sc("ServerRow___StyledDiv", "1ibsw91", 3)}><span className="icon">■</span></div>
         <div className={sc("ServerRow___StyledDiv2", "1ibsw91", 4)}>
           <p className={sc("ServerRow___StyledP", "1ibsw91", 5)}>{server.name}</p>
@@ -56,7 +80,7 @@ const Dashboard = ({ servers }: { readonly servers: ReadonlyArray<Server> }) => 
 )
 
 const SubNavigation = ({ links }: { readonly links: ReadonlyArray<readonly [string, string]> }) => (
-  <div className={cls(sc("SubNavigation", "lfhxg1", 0), "bvNiAD")}>
+  <div className={cls(sc("SubNavigation", "lfuaoi", 0), "jZPsWO")}>
     <div>{links.map(([to, label]) => <NavLink key={to} to={to} end>{label}</NavLink>)}</div>
   </div>
 )
@@ -154,7 +178,8 @@ const pages: ReadonlyArray<readonly [string, string, React.ComponentType]> = [
   ["backups", "Backups", titled("Backups", "backups")],
   ["network", "Network", titled("Network")],
   ["startup", "Startup", titled("Startup")],
-  ["settings", "Settings", titled("Settings")]
+  ["settings", "Settings", titled("Settings")],
+  ["activity", "Activity", titled("Activity")]
 ]
 
 /** Routes inside a `section` per location; the previous one lingers as `.fade-exit` for 150 ms. */
@@ -179,7 +204,7 @@ const Transition = ({ children }: { readonly children: (path: string) => React.R
 
 const ServerRouter = ({ servers }: { readonly servers: ReadonlyArray<Server> }) => {
   const { id = "" } = useParams()
-  const server = servers.find((candidate) => candidate.uuid === id)
+  const server = servers.find((candidate) => candidate.uuid === id || candidate.identifier === id)
   const base = `/server/${id}`
   if (server === undefined) return <><Nav /><Page><ScreenBlock title="404" /></Page></>
   return (
