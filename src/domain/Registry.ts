@@ -81,9 +81,25 @@ export const RegistryEntry = Schema.Struct({
 })
 export type RegistryEntry = typeof RegistryEntry.Type
 
+/** `serial` of a built index (docs/registry.md "Publishing"): an integer that only goes up. */
+export const IndexSerial = Schema.Number.pipe(
+  Schema.filter((serial) => (Number.isSafeInteger(serial) && serial >= 0) || "must be a whole number, 0 or more")
+)
+
+/** `expires_at` of a built index: an ISO 8601 date-time (like 2026-12-31T00:00:00.000Z). */
+export const IndexExpiresAt = Schema.String.pipe(
+  Schema.filter((text) =>
+    (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text))) ||
+    `"${text}" is not an ISO 8601 date-time (like 2026-12-31T00:00:00Z)`
+  )
+)
+
 const IndexShape = Schema.Struct({
   version: IndexFormatVersion,
   updated_at: Schema.optional(Schema.String),
+  /** Written by `host registry:build`; optional so hand-written indexes still decode (DESIGN §25). */
+  serial: Schema.optional(IndexSerial),
+  expires_at: Schema.optional(IndexExpiresAt),
   extensions: Schema.Array(RegistryEntry)
 })
 
@@ -99,6 +115,64 @@ export const RegistryIndex = IndexShape.pipe(
   })
 )
 export type RegistryIndex = typeof RegistryIndex.Type
+
+/** One entry as `host registry:build` writes it (the §9 fields, in this key order). */
+export interface BuiltRegistryEntry {
+  readonly id: string
+  readonly name: string
+  readonly description: string
+  readonly latest_version: string
+  readonly versions: ReadonlyArray<string>
+  readonly license: string
+  readonly authors: ReadonlyArray<{ readonly name: string; readonly email?: string | undefined }>
+  readonly tags: ReadonlyArray<string>
+  readonly requires: Readonly<Record<string, string>>
+  readonly dependencies: Readonly<Record<string, string>>
+  readonly repository?: string | undefined
+  readonly archive_url: string
+  readonly signature_url?: string | undefined
+  readonly sha256: Readonly<Record<string, string>>
+}
+
+export interface BuiltIndexHeader {
+  readonly serial: number
+  readonly updatedAt: Date
+  readonly expiresAt: Date
+}
+
+/**
+ * The exact bytes of a built `registry.json` (what `registry.json.sig` signs): entries sorted by id,
+ * stable key order, two-space indent, final newline. Shared by the builder and whoever checks it.
+ */
+export const encodeBuiltIndex = (header: BuiltIndexHeader, entries: ReadonlyArray<BuiltRegistryEntry>): Uint8Array => {
+  const extensions = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((entry) => ({
+    id: entry.id,
+    name: entry.name,
+    description: entry.description,
+    ...(entry.repository === undefined ? {} : { repository: entry.repository }),
+    latest_version: entry.latest_version,
+    versions: [...entry.versions],
+    license: entry.license,
+    authors: entry.authors.map((author) => ({ name: author.name, ...(author.email === undefined ? {} : { email: author.email }) })),
+    tags: [...entry.tags],
+    requires: sortedRecord(entry.requires),
+    dependencies: sortedRecord(entry.dependencies),
+    archive_url: entry.archive_url,
+    ...(entry.signature_url === undefined ? {} : { signature_url: entry.signature_url }),
+    sha256: Object.fromEntries(entry.versions.map((version) => [version, entry.sha256[version]]))
+  }))
+  const index = {
+    version: "1.0",
+    serial: header.serial,
+    updated_at: header.updatedAt.toISOString(),
+    expires_at: header.expiresAt.toISOString(),
+    extensions
+  }
+  return new TextEncoder().encode(`${JSON.stringify(index, null, 2)}\n`)
+}
+
+const sortedRecord = (record: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.keys(record).sort().map((key) => [key, record[key] as string]))
 
 /** The cache file `{fetched_at, registry}` (plus the URL it was fetched from, to notice a changed `registry_url`). */
 export const RegistryCacheFile = Schema.Struct({
