@@ -66,6 +66,13 @@ export const webServers: ReadonlyArray<WebServer> = ["nginx", "caddy", "apache"]
 export const proxiedPrefixes = ["/host/", "/api/client/host/", "/admin/host/"] as const
 
 /**
+ * The admin screens' address as people type it, without the final slash: Host redirects it to the first screen.
+ * nginx's `location ^~ /admin/host/` answers it with a redirect to `/admin/host/` by itself; Caddy and Apache
+ * match it only when told (docs/panels.md "Finding Host's admin screens").
+ */
+const adminAddress = "/admin/host"
+
+/**
  * The snippet for `kind`, proxying to `upstream` (`http://127.0.0.1:8080`). Each passes the browser's
  * `Host` with its port and `X-Forwarded-Host`/`-Proto`/`-For`: Host's CSRF check compares a request's
  * `Origin` with the panel's origin as scheme, host and port (docs/panels.md "CSRF"), and nginx's `$host`
@@ -97,6 +104,7 @@ ${proxiedPrefixes.map((prefix) => block(prefix)).join("\n")}
 # reverse_proxy passes the browser's Host as is and sets X-Forwarded-Host, -Proto and -For itself.
 ${handle("/api/client/host/events", " {\n        flush_interval -1\n    }")}
 ${proxiedPrefixes.map((prefix) => handle(`${prefix}*`)).join("\n")}
+${handle(adminAddress)}
 `
   }
   return `# ${header}
@@ -108,6 +116,7 @@ RequestHeader set X-Forwarded-Proto expr=%{REQUEST_SCHEME}
 ProxyPass /api/client/host/events ${upstream}/api/client/host/events flushpackets=on timeout=3600
 ProxyPassReverse /api/client/host/events ${upstream}/api/client/host/events
 ${proxiedPrefixes.map((prefix) => `ProxyPass ${prefix} ${upstream}${prefix}\nProxyPassReverse ${prefix} ${upstream}${prefix}`).join("\n")}
+ProxyPassMatch ^(${adminAddress})$ ${upstream}$1
 `
 }
 

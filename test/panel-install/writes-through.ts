@@ -105,8 +105,15 @@ export const writesThrough = async (
     expect(event.status).toBe(200)
     expect(event.type).toContain("text/event-stream")
     expect(event.frame).toContain("event: generation")
+    // The admin address as people type it, without the final slash, reaches Host (its redirect to the
+    // first screen; nginx first adds the slash itself), not the panel.
+    const admin = await send(`${url}/admin/host`, {})
+    expect([301, 302], `${admin.status} ${admin.text}`).toContain(admin.status)
+    expect(admin.text).not.toBe("the panel")
     // The rest of the site stays the panel's.
     expect((await send(`${url}${panelPage}`, {})).text).toBe("the panel")
+    // A path that only starts like the admin address is the panel's too: answered as any other panel path.
+    expect(await send(`${url}/admin/hostile`, {})).toEqual(await send(`${url}/admin/other`, {}))
   } finally {
     await web?.stop()
     await server.stop()
