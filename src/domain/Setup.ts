@@ -114,6 +114,8 @@ export const withSetupKeys = (text: string | undefined, keys: SetupConfigKeys): 
 
 export const includeBegin = "# host:begin: added by `host setup`; `host setup --remove` removes it"
 export const includeEnd = "# host:end"
+/** The end marker when the directive had more on its line: setup added the line break after it, and removes it. */
+export const includeEndJoined = "# host:end (with the line break after it)"
 
 const quoteIfNeeded = (path: string) => (/[\s;"'{}#]/.test(path) ? `"${path.replace(/(["\\])/g, "\\$1")}"` : path)
 
@@ -127,6 +129,8 @@ export interface SiteMatch {
   readonly at: number
   /** The indentation of the directive's line, repeated for the include. */
   readonly indent: string
+  /** More of the line follows the directive (a one-line block): the include ends with a line break of its own. */
+  readonly midLine: boolean
   /** 1-based line of the directive, for messages. */
   readonly line: number
 }
@@ -189,8 +193,8 @@ const matchAt = (text: string, directiveStart: number, directiveEnd: number): Si
   const lineEnd = newline < 0 ? text.length : newline
   // The rest of the line after the directive: blank or a comment, so the include goes after the line.
   const rest = text.slice(directiveEnd, lineEnd)
-  const at = /^\s*(#.*)?$/.test(rest) ? lineEnd : directiveEnd
-  return { at, indent, line: text.slice(0, directiveStart).split("\n").length }
+  const midLine = !/^\s*(#.*)?$/.test(rest)
+  return { at: midLine ? directiveEnd : lineEnd, indent, midLine, line: text.slice(0, directiveStart).split("\n").length }
 }
 
 /** nginx: every `server { }` block whose `root` is `publicDir`. */
@@ -282,7 +286,9 @@ export const siteKindOf = (text: string): SiteKind | undefined =>
 
 /** The file with Host's marked include inserted at `match`. */
 export const withInclude = (text: string, match: SiteMatch, kind: SiteKind, snippet: string): string =>
-  `${text.slice(0, match.at)}\n${match.indent}${includeBegin}\n${match.indent}${includeLine(kind, snippet)}\n${match.indent}${includeEnd}${text.slice(match.at)}`
+  `${text.slice(0, match.at)}\n${match.indent}${includeBegin}\n${match.indent}${includeLine(kind, snippet)}\n${match.indent}${
+    match.midLine ? `${includeEndJoined}\n` : includeEnd
+  }${text.slice(match.at)}`
 
 export type IncludeScan =
   | { readonly _tag: "Absent" }
@@ -302,7 +308,8 @@ export const scanInclude = (text: string): IncludeScan => {
   if (begin === 0) return { _tag: "Tampered", line: 1, reason: "host:begin on the first line (setup puts it after the site's root)" }
   const offset = (line: number) => lines.slice(0, line).reduce((sum, l) => sum + l.length + 1, 0)
   const start = offset(begin) - 1
-  const stop = offset(end) + lines[end]!.length
+  const joined = lines[end]!.includes("(with the line break after it)") && end < lines.length - 1
+  const stop = offset(end) + lines[end]!.length + (joined ? 1 : 0)
   return { _tag: "Present", start, end: stop, body: lines[begin + 1]!.trim() }
 }
 

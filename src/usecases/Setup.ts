@@ -7,6 +7,7 @@ import { frameworkVersion, HostConfig } from "../config/HostConfig.js"
 import type { DoctorReport } from "../domain/Doctor.js"
 import {
   databaseUnits,
+  findSites,
   includeLine,
   isHttpUrl,
   publicOrigin,
@@ -380,10 +381,11 @@ export const runSetup = (options: SetupOptions) =>
       if (scan._tag === "Tampered") {
         return yield* failStep("webserver", site.file, `line ${scan.line}: ${scan.reason}`, "fix or remove the # host:begin/# host:end lines by hand")
       }
-      const after = scan._tag === "Present"
-        ? scan.body === line ? site.text : withInclude(withoutInclude(site.text, scan), site.match, site.kind, snippetPath)
-        : withInclude(site.text, site.match, site.kind, snippetPath)
-      const action = after === site.text ? "unchanged" : scan._tag === "Present" ? "update" : "update"
+      // An include of another snippet path (Host's root moved) is replaced where the site's root now is.
+      const stripped = scan._tag === "Present" && scan.body !== line ? withoutInclude(site.text, scan) : undefined
+      const match = stripped === undefined ? site.match : findSites(site.kind, stripped, path.join(panel.root, "public"))[0] ?? site.match
+      const after = scan._tag === "Present" && stripped === undefined ? site.text : withInclude(stripped ?? site.text, match, site.kind, snippetPath)
+      const action = after === site.text ? "unchanged" : "update"
       const testCommand = commandLine(commands.test, commands.extraEnv)
       const reloadCommand = commandLine(commands.reload, commands.extraEnv)
       const others = site.others.length === 0 ? [] : [`also serving the panel (add the include there yourself): ${site.others.join(", ")}`]

@@ -6,6 +6,7 @@ import { afterEach, expect, it } from "vitest"
 import { hostBin, repoRoot, runHost, tempDirsPerTest } from "../support/cli.js"
 import { writePanelFolder } from "../support/panel-folders.js"
 import { describeWithPrograms } from "../support/programs.js"
+import { startPelicanStandIn } from "../support/pelican-api.js"
 import { machines, people, startPanelStandIn } from "../support/pterodactyl-api.js"
 import { eventually } from "../support/wait.js"
 import { freePort, panelSite, type Running, startHostServe, startNginxAt, treeHash, writeNginxEtc } from "./support.js"
@@ -31,16 +32,18 @@ interface Scene {
   readonly env: Record<string, string>
 }
 
-const scene = async (options: { readonly siteExtra?: string; readonly appUrl?: string | null; readonly start?: boolean } = {}): Promise<Scene> => {
+const scene = async (
+  options: { readonly siteExtra?: string; readonly appUrl?: string | null; readonly start?: boolean; readonly kind?: "pterodactyl-1.11" | "pelican" } = {}
+): Promise<Scene> => {
   const host = temp("setup-host-")
-  const panel = writePanelFolder(temp("setup-panel-"), "pterodactyl-1.11")
+  const panel = writePanelFolder(temp("setup-panel-"), options.kind ?? "pterodactyl-1.11")
   mkdirSync(join(panel, "public"), { recursive: true })
-  const standIn = await startPanelStandIn({ users: people, servers: machines })
+  const standIn = options.kind === "pelican" ? await startPelicanStandIn({ users: people, servers: machines }) : await startPanelStandIn({ users: people, servers: machines })
   stops.push(standIn.close)
   const nginxPort = await freePort()
   const hostPort = await freePort()
   const appUrl = options.appUrl === undefined ? `http://127.0.0.1:${nginxPort}` : options.appUrl
-  writeFileSync(join(panel, ".env"), `APP_ENV=production\nAPP_NAME=Pterodactyl\n${appUrl === null ? "" : `APP_URL=${appUrl}\n`}`)
+  writeFileSync(join(panel, ".env"), `APP_ENV=production\nAPP_NAME=${options.kind === "pelican" ? "Pelican" : "Pterodactyl"}\n${appUrl === null ? "" : `APP_URL=${appUrl}\n`}`)
   const etc = temp("setup-etc-")
   const { conf, site } = writeNginxEtc(etc, panelSite(nginxPort, panel, standIn.url, options.siteExtra))
   if (options.start !== false) {
@@ -144,6 +147,29 @@ describeWithPrograms(["nginx", "systemd-analyze"], "host setup with a real nginx
     await eventually(() => fetch(`http://127.0.0.1:${s.nginxPort}/host/ready`).then((r) => r.text()), (body) => !body.includes("generation"), { what: "nginx reloaded" })
     const check = spawnSync("nginx", ["-t", "-c", join(s.etc, "nginx", "nginx.conf"), "-e", "stderr"], { encoding: "utf8" })
     expect(check.status, check.stderr).toBe(0)
+  }, 120_000)
+
+  it("sets Host up in a Pelican panel (its plugin folder) and --remove takes the folder away again", async () => {
+    const s = await scene({ kind: "pelican" })
+    const before = { panel: treeHash(s.panel), etc: treeHash(s.etc) }
+    const { result } = await setupWithServe(s, ["--json"])
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
+    const steps = stepsOf(result.stdout)
+    expect(steps.map((step) => `${step.id} ${step.action}`)).toEqual([
+      "panel unchanged",
+      "config create",
+      "include create",
+      "webserver update",
+      "service create",
+      "check unchanged"
+    ])
+    expect(steps.find((step) => step.id === "include")?.path).toBe(join(s.panel, "plugins", "host"))
+    expect(readFileSync(join(s.host, "config", "host.yaml"), "utf8")).toContain("driver: pelican")
+    expect(existsSync(join(s.panel, "plugins", "host", "plugin.json"))).toBe(true)
+    const removed = await runHost(["--root", s.host, "setup", "--remove"], { env: s.env })
+    expect(removed.code, `${removed.stdout}\n${removed.stderr}`).toBe(0)
+    expect(treeHash(s.panel)).toEqual(before.panel)
+    expect(pick(treeHash(s.etc), (key) => !key.startsWith("nginx/run/"))).toEqual(pick(before.etc, (key) => !key.startsWith("nginx/run/")))
   }, 120_000)
 
   it("--dry-run prints each diff and command and writes nothing in either root", async () => {
