@@ -60,6 +60,7 @@ export const helpGroups: ReadonlyArray<HelpGroup> = [
   {
     title: "Server and panel",
     lines: [
+      { command: "setup", summary: "config, include, web server, service and check in one go; --remove undoes it" },
       { command: "serve", summary: "run the HTTP server (panel pages, client and admin APIs)" },
       { command: "status", summary: "framework, database, lock, drift; --health runs health checks" },
       { command: "panel:install", summary: "put Host's include into the panel (Pterodactyl view or Pelican plugin)" },

@@ -40,6 +40,7 @@ const builtins = {
   verify: () => import("./commands/verify.js").then((module) => module.verifyCommand),
   serve: () => import("./commands/serve.js").then((module) => module.serveCommand),
   "panel:token": () => import("./commands/panel.js").then((module) => module.panelTokenCommand),
+  setup: () => import("./commands/setup.js").then((module) => module.setupCommand),
   "panel:install": () => import("./commands/panelInstall.js").then((module) => module.panelInstallCommand),
   "panel:uninstall": () => import("./commands/panelInstall.js").then((module) => module.panelUninstallCommand),
   "panel:status": () => import("./commands/panelInstall.js").then((module) => module.panelStatusCommand),
