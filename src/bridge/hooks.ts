@@ -10,7 +10,7 @@ import type {
   UserContext
 } from "@host/sdk"
 import { emit, on } from "./events.js"
-import { holdsPermission, pageBase, pageHref } from "./match.js"
+import { holdsPermission, pageBase, pageHref, serverLinkId } from "./match.js"
 import { navigateTo } from "./page.js"
 import { slotEntries } from "./registry.js"
 import { ScopeContext, usePage, useRegistry } from "./render.js"
@@ -212,8 +212,8 @@ export const useNavigate = (): Navigate => {
       return
     }
     const area = state.area === "server" || state.area === "account" ? state.area : "dashboard"
-    const uuid = state.server?.uuid ?? /^\/server\/([^/]+)/.exec(state.path)?.[1]
-    const base = pageBase(area, scope.extensionId, uuid) ?? pageBase("dashboard", scope.extensionId, undefined)!
+    // The server id in the form the URL has (short identifier or uuid), as the sub-navigation's links.
+    const base = pageBase(area, scope.extensionId, serverLinkId(state.server, state.path)) ?? pageBase("dashboard", scope.extensionId, undefined)!
     navigateTo(pageHref(base, path), options?.replace === true)
   }, [scope, state])
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { slotIds } from "../../src/domain/Slots.js"
 import { describeBrowser, type PanelHarness, screenshot, startPanel } from "../support/browser.js"
 import { fixture, tempDir } from "../support/cli.js"
+import { writeExtension } from "../support/extensions.js"
 import { writePanelRoot } from "../support/panel-root.js"
 import { startStandin, type StandinPanel } from "../support/panel-pages/server.js"
 import { type PanelStandIn, people, type StandInServer, startPanelStandIn } from "../support/pterodactyl-api.js"
@@ -39,6 +40,32 @@ const readBody = (stream: IncomingMessage) =>
     stream.on("data", (chunk: Buffer) => chunks.push(chunk))
     stream.on("end", () => resolve(Buffer.concat(chunks)))
     stream.on("error", reject)
+  })
+
+/** test/navigator: a server page whose button moves to its hidden second page with the SDK's useNavigate. */
+const writeNavigator = (parent: string) =>
+  writeExtension(parent, {
+    id: "test/navigator",
+    version: "1.0.0",
+    files: {
+      "resources/frontend/dist/extension.js": `(function () {
+  var h = window.React.createElement;
+  var sdk = window.__HOST__.sdk;
+  function First() {
+    var navigate = sdk.useNavigate();
+    return h("button", { "data-testid": "navigate", onClick: function () { navigate("/second"); } }, "To the second page");
+  }
+  function Second() { return h("div", { "data-testid": "second" }, "Second page"); }
+  sdk.createExtension({
+    id: "test/navigator",
+    routes: [
+      { area: "server", path: "/", name: "Navigator", component: First },
+      { area: "server", path: "/second", name: "Second", hidden: true, component: Second }
+    ]
+  });
+})();
+`
+    }
   })
 
 /**
@@ -87,6 +114,7 @@ beforeAll(async () => {
       await install(root, writeEverywhere(folders.path, slotIds))
       // acme/probe declares backend permissions: the grants Host keeps for Pterodactyl's subusers.
       await install(root, fixture("runtime", "probe"))
+      await install(root, writeNavigator(folders.path))
     }
   })
   let panelHost = ""
@@ -152,8 +180,9 @@ describeBrowser("the bridge on Pterodactyl's frontend (issue 35)", () => {
     await probe(page, "server.subnav").waitFor()
     await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
     const layout = await subnavLayout(page)
-    // The panel's ten tabs, Host's link to test/everywhere's page and the extension's marker.
-    expect(layout.count).toBe(12)
+    // The panel's ten tabs, Host's links to test/everywhere's and test/navigator's pages, and the marker:
+    // more than one row holds at 1280 px, so the row wraps.
+    expect(layout.count).toBe(13)
     expect(layout.cut).toEqual([])
     expect(layout.overflow).toBe(0)
     // Host's grants screen lives on the Users page, not in the bar.
@@ -192,6 +221,12 @@ describeBrowser("the bridge on Pterodactyl's frontend (issue 35)", () => {
     expect(new URL(page.url()).pathname).toBe("/server/5f0c2a1e/ext/test/everywhere")
     // The panel's own tabs follow the URL: still the short id.
     await expect(page.locator('[class*="SubNavigation-sc-"] > div > a').first().getAttribute("href")).resolves.toBe("/server/5f0c2a1e")
+
+    // The SDK's useNavigate keeps the form too.
+    await page.locator('[data-host-slot="server.subnav"] a[data-host-extension="test/navigator"]').click()
+    await page.getByTestId("navigate").click()
+    await page.getByTestId("second").waitFor()
+    expect(new URL(page.url()).pathname).toBe("/server/5f0c2a1e/ext/test/navigator/second")
     await close(context)
 
     // Come by the uuid, stay with the uuid.
