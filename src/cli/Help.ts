@@ -54,6 +54,7 @@ export const helpGroups: ReadonlyArray<HelpGroup> = [
       { command: "keygen", summary: "make a signing key pair" },
       { command: "registry:sync", summary: "refresh the registry cache" },
       { command: "registry:status", summary: "the registry cache: age, entries, last error" },
+      { command: "registry:build <dir>", summary: "write registry.json for a folder of archives (--url, --sign)" },
       { command: "artifacts:prune", summary: "delete stored archives no installed version needs" }
     ]
   },

@@ -49,6 +49,7 @@ const builtins = {
   "permissions:list": () => import("./commands/permissions.js").then((module) => module.permissionsListCommand),
   "registry:sync": () => import("./commands/registry.js").then((module) => module.registrySyncCommand),
   "registry:status": () => import("./commands/registry.js").then((module) => module.registryStatusCommand),
+  "registry:build": () => import("./commands/registryBuild.js").then((module) => module.registryBuildCommand),
   build: () => import("./commands/build.js").then((module) => module.buildCommand),
   new: () => import("./commands/new.js").then((module) => module.newCommand),
   dev: () => import("./commands/dev.js").then((module) => module.devCommand),
