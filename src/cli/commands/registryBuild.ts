@@ -17,7 +17,7 @@ const progressFrom = 20
 export const registryBuildCommand = Command.make(
   "registry:build",
   {
-    dir: Args.directory({ name: "dir", exists: "either" }).pipe(
+    dir: Args.text({ name: "dir" }).pipe(
       Args.withDescription("the folder of .host archives; registry.json (and registry.json.sig) are written into it")
     ),
     url: Options.text("url").pipe(
