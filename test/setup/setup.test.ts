@@ -152,6 +152,12 @@ describeWithPrograms(["nginx", "systemd-analyze"], "host setup with a real nginx
   it("sets Host up in a Pelican panel (its plugin folder) and --remove takes the folder away again", async () => {
     const s = await scene({ kind: "pelican" })
     const before = { panel: treeHash(s.panel), etc: treeHash(s.etc) }
+    // Its dry run opens no database (there is none yet) and writes nothing either.
+    const hostBefore = treeHash(s.host)
+    const dry = await runHost(["--root", s.host, "setup", "--panel-root", s.panel, "--port", String(s.hostPort), "--dry-run"], { env: s.env })
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain("plugins/host/plugin.json")
+    expect({ host: treeHash(s.host), panel: treeHash(s.panel), etc: treeHash(s.etc) }).toEqual({ host: hostBefore, ...before })
     const { result } = await setupWithServe(s, ["--json"])
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
     const steps = stepsOf(result.stdout)
@@ -170,6 +176,10 @@ describeWithPrograms(["nginx", "systemd-analyze"], "host setup with a real nginx
     expect(removed.code, `${removed.stdout}\n${removed.stderr}`).toBe(0)
     expect(treeHash(s.panel)).toEqual(before.panel)
     expect(pick(treeHash(s.etc), (key) => !key.startsWith("nginx/run/"))).toEqual(pick(before.etc, (key) => !key.startsWith("nginx/run/")))
+    // Once removed, there is nothing left to remove.
+    const again = await runHost(["--root", s.host, "setup", "--remove"], { env: s.env })
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain("Nothing to remove: setup keeps no record")
   }, 120_000)
 
   it("--dry-run prints each diff and command and writes nothing in either root", async () => {

@@ -1,4 +1,5 @@
 import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
@@ -10,7 +11,7 @@ import { runSetup, runSetupRemove, SetupStepFailed } from "../../usecases/Setup.
 import { commandLine } from "../../system/Programs.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
-import { configLayer, storeLayer } from "../Runtime.js"
+import { configLayer, dataLayer, storeLayer } from "../Runtime.js"
 
 // `host setup` and `host setup --remove` (docs/panels.md "Five minutes", DESIGN §22): the steps of
 // usecases/Setup.ts printed as each ends (or one JSON document), and the exit code.
@@ -58,6 +59,7 @@ export const setupCommand = Command.make(
         json ? Effect.void : Console.log([stepLine(step, flags.remove), ...(detail.diff === "" ? [] : [detail.diff.trimEnd()]), ...detail.lines.map((l) => `      ${l}`)].join("\n"))
       yield* Effect.gen(function*() {
         const { paths } = yield* HostConfig
+        const fs = yield* FileSystem.FileSystem
         const asRoot = asRootCommand(paths.root)
         if (flags.remove) {
           const outcome = yield* Effect.either(runSetupRemove({ panelRoot: flags.panelRoot, dryRun, env: invocation.env, asRoot, onStep }))
@@ -92,8 +94,15 @@ export const setupCommand = Command.make(
           node: process.execPath,
           bin: invocation.frameworkRoot === "" ? process.argv[1] ?? "host" : `${invocation.frameworkRoot}/bin/host.js`,
           asRoot,
-          // Opened only when the panel is Pelican (its plugin lists the extensions' permissions and pages).
-          extensions: installedExtensionFacts.pipe(Effect.provide(storeLayer(invocation, { listeners: false }))),
+          // Read only when the panel is Pelican (its plugin lists the extensions' permissions and pages); a
+          // database that is not there has none and is not created, and a dry run opens it without recovery
+          // (as `panel:install --dry-run` does).
+          extensions: Effect.gen(function*() {
+            if (paths.databaseFile !== "" && paths.databaseFile !== ":memory:" && !(yield* fs.exists(paths.databaseFile).pipe(Effect.orElseSucceed(() => false)))) return []
+            return yield* installedExtensionFacts.pipe(
+              Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : storeLayer(invocation, { listeners: false }))
+            )
+          }),
           doctor: cliDoctor(undefined).pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))),
           onStep
         }))
