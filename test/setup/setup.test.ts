@@ -264,6 +264,25 @@ describeWithPrograms(["nginx"], "host setup refuses bad input, naming what to fi
     expect(result.stderr).toContain("--port")
     expect(existsSync(join(s.host, "config", "host.yaml"))).toBe(false)
   })
+
+  it("without --port, a port taken by something other than Host moves Host to the next free one, keeping the file's comments", async () => {
+    const s = await scene({ start: false })
+    const other = createServer((_, response) => response.end("not Host"))
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve))
+    stops.push(() => new Promise((resolve) => other.close(() => resolve())))
+    const port = (other.address() as { port: number }).port
+    mkdirSync(join(s.host, "config"), { recursive: true })
+    writeFileSync(join(s.host, "config", "host.yaml"), `# ours\nserver:\n  port: ${port} # the port we had\nregistry_cache_ttl: 60\n`)
+    const result = await runHost(["--root", s.host, "setup", "--panel-root", s.panel, "--dry-run", "--json"], { env: s.env })
+    expect(result.code, result.stderr).toBe(0)
+    const config = (JSON.parse(result.stdout) as { steps: Array<{ id: string; output?: string }> }).steps.find((step) => step.id === "config")
+    const chosen = Number(/server 127\.0\.0\.1:(\d+)/.exec(config?.output ?? "")?.[1])
+    expect(chosen).toBeGreaterThan(port)
+    const text = await runHost(["--root", s.host, "setup", "--panel-root", s.panel, "--dry-run"], { env: s.env })
+    expect(text.stdout).toContain(`-  port: ${port} # the port we had`)
+    expect(text.stdout).toContain(" # ours")
+    expect(text.stdout).toContain(" registry_cache_ttl: 60")
+  })
 })
 
 describeWithPrograms(["nginx", "setpriv"], "host setup without root", () => {
