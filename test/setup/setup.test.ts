@@ -285,6 +285,31 @@ describeWithPrograms(["nginx"], "host setup refuses bad input, naming what to fi
   })
 })
 
+describeWithPrograms(["nginx"], "host setup's choices", () => {
+  it("--web-server none and --service none skip those steps, print the include, and skip the check saying why", async () => {
+    const s = await scene({ start: false })
+    const siteBefore = readFileSync(s.site)
+    const result = await runHost(["--root", s.host, "setup", "--panel-root", s.panel, "--port", String(s.hostPort), "--web-server", "none", "--service", "none", "--json"], { env: s.env })
+    expect(result.code, result.stderr).toBe(0)
+    const steps = stepsOf(result.stdout)
+    expect(steps.map((step) => `${step.id} ${step.action}`)).toEqual(["panel unchanged", "config create", "include update", "webserver skipped", "service skipped", "check skipped"])
+    expect(steps.find((step) => step.id === "webserver")?.output).toContain(`include ${join(s.host, "storage/host/webserver/nginx.conf")};`)
+    expect(steps.find((step) => step.id === "check")?.output).toContain("not necessarily reachable")
+    expect(readFileSync(s.site).equals(siteBefore)).toBe(true)
+    expect(existsSync(join(s.etc, "systemd"))).toBe(false)
+  })
+
+  it("--site FILE names the panel's site where setup would not look", async () => {
+    const s = await scene({ start: false })
+    const elsewhere = join(s.etc, "panel-site.conf")
+    writeFileSync(elsewhere, readFileSync(s.site))
+    writeFileSync(s.site, "server {\n    listen 127.0.0.1:1;\n    root /var/www/other/public;\n}\n")
+    const result = await runHost(["--root", s.host, "setup", "--panel-root", s.panel, "--port", String(s.hostPort), "--site", elsewhere, "--dry-run", "--json"], { env: s.env })
+    expect(result.code, result.stderr).toBe(0)
+    expect(stepsOf(result.stdout).find((step) => step.id === "webserver")).toMatchObject({ action: "update", path: elsewhere })
+  })
+})
+
 describeWithPrograms(["nginx", "setpriv"], "host setup without root", () => {
   it.skipIf(process.getuid?.() !== 0)("a step needing root fails naming the file and the command to run as root; the steps before stand", async () => {
     const s = await scene({ start: false })
