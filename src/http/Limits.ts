@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http"
+import { IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { formatBytes } from "../domain/Bytes.js"
 import { errorBody } from "./Errors.js"
 
@@ -91,4 +92,119 @@ export const refuseOversizedBody = (
   request.on("close", () => clearTimeout(timer))
   request.resume()
   return true
+}
+
+/**
+ * A body without a declared length (chunked) that is not an upload is read here, at most `otherBytes` of
+ * it, before the app sees the request: past the limit it gets the same 413 as a declared one, once the
+ * client has finished sending (or at the drain caps), instead of the connection reset the app's own
+ * limit gives when it drops the stream. Within the limit, the app gets a request carrying what was read.
+ */
+export const readChunkedBody = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  otherBytes: number,
+  serve: (request: IncomingMessage, response: ServerResponse) => void
+): void => {
+  const chunks: Array<Buffer> = []
+  let bytes = 0
+  let refused = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const refuse = () => {
+    refused = true
+    chunks.length = 0
+    const body = Buffer.from(JSON.stringify(errorBody(413, "PayloadTooLarge", `the request body is more than ${formatBytes(otherBytes)}; the limit is ${formatBytes(otherBytes)}`)))
+    const answer = () => {
+      clearTimeout(timer)
+      if (response.headersSent || response.destroyed) return
+      response.writeHead(413, { "content-type": "application/json", "content-length": body.byteLength, connection: "close" })
+      response.end(body)
+    }
+    timer = setTimeout(() => {
+      answer()
+      request.destroy()
+    }, drainCapMillis)
+    request.once("end", answer)
+  }
+  request.on("data", (chunk: Buffer) => {
+    bytes += chunk.byteLength
+    if (refused) {
+      if (bytes > drainCapBytes) request.destroy()
+      return
+    }
+    if (bytes > otherBytes) return refuse()
+    chunks.push(chunk)
+  })
+  request.on("close", () => clearTimeout(timer))
+  request.once("end", () => {
+    if (refused) return
+    const replay = new IncomingMessage(request.socket)
+    replay.httpVersion = request.httpVersion
+    replay.httpVersionMajor = request.httpVersionMajor
+    replay.httpVersionMinor = request.httpVersionMinor
+    replay.headers = request.headers
+    replay.rawHeaders = request.rawHeaders
+    replay.trailers = request.trailers
+    replay.method = request.method
+    replay.url = request.url
+    replay.complete = true
+    replay.push(Buffer.concat(chunks))
+    replay.push(null)
+    serve(replay, response)
+  })
+}
+
+/** Whether a request carries a body without a declared length. */
+export const isChunked = (request: IncomingMessage): boolean =>
+  request.headers["content-length"] === undefined && request.headers["transfer-encoding"] !== undefined
+
+/**
+ * An upload refused before its body was read (401, 403, 413: docs/http.md "Limits"): once the answer is
+ * written, the connection is closed from our side (the client reads the answer, then the end of the
+ * connection), and what the client still sends is discarded, at most `drainCapBytes` or `drainCapMillis`,
+ * so a client that declared 60 MB and sends nothing holds nothing.
+ */
+export const closeWhenRefusedUnread = (request: IncomingMessage, response: ServerResponse): void => {
+  response.once("finish", () => {
+    if (request.complete) return
+    const socket = request.socket
+    let bytes = 0
+    const timer = setTimeout(() => socket.destroy(), drainCapMillis)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+    request.on("data", (chunk: Buffer) => {
+      bytes += chunk.byteLength
+      if (bytes > drainCapBytes) socket.destroy()
+    })
+    request.resume()
+    socket.end()
+  })
+}
+
+/**
+ * At most `perAddress` open connections per socket peer address (docs/http.md "Limits"); past it a new
+ * connection is closed at once, before a byte is read. A trusted proxy (`trusted_proxies`) is not limited:
+ * every client behind it shares its address, and the proxy limits its own clients.
+ */
+export const limitConnections = (
+  server: { on: (event: "connection", listener: (socket: Socket) => void) => unknown },
+  perAddress: number,
+  exempt: (address: string) => boolean
+): void => {
+  const open = new Map<string, number>()
+  server.on("connection", (socket) => {
+    const address = socket.remoteAddress
+    if (address === undefined || exempt(address)) return
+    const count = open.get(address) ?? 0
+    if (count >= perAddress) {
+      socket.destroy()
+      return
+    }
+    open.set(address, count + 1)
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
 }

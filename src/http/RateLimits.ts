@@ -1,5 +1,7 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, FiberRef, Layer } from "effect"
+import { LookupsLimited } from "../panel/Access.js"
+import { resolveClient, type TrustedProxiesService } from "./ClientAddress.js"
 import { HttpFailure } from "./Errors.js"
 
 // The server's rate limits (docs/http.md "Rate limits"): @effect/experimental's keyed RateLimiter over
@@ -41,3 +43,33 @@ export const consume = (key: string, limit: number, what: string) =>
       })
     )
   })
+
+/** The gate of one request's identity lookup, from its socket peer and X-Forwarded-For. */
+export type LookupGate = (peer: string | undefined, forwardedFor: string | undefined) => Effect.Effect<void, LookupsLimited>
+
+/**
+ * The panel is not an amplifier (docs/http.md "Limits"): a real panel's lookups of credentials its identity
+ * cache has no answer for are limited per client address (the one ClientAddress.ts resolves) to
+ * `perSecond` a second, as a token bucket of `perSecond` tokens (so a burst of one second's worth passes at
+ * once). Server.ts sets it for every request; Context.ts hands it to the panel's lookup (panel/Access.ts
+ * `identityLookupGate`). Unset (no server): nothing is limited.
+ */
+export const panelLookupGate: FiberRef.FiberRef<LookupGate | undefined> = FiberRef.unsafeMake<LookupGate | undefined>(undefined)
+
+export const makeLookupGate = (limiter: RateLimiter.RateLimiter, proxies: TrustedProxiesService, perSecond: number): LookupGate => (peer, forwardedFor) =>
+  limiter.consume({
+    key: `panel-lookup:${resolveClient(peer, { "x-forwarded-for": forwardedFor }, proxies).address}`,
+    limit: perSecond,
+    window: Duration.seconds(1),
+    algorithm: "token-bucket",
+    onExceeded: "fail"
+  }).pipe(
+    Effect.asVoid,
+    Effect.catchTag("RateLimiterError", (error) =>
+      Effect.fail(
+        new LookupsLimited({
+          perSecond,
+          retryAfterSeconds: error.reason === "Exceeded" ? Math.max(1, Math.ceil(Duration.toSeconds(error.retryAfter))) : 1
+        })
+      ))
+  )

@@ -145,6 +145,17 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
     // `admin_uploads: off`: refused before a byte of the body is read (docs/operations.md "Web installs").
     const policy = uploadPolicyOf((yield* HostConfig).config)
     if (policy.setting === "off") return yield* uploadsOff(policy)
+    // A declared body over the limit is refused here, after authentication and authorization, without
+    // reading it (the server closes the connection after the answer: docs/http.md "Limits").
+    const archiveBytes = (yield* HostConfig).config.limits.archive_bytes
+    const declared = header(request, "content-length")
+    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > archiveBytes + uploadOverheadBytes) {
+      return yield* new HttpFailure({
+        status: 413,
+        code: "SourceRejected",
+        detail: archiveTooLargeDetail("the upload", formatBytes(Number(declared)), archiveBytes)
+      })
+    }
     const contentType = header(request, "content-type") ?? ""
     if (!contentType.startsWith("multipart/form-data")) {
       return yield* badRequest("send multipart/form-data with the .host file in the field \"archive\"")
