@@ -57,6 +57,8 @@ export interface SetupOptions {
   readonly doctor: Effect.Effect<DoctorReport, unknown>
   /** Called as each step ends, with the diff of what it changes (dry run) and the lines to show. */
   readonly onStep: (step: SetupStep, detail: { readonly diff: string; readonly lines: ReadonlyArray<string> }) => Effect.Effect<void>
+  /** Said while a step waits (the check, for Host to answer), so a wait of seconds is not silent. */
+  readonly onWait?: (message: string) => Effect.Effect<void>
 }
 
 /** A step failed: rolled back, named with its file and a fix; the steps before it stand. */
@@ -487,6 +489,7 @@ export const runSetup = (options: SetupOptions) =>
       yield* emit({ id: "check", action: "skipped", output: `step ${webServerSkipped ? "4 (web server)" : "5 (service)"} was skipped, so Host is not necessarily reachable yet; once it is, run host doctor` })
     } else {
       const readyUrl = `${baseUrl}/host/ready`
+      if (options.onWait !== undefined) yield* options.onWait(`[6/6] check: waiting for ${readyUrl} to answer through the web server (at most 30 s)`)
       const deadline = Date.now() + 30_000
       let last = ""
       let answered = false

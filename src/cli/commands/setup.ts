@@ -104,7 +104,8 @@ export const setupCommand = Command.make(
             )
           }),
           doctor: cliDoctor(undefined).pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))),
-          onStep
+          onStep,
+          onWait: (message) => (json ? Effect.void : Effect.sync(() => process.stderr.write(`${message}\n`)))
         }))
         if (outcome._tag === "Left") {
           if (json && outcome.left instanceof SetupStepFailed) {
