@@ -13,6 +13,7 @@ import { problem, type Problem, type ValidationReport } from "../domain/Problems
 import { manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { bundleSlotReferences, isKnownSlot } from "../domain/Slots.js"
 import { listFiles } from "./Tree.js"
+import { pathHasServer, scanPermissionRoutes } from "../domain/RouteScan.js"
 
 // An extension directory on disk: find and decode its manifest, resolve its layout, and check that
 // everything the manifest declares is really there (`host validate`, and every loader before install).
@@ -234,6 +235,21 @@ export const validateDirectory = Effect.fn("ExtensionDirectory.validate")(functi
   const warnings = [...decoded.warnings]
   const files = yield* listFiles(located.root)
   const layout = yield* checkFiles(located.root, decoded.document, new Set(files), directoriesOf(files), errors, warnings)
+  // A permission on a route without {server} is held by every server owner under a real panel (DESIGN §24).
+  // The admin group is for panel administrators, who hold every permission anyway.
+  for (const [group, file] of Object.entries(layout.routes)) {
+    if (group === "admin" || file === undefined || !files.includes(posix.normalize(file))) continue
+    const source = yield* fs.readFileString(path.join(located.root, file))
+    for (const route of scanPermissionRoutes(source)) {
+      if (pathHasServer(route.path)) continue
+      warnings.push(problem(
+        `backend.routes.${group}`,
+        `route ${route.method} ${route.path} in ${file} requires permission "${route.permission}" but has no {server} in its path: ` +
+          `under a real panel every server owner holds it (the permission is checked against any server the user owns); ` +
+          `put {server} in the path to check it on one server (docs/authoring.md "Routes")`
+      ))
+    }
+  }
   return {
     root: located.root,
     manifest: errors.length === 0 ? decoded.manifest : undefined,

@@ -12,10 +12,67 @@ interface Expected {
 const invalidCases = readdirSync(fixture("invalid")).sort()
 
 describe("host validate", () => {
-  it.each(["hello-world", "full"])("accepts fixtures/extensions/%s", async (name) => {
-    const run = await runHost(["validate", fixture("extensions", name)])
+  it("accepts fixtures/extensions/hello-world", async () => {
+    const run = await runHost(["validate", fixture("extensions", "hello-world")])
     expect(run.stdout).toBe("Manifest is valid.\n")
     expect(run.code).toBe(0)
+  })
+
+  it("accepts fixtures/extensions/full, warning about its permission on a route without {server}", async () => {
+    const run = await runHost(["validate", fixture("extensions", "full")])
+    expect(run.stdout).toBe(
+      "Manifest is valid.\nWarnings:\n - backend.routes.api-client: route GET /stats in src/routes/api-client.ts requires permission \"full.view\" but has no {server} in its path: " +
+        "under a real panel every server owner holds it (the permission is checked against any server the user owns); put {server} in the path to check it on one server (docs/authoring.md \"Routes\")\n"
+    )
+    expect(run.code).toBe(0)
+  })
+
+  it("warns when a route's permission guards a path without {server} (not for {server} or :server paths, nor the admin group)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "host-validate-permission-"))
+    try {
+      mkdirSync(join(dir, "src", "routes"), { recursive: true })
+      writeFileSync(
+        join(dir, "extension.yaml"),
+        "host: \"1.0\"\nid: acme/guarded\nname: Guarded\nversion: 1.0.0\ndescription: Guarded routes\nlicense: MIT\nbackend:\n  permissions:\n    - stats.view\n    - stats.manage\n"
+      )
+      writeFileSync(
+        join(dir, "src", "routes", "api-client.ts"),
+        `import { defineRoutes } from "@host/sdk/server"
+export default defineRoutes((r) => {
+  // r.get("/commented", () => 1, { permission: "stats.view" })
+  r.get("/stats", ({ user }) => ({ user, note: "a (paren), a {brace}" }), { permission: "stats.view" })
+  r.post('/servers/{server}/reset', () => ({ permission: "not-an-option" }), { permission: "stats.manage" })
+  r.get("/servers/:server/stats", () => ({}), { permission: "stats.view" })
+  r.delete("/everything", async () => {
+    return { done: true }
+  }, {
+    permission: "stats.manage"
+  })
+  r.get("/open", () => ({ open: true }))
+})
+`
+      )
+      writeFileSync(
+        join(dir, "src", "routes", "admin.ts"),
+        `import { defineRoutes } from "@host/sdk/server"\nexport default defineRoutes((r) => { r.get("/all", () => 1, { permission: "stats.view" }) })\n`
+      )
+      const run = await runHost(["validate", dir, "--json"])
+      expect(run.code).toBe(0)
+      const report = JSON.parse(run.stdout) as { valid: boolean; warnings: Array<{ path: string; message: string }> }
+      expect(report.valid).toBe(true)
+      expect(report.warnings.map((warning) => warning.message.split(":")[0])).toEqual([
+        "route GET /stats in src/routes/api-client.ts requires permission \"stats.view\" but has no {server} in its path",
+        "route DELETE /everything in src/routes/api-client.ts requires permission \"stats.manage\" but has no {server} in its path"
+      ])
+      expect(report.warnings[0]).toEqual({
+        path: "backend.routes.api-client",
+        message: expect.stringContaining("under a real panel every server owner holds it")
+      })
+      // --strict makes the warning fail the check.
+      expect((await runHost(["validate", dir, "--strict"])).code).toBe(1)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("has an invalid fixture for every validation error", () => {
