@@ -114,6 +114,30 @@ export const csrfVerdict = (
   }
 }
 
+/**
+ * Login CSRF (docs/http.md "Security: signing in"): a sign-in that a browser sends from another site is
+ * refused, so no page elsewhere can sign a visitor into an account of its choosing. A browser says where a
+ * form came from in `Origin` (every POST since 2020) and `Sec-Fetch-Site`; `cross-site`, or an `Origin`
+ * (`null` included) that is not the panel's own as `expectedOrigin` tells it, is refused. A request with
+ * neither header is not a browser's form (curl, scripts) and carries no ambient credential to abuse: it
+ * passes, as it could sign in anyway.
+ */
+export const signInVerdict = (request: CsrfRequest, access: PanelAccess, proxies: TrustedProxiesService | undefined): CsrfVerdict => {
+  const site = headerOf(request, "sec-fetch-site")
+  if (site !== undefined && site.trim().toLowerCase() === "cross-site") {
+    return { ok: false, detail: "sign-in refused: the form was sent from another site (Sec-Fetch-Site: cross-site); sign in on the panel's own page" }
+  }
+  const origin = headerOf(request, "origin")
+  if (origin === undefined) return passed
+  const expected = expectedOrigin(request, access, proxies)
+  if (expected !== undefined && normalisedOrigin(origin) === expected) return passed
+  return {
+    ok: false,
+    detail: `sign-in refused: the form's Origin ${quoted(origin)} is not the panel's origin ${expected === undefined ? "(the request names no Host)" : quoted(expected)}; ` +
+      `sign in on the panel's own page`
+  }
+}
+
 /** Whether the CSRF check passes (`csrfVerdict` without a trusted proxy: the request's own Host counts). */
 export const csrfOk = (auth: RequestAuth, request: CsrfRequest, access: PanelAccess, formToken?: string): boolean =>
   csrfVerdict(auth, request, access, { formToken }).ok

@@ -1,10 +1,13 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Eta } from "eta"
 import { sessionCookieName, sessionLifetimeSeconds } from "../panel/Session.js"
 import { authenticate, header, requireCsrf, ServerSessions } from "./Context.js"
-import { clientOrigin } from "./ClientAddress.js"
-import { badRequest, unauthorized } from "./Errors.js"
+import { signInVerdict } from "./Auth.js"
+import { clientOrigin, TrustedProxies } from "./ClientAddress.js"
+import { badRequest, forbidden, HttpFailure, unauthorized } from "./Errors.js"
+
+const storeUnavailable = () => new HttpFailure({ status: 503, code: "StoreUnavailable", detail: "the database is unavailable: sign out again shortly" })
 import { consume, signInTries, signInTriesPerAddress } from "./RateLimits.js"
 
 // The embedded panel's login (docs/http.md "Authentication (embedded panel)"): a form at /auth/login (username + API token, as issued
@@ -89,6 +92,13 @@ export const loginPage = Effect.gen(function*() {
 export const login = Effect.gen(function*() {
   const { live, request } = yield* authenticate
   const sessions = yield* ServerSessions
+  // A form sent from another site is refused before its body is read (docs/http.md "Security: signing in").
+  const crossSite = signInVerdict(
+    { method: request.method, headers: request.headers, peer: Option.getOrUndefined(request.remoteAddress) },
+    live.access,
+    yield* TrustedProxies
+  )
+  if (!crossSite.ok) return yield* forbidden(crossSite.detail)
   const json = (header(request, "content-type") ?? "").includes("json")
   const form = json
     ? yield* HttpServerRequest.schemaBodyJson(LoginForm).pipe(Effect.mapError(() => badRequest("expected {username, token}")))
@@ -149,7 +159,23 @@ export const session = Effect.gen(function*() {
   })
 })
 
+/**
+ * Ends the session on every replica: it is recorded as revoked in the database, so the old cookie answers
+ * 401 from the next request on wherever it is sent (docs/http.md "Security: signing out"). The clearing
+ * cookie carries the same attributes as the one it replaces.
+ */
 export const logout = Effect.gen(function*() {
-  yield* requireCsrf(yield* authenticate, { expected: "X-CSRF-Token" })
-  return HttpServerResponse.expireCookie(HttpServerResponse.empty({ status: 204 }), sessionCookieName, { path: "/" })
+  const caller = yield* authenticate
+  yield* requireCsrf(caller, { expected: "X-CSRF-Token" })
+  const sessions = yield* ServerSessions
+  if (caller.auth.via === "session" && caller.auth.session !== undefined) {
+    yield* sessions.revoke(caller.auth.session).pipe(Effect.mapError(() => storeUnavailable()))
+  }
+  const client = yield* clientOrigin
+  return HttpServerResponse.expireCookie(HttpServerResponse.empty({ status: 204 }), sessionCookieName, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "lax",
+    secure: client.secure
+  })
 })

@@ -1,9 +1,13 @@
 import { Headers, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import type { ServerResponse } from "node:http"
 import { randomBytes } from "../system/Ids.js"
 
-// Security headers of every HTML answer (docs/http.md "Security headers"): the sign-in page, the panel
-// shell and its 404 page, the admin screens, and any HTML an extension route or file answers.
+// Security headers (docs/http.md "Security"). Every answer — the fast path's, a refused body's, the app's —
+// carries X-Content-Type-Options: nosniff, set where each request enters the server (`everyAnswer`).
+// Every answer a browser renders as a document (HTML, XHTML, SVG, any XML, or one without a type, which a
+// browser would sniff) gets the rest in the app's one response hook (`withSecurityHeaders`): the sign-in
+// page, the panel shell and its 404 page, the admin screens, and whatever an extension route or file answers.
 //
 // - The framework's pages get a strict Content-Security-Policy with a per-response nonce for their one
 //   inline script (`window.__HOST__ = …`); everything else they load is same-origin under /host/….
@@ -36,17 +40,36 @@ export const contentSecurityPolicy = (nonce?: string): string =>
     "frame-ancestors 'self'"
   ].join("; ")
 
-const isHtml = (response: HttpServerResponse.HttpServerResponse): boolean => {
+/**
+ * Whether a browser opening the answer renders it as a document that can run script: HTML, or XML
+ * (XHTML, SVG, `text/xml`, `application/xml`, any `+xml` type), or no type at all (it would be sniffed).
+ */
+export const isDocumentType = (type: string | undefined): boolean => {
+  if (type === undefined || type.trim() === "") return true
+  const essence = type.split(";")[0]!.trim().toLowerCase()
+  return essence === "text/html" || essence === "text/xml" || essence === "application/xml" || essence.endsWith("+xml")
+}
+
+const isDocument = (response: HttpServerResponse.HttpServerResponse): boolean => {
   const type = response.headers["content-type"] ?? ("contentType" in response.body ? response.body.contentType : undefined)
-  return typeof type === "string" && type.toLowerCase().startsWith("text/html")
+  // An empty answer (204, 304, a redirect) renders nothing.
+  return response.body._tag !== "Empty" && isDocumentType(type)
+}
+
+/** Set on every answer as the request enters the server, before anything can answer it. */
+export const everyAnswer = (response: ServerResponse): void => {
+  response.setHeader("x-content-type-options", "nosniff")
 }
 
 /** The headers of a framework page rendered with `nonce`. */
 export const pageHeaders = (nonce: string): Record<string, string> => ({ "content-security-policy": contentSecurityPolicy(nonce) })
 
-/** Adds the security headers to an HTML answer (keeping any the route set itself); others pass unchanged. */
+/**
+ * Adds the security headers to a document answer (keeping any the route set itself); every other answer
+ * gets nosniff only (also set by `everyAnswer`, so an app run without the server's listener has it too).
+ */
 export const withSecurityHeaders = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  if (!isHtml(response)) return response
+  if (!isDocument(response)) return Headers.has(response.headers, "x-content-type-options") ? response : HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff")
   const has = (name: string) => Headers.has(response.headers, name)
   const add: Record<string, string> = {}
   if (!has("content-security-policy")) add["content-security-policy"] = contentSecurityPolicy()

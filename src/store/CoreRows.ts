@@ -92,7 +92,12 @@ export const CoreKeys = {
   /** Recent frontend render errors, one row per extension (docs/decisions.md "Frontend errors live in `host/core` settings rows"). */
   frontendErrors: family("frontend_errors:", FrontendErrorList),
   /** Signed webhook deliveries answered in the last 24 hours, one row per delivery id (docs/gitops.md). */
-  webhookDeliveries: family("webhook_delivery:", WebhookDelivery)
+  webhookDeliveries: family("webhook_delivery:", WebhookDelivery),
+  /**
+   * Embedded-panel sessions signed out, one row per session id (panel/Session.ts), read by every replica on
+   * each request with the cookie; pruned once the session they end has expired (docs/http.md "Security").
+   */
+  revokedSessions: family("session_revoked:", Schema.Struct({ revoked_at: Schema.String }))
 } as const
 
 // ---- the repository ------------------------------------------------------------------------------

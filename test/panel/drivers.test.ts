@@ -16,7 +16,10 @@ afterEach(async () => {
   await Promise.all(standIns.splice(0).map((standIn) => standIn.close()))
 })
 
-const noSessions: Sessions = { issue: () => { throw new Error("a real panel issues no Host sessions") }, verify: () => undefined }
+const noSessions: Sessions = { issue: () => { throw new Error("a real panel issues no Host sessions") }, verify: () => undefined,
+  revoked: () => Effect.succeed(false),
+  revoke: () => Effect.void
+}
 
 const setup = async (kind: "pterodactyl" | "pelican" = "pterodactyl", cacheSeconds = 30) => {
   const standIn = kind === "pterodactyl"
