@@ -1,5 +1,7 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { Data, Duration, Effect, Option, Schema } from "effect"
+import { BlockList, isIP } from "node:net"
+import { networkInterfaces } from "node:os"
 import { posix } from "node:path"
 import { CREATE_EXTENSION_ID, validateDirectory } from "../archive/ExtensionDirectory.js"
 import { defaultBundle, entryCandidates } from "../archive/ExtensionFrontend.js"
@@ -468,6 +470,45 @@ const panelSection = Effect.gen(function*() {
   return { subject: "host", version: config.version, checks: [include, routing] } satisfies DoctorSection
 })
 
+/** The loopback ranges and this machine's interface addresses: what "on this machine" means for a proxy. */
+const thisMachine = (): BlockList => {
+  const list = new BlockList()
+  list.addSubnet("127.0.0.0", 8, "ipv4")
+  list.addAddress("::1", "ipv6")
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) list.addAddress(entry.address.replace(/%.*$/, ""), entry.family === "IPv6" ? "ipv6" : "ipv4")
+  }
+  return list
+}
+
+/** The `trusted_proxies` entries that are (or include) addresses not on this machine. */
+export const remoteProxies = (entries: ReadonlyArray<string>, local: BlockList): ReadonlyArray<string> =>
+  entries.filter((entry) => {
+    const [address, bits] = entry.trim().split("/")
+    const type = isIP(address!) === 6 ? "ipv6" : "ipv4"
+    const whole = type === "ipv6" ? 128 : 32
+    if (bits === undefined || Number(bits) === whole) return !local.check(address!, type)
+    // A range is on this machine only when it lies within loopback (127.0.0.0/8).
+    return !(type === "ipv4" && Number(bits) >= 8 && address!.split(".")[0] === "127")
+  })
+
+/**
+ * `trusted_proxies` naming another machine while `base_url` is unset (docs/operations.md "Behind a proxy"):
+ * the X-Forwarded-Host such a proxy sends then decides the origin Host checks and links to. Said only when
+ * it applies: a report of a plain install does not grow a check.
+ */
+const proxiesCheck = Effect.gen(function*() {
+  const host = yield* HostConfig
+  if (host.baseUrlConfigured === true) return undefined
+  const remote = remoteProxies(host.config.trusted_proxies, thisMachine())
+  if (remote.length === 0) return undefined
+  return warning(
+    "trusted-proxies",
+    `trusted_proxies lists ${remote.join(", ")}, not on this machine, and base_url is not set: the Host (X-Forwarded-Host) a remote proxy forwards decides the origin Host checks unsafe requests against and builds its links with`,
+    "set base_url in config/host.yaml (or HOST_BASE_URL) to the address users open, e.g. https://panel.example.com; or list only this machine's proxies in trusted_proxies"
+  )
+})
+
 /**
  * The report for one installed extension, or for all of them, plus the panel's include and routing
  * when Host runs beside a real panel. Fails only when `only` is not installed.
@@ -484,5 +525,11 @@ export const runDoctor = Effect.fn("Doctor.run")(function*(only: string | undefi
   const sections = yield* Effect.forEach(targets, (record) => extensionSection(record, input, context), { concurrency: 4 })
   // The panel's include and routing concern every extension, so a report on one carries them too.
   const panel = yield* Effect.provide(panelSection, PanelInstall.Default)
-  return doctorReport(panel === undefined ? sections : [panel, ...sections]) satisfies DoctorReport
+  const proxies = yield* proxiesCheck
+  const host: DoctorSection | undefined = proxies === undefined
+    ? panel
+    : panel === undefined
+    ? { subject: "host", version: (yield* HostConfig).config.version, checks: [proxies] }
+    : { ...panel, checks: [...panel.checks, proxies] }
+  return doctorReport(host === undefined ? sections : [host, ...sections]) satisfies DoctorReport
 })

@@ -388,3 +388,39 @@ describe("host doctor with a real panel", () => {
     expect(checkOf(report, "host", "panel-routing")).toMatchObject({ verdict: "fail", evidence: expect.stringContaining(`GET ${url}/host/ready: `) })
   })
 })
+
+describe("host doctor: trusted proxies", () => {
+  const withConfig = (yaml: string) => {
+    const root = temp("host-root-")
+    writePanelConfig(root)
+    writeFileSync(join(root, "config", "host.yaml"), yaml)
+    return root
+  }
+  const proxiesCheck = (report: Report) =>
+    report.sections.find((section) => section.subject === "host")?.checks.find((check) => check.id === "trusted-proxies")
+
+  it("warns when trusted_proxies names addresses not on this machine while base_url is unset", async () => {
+    const root = withConfig("trusted_proxies: [127.0.0.1, 127.0.0.0/8, '::1', 10.1.2.3, 192.168.0.0/16]\n")
+    const { run, report } = await doctor(root)
+    expect(run.code).toBe(0)
+    expect(proxiesCheck(report)).toEqual({
+      id: "trusted-proxies",
+      verdict: "warning",
+      evidence: expect.stringContaining("trusted_proxies lists 10.1.2.3, 192.168.0.0/16, not on this machine, and base_url is not set"),
+      fix: expect.stringContaining("set base_url in config/host.yaml")
+    })
+    // Set in the file or by HOST_BASE_URL, base_url decides the origin: nothing to warn about.
+    const fixed = withConfig("base_url: https://panel.example.test\ntrusted_proxies: [10.1.2.3]\n")
+    expect(proxiesCheck((await doctor(fixed)).report)).toBeUndefined()
+    const byEnv = await runHost(["doctor", "--json", "--root", root], { env: { HOST_BASE_URL: "https://panel.example.test" } })
+    expect(proxiesCheck(JSON.parse(byEnv.stdout) as Report)).toBeUndefined()
+  })
+
+  it("says nothing when every trusted proxy is on this machine (loopback, or an address of its interfaces)", async () => {
+    const { networkInterfaces } = await import("node:os")
+    const own = Object.values(networkInterfaces()).flatMap((entries) => entries ?? []).find((entry) => entry.family === "IPv4" && !entry.internal)
+    const root = withConfig(`trusted_proxies: [127.0.0.0/8, '::1'${own === undefined ? "" : `, ${own.address}`}]\n`)
+    const { report } = await doctor(root)
+    expect(proxiesCheck(report)).toBeUndefined()
+  })
+})
