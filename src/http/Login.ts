@@ -98,7 +98,12 @@ export const login = Effect.gen(function*() {
     live.access,
     yield* TrustedProxies
   )
-  if (!crossSite.ok) return yield* forbidden(crossSite.detail)
+  if (!crossSite.ok) {
+    // A form is answered with the panel's own sign-in page saying why (403, no cookie), so a person who
+    // followed such a form can sign in from there; a JSON client gets the error body.
+    if ((header(request, "content-type") ?? "").includes("json")) return yield* forbidden(crossSite.detail)
+    return renderLogin({ panelName: live.panelInfo.name, error: `${crossSite.detail}.`, username: "", redirect: "/" }, 403)
+  }
   const json = (header(request, "content-type") ?? "").includes("json")
   const form = json
     ? yield* HttpServerRequest.schemaBodyJson(LoginForm).pipe(Effect.mapError(() => badRequest("expected {username, token}")))

@@ -109,10 +109,22 @@ describe("sign-in refuses a cross-site form", () => {
       const answer = await form(headers)
       expect(answer.status, JSON.stringify(headers)).toBe(403)
       expect(answer.headers.get("set-cookie")).toBeNull()
-      const body = (await answer.json()) as { errors: Array<{ detail: string }> }
-      expect(body.errors[0]!.detail).toMatch(/^sign-in refused: /)
-      expect(body.errors[0]!.detail).not.toContain("\n")
+      // The form is answered with the sign-in page, saying why.
+      expect(answer.headers.get("content-type")).toContain("text/html")
+      expect(await answer.text()).toMatch(/role="alert">sign-in refused: [^\n<]+<\/p>/)
     }
+    // A JSON client gets the one-line error body.
+    const json = await fetch(`${server.url}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "https://evil.example" },
+      body: JSON.stringify({ username: "dave", token: tokens.dave })
+    })
+    expect(json.status).toBe(403)
+    expect(json.headers.get("set-cookie")).toBeNull()
+    const body = (await json.json()) as { errors: Array<{ detail: string }> }
+    expect(body.errors[0]!.detail).toBe(
+      `sign-in refused: the form's Origin "https://evil.example" is not the panel's origin "${server.url}"; sign in on the panel's own page`
+    )
   })
 
   it("the panel's own origin, and a client that sends no Origin (curl, scripts), still sign in", async () => {
