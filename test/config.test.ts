@@ -24,13 +24,13 @@ describe("decodeConfig", () => {
         trusted_keys: [],
         database: "sqlite:storage/host/host.db",
         base_url: "http://127.0.0.1:8080",
-        server: { host: "127.0.0.1", port: 8080 },
+        server: { host: "127.0.0.1", port: 8080, headers_timeout: 20, connections_per_address: 256 },
         desired_state: "desired-state/extensions.yaml",
         artifacts_path: "storage/host/artifacts",
         lock_lease_seconds: 30,
         webhook_secret: "",
         limits: { archive_bytes: 52428800, unpacked_bytes: 209715200, files: 10000, event_streams: 1000 },
-        panel: { driver: "embedded", url: "", root: "", cache_seconds: 30, application_key: "", self_heal: true, php: "" },
+        panel: { driver: "embedded", url: "", root: "", cache_seconds: 30, lookups_per_second: 10, application_key: "", self_heal: true, php: "" },
         trusted_proxies: ["127.0.0.0/8", "::1"],
         webhook_legacy_signatures: false
       }

@@ -1,5 +1,5 @@
 // What `host validate` can tell about an extension's routes without running its code (docs/authoring.md
-// "Routes", docs/decisions.md "validate reads route files as text"): the calls `r.get|post|put|patch|delete(
+// "Routes", docs/decisions.md "host validate reads route files as text"): the calls `r.get|post|put|patch|delete(
 // "<path>", handler, { permission: "<name>" })` whose path and permission are string literals. A route built
 // any other way is not seen here (the runtime still checks what it loads).
 
