@@ -72,11 +72,14 @@ describe("unsafe requests under a real panel", () => {
     // Reads come from the identity cache.
     expect((await request(api("/who"), { headers: session("sess-frank") })).status).toBe(200)
     expect(accountCalls("sess-frank")).toBe(before)
-    // Each write asks the panel.
+    // Each write asks the panel who it is — the account only: the session passed the 2FA probe already.
+    const probes = () => standIn.received.filter((entry) => entry.path === "/api/client/permissions" && String(entry.headers.cookie ?? "").includes("=sess-frank")).length
+    const probesBefore = probes()
     for (let i = 1; i <= 3; i++) {
       expect((await request(api("/act"), { method: "POST", headers: session("sess-frank"), body: {} })).json).toEqual({ acted: "frank" })
       expect(accountCalls("sess-frank")).toBe(before + i)
     }
+    expect(probes()).toBe(probesBefore)
     endAtPanel("sess-frank")
     const write = await request(api("/act"), { method: "POST", headers: session("sess-frank"), body: {} })
     expect(write.status).toBe(401)
