@@ -1,15 +1,18 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Deferred, Effect, Option } from "effect"
+import { Context, Deferred, Effect, FiberRef, Option } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
+import type { StoreError } from "../store/StoreError.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
-import { csrfVerdict, type RequestAuth } from "./Auth.js"
+import { anonymous, identityLookupGate } from "../panel/Access.js"
+import { csrfVerdict, type RequestAuth, unsafeMethods } from "./Auth.js"
 import { TrustedProxies } from "./ClientAddress.js"
-import { csrfMismatch, forbidden, HttpFailure, notReady, panelUnavailable, unauthorized } from "./Errors.js"
+import { csrfMismatch, forbidden, HttpFailure, notReady, panelRefusal, unauthorized } from "./Errors.js"
+import { panelLookupGate } from "./RateLimits.js"
 
 // What every handler of the server shares: the session signer and the request's user.
 
-export class ServerSessions extends Context.Tag("host/http/ServerSessions")<ServerSessions, Sessions>() {}
+export class ServerSessions extends Context.Tag("host/http/ServerSessions")<ServerSessions, Sessions<StoreError>>() {}
 
 export interface ServerOptions {
   /** Folders searched for `/host/bridge.js` and `/host/utility.css`, in order. */
@@ -44,6 +47,33 @@ export interface AuthenticatedRequest {
 const answered = (live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) =>
   auth.invalidToken ? Effect.fail(unauthorized("the API token is not valid")) : Effect.succeed({ live, request, auth } satisfies AuthenticatedRequest)
 
+/** The database could not say whether a session was signed out: 503, never a guess either way. */
+const revocationUnknown = () => new HttpFailure({ status: 503, code: "StoreUnavailable", detail: "the database is unavailable: try again shortly" })
+
+// Whether a request's session was signed out, read once per request (a handler may authenticate twice).
+const revokedPerRequest = new WeakMap<HttpServerRequest.HttpServerRequest, boolean>()
+
+/**
+ * An embedded session signed out on any replica is anonymous from the next request on: the database is
+ * read on every request made with the cookie (docs/http.md "Security: signing out").
+ */
+const unlessRevoked = (sessions: Sessions<StoreError>, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) => {
+  if (auth.via !== "session" || auth.session === undefined) return Effect.succeed(auth)
+  const known = revokedPerRequest.get(request)
+  if (known !== undefined) return Effect.succeed(known ? anonymous : auth)
+  return Effect.map(Effect.mapError(sessions.revoked(auth.session), revocationUnknown), (revoked) => {
+    revokedPerRequest.set(request, revoked)
+    return revoked ? anonymous : auth
+  })
+}
+
+/** Runs a real panel's identity lookup under the server's per-address limit (docs/http.md "Limits"). */
+const withLookupGate = <A, E>(request: HttpServerRequest.HttpServerRequest, lookup: Effect.Effect<A, E>) =>
+  Effect.flatMap(FiberRef.get(panelLookupGate), (gate) =>
+    gate === undefined
+      ? lookup
+      : Effect.locally(lookup, identityLookupGate, gate(Option.getOrUndefined(request.remoteAddress), headerOf(request, "x-forwarded-for"))))
+
 /**
  * The request, its generation and its user (a wrong Bearer token is 401 right away). Every request but a
  * few static files comes through here, so it reads its services in one step and takes the driver's
@@ -56,11 +86,12 @@ export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, Http
     const sessions = Context.get(context, ServerSessions)
     return Effect.flatMap(Context.get(context, LiveRuntime).current, (live) => {
       if (live === undefined) return Effect.fail(notReady())
-      const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie") }
-      const known = live.access.peek(credentials, sessions)
-      return known !== undefined
-        ? answered(live, request, known)
-        : Effect.flatMap(Effect.mapError(live.access.authenticate(credentials, sessions), panelUnavailable), (auth) => answered(live, request, auth))
+      // Unsafe requests are asked of a real panel every time, never of its cache (docs/panels.md "Identity").
+      const fresh = unsafeMethods.has(request.method)
+      const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie"), fresh }
+      const known = fresh ? undefined : live.access.peek(credentials, sessions)
+      const resolved = known !== undefined ? Effect.succeed(known) : Effect.mapError(withLookupGate(request, live.access.authenticate(credentials, sessions)), panelRefusal)
+      return Effect.flatMap(resolved, (auth) => Effect.flatMap(unlessRevoked(sessions, request, auth), (checked) => answered(live, request, checked)))
     })
   })
 

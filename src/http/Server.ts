@@ -1,10 +1,11 @@
 import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Deferred, Effect, Layer, Option, Runtime } from "effect"
+import { Context, Data, Deferred, Effect, Layer, Option, Runtime } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
+import { databaseRevocations, loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
+import { CoreRows } from "../store/CoreRows.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
@@ -14,9 +15,10 @@ import { generationFrame } from "./ClientEvents.js"
 import { EventStreams, makeEventStreams } from "./EventStreams.js"
 import { makeTrustedProxies, TrustedProxies } from "./ClientAddress.js"
 import { ServerClosing, type ServerOptions, ServerSessions, ServerSettings } from "./Context.js"
-import { defaultBodyBytes, refuseOversizedBody } from "./Limits.js"
+import { closeWhenRefusedUnread, defaultBodyBytes, isChunked, isUploadRequest, limitConnections, readChunkedBody, refuseOversizedBody } from "./Limits.js"
 import * as RateLimits from "./RateLimits.js"
 import * as ServerState from "./ServerState.js"
+import { everyAnswer } from "./SecurityHeaders.js"
 import { clientBodyCaching, conditional } from "./Static.js"
 
 // `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
@@ -48,7 +50,7 @@ const fastPaths: Readonly<Record<string, keyof ClientBodies>> = {
 const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
 
 /** Answers a fast-path request, or returns false to let the Effect app answer it. */
-export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
+export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) =>
 (request: IncomingMessage, response: ServerResponse): boolean => {
   if (request.method !== "GET") return false
   const url = request.url ?? ""
@@ -59,7 +61,9 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions) =>
   const live = Effect.runSync(runtime.current)
   if (live === undefined) return false
   const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
-  if (auth?.user === undefined) return false
+  // A session cookie is checked against the sign-outs in the database, which a synchronous answer cannot
+  // read: the app answers it (docs/http.md "Security: signing out"). Tokens keep the fast path.
+  if (auth?.user === undefined || auth.via === "session") return false
   const body = live.bodies[key]
   const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)
   if (answer.status === 304) {
@@ -82,7 +86,9 @@ export const listen = (options: ListenOptions) =>
     const clock = yield* Effect.clock
     // The sessions' CSRF tokens come from the current Ids (system/Ids.ts), run synchronously as signing in is.
     const runSync = Runtime.runSync(yield* Effect.runtime<never>())
-    const sessions = makeSessions(yield* loadSessionKey, () => clock.unsafeCurrentTimeMillis(), (bytes) => runSync(randomBytes(bytes)))
+    const now = () => clock.unsafeCurrentTimeMillis()
+    // Sign-outs are rows in the shared database, so every replica honours them (docs/http.md "Security").
+    const sessions = makeSessions(yield* loadSessionKey, now, (bytes) => runSync(randomBytes(bytes)), databaseRevocations(yield* CoreRows, now))
     const { config } = yield* HostConfig
     const otherBytes = options.maxBodyBytes ?? defaultBodyBytes
     const closing = yield* Deferred.make<void>()
@@ -109,23 +115,47 @@ export const listen = (options: ListenOptions) =>
       // No request span, and no span for what a request calls (the repositories' withSpan): nothing
       // exports them, and each one costs a stack trace (docs/http.md "Performance").
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
-      Effect.withTracerEnabled(false)
+      Effect.withTracerEnabled(false),
+      // A real panel's lookups of credentials it has not seen, per client address (docs/http.md "Limits").
+      Effect.locally(
+        RateLimits.panelLookupGate,
+        RateLimits.makeLookupGate(Context.get(perServer, RateLimits.RateLimiter.RateLimiter), proxies, config.panel.lookups_per_second)
+      )
     )
     const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
     const serve = (request: IncomingMessage, response: ServerResponse) => {
       if (!fast(request, response)) handler(request, response)
     }
+    // The edges of the server (docs/http.md "Limits"): uploads are authenticated and authorized before a
+    // byte of their body is read (their size is judged after that, admin/Uploads.ts), and a refusal written
+    // while the body is unread closes the connection; other bodies are judged here, declared or chunked.
+    const accept = (request: IncomingMessage, response: ServerResponse, waitingForContinue: boolean) => {
+      // Every answer, whoever writes it (docs/http.md "Security").
+      everyAnswer(response)
+      if (isUploadRequest(request.method, request.url)) {
+        closeWhenRefusedUnread(request, response)
+        // `100 Continue` only once the upload is read, i.e. after it was authorized.
+        if (waitingForContinue) request.once("resume", () => response.headersSent || response.writeContinue())
+        return serve(request, response)
+      }
+      if (refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes, waitingForContinue })) return
+      if (waitingForContinue) response.writeContinue()
+      if (isChunked(request)) return readChunkedBody(request, response, otherBytes, serve)
+      serve(request, response)
+    }
+    const headersTimeout = config.server.headers_timeout * 1000
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const created = createServer((request, response) => {
-          if (!refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes })) serve(request, response)
-        })
+        const created = createServer({
+          // Request headers must arrive within server.headers_timeout (node answers 408 and closes); its
+          // check runs every connectionsCheckingInterval, so that is a fraction of the timeout.
+          headersTimeout,
+          requestTimeout: Math.max(300_000, headersTimeout),
+          connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4)))
+        }, (request, response) => accept(request, response, false))
         // A client that waits for `100 Continue` before sending a body too large is answered without it.
-        created.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
-          if (refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes, waitingForContinue: true })) return
-          response.writeContinue()
-          serve(request, response)
-        })
+        created.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => accept(request, response, true))
+        limitConnections(created, config.server.connections_per_address, proxies.trusts)
         return created
       }),
       (server) =>

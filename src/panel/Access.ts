@@ -1,4 +1,4 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, FiberRef } from "effect"
 import type { PanelDirectory, PanelUser, ServerAccess } from "./Panel.js"
 import { type Session, sessionCookieName, type Sessions } from "./Session.js"
 
@@ -22,12 +22,22 @@ export interface RequestAuth {
   readonly invalidToken: boolean
   /** Under a real panel: the credential the panel is asked with again (server scope, server list). */
   readonly credential?: PanelCredential | undefined
+  /**
+   * Under a real panel: resolved for an unsafe request, so the server scope and lists are asked of the
+   * panel again too, never taken from the cache (docs/panels.md "Identity").
+   */
+  readonly fresh?: boolean | undefined
 }
 
 /** The request headers identity reads. */
 export interface RequestCredentials {
   readonly authorization: string | undefined
   readonly cookie: string | undefined
+  /**
+   * An unsafe request (POST, PUT, PATCH, DELETE): a real panel is asked now, never answered from the
+   * identity cache, so a session the panel ended cannot change anything (docs/panels.md "Identity").
+   */
+  readonly fresh?: boolean | undefined
 }
 
 /** The panel did not answer in time, answered 5xx, or could not be reached: Host answers 503 naming it. */
@@ -39,6 +49,26 @@ export class PanelUnavailable extends Data.TaggedError("PanelUnavailable")<{
     return `the panel at ${this.url} is unavailable: ${this.reason}`
   }
 }
+
+/**
+ * A lookup of a credential the panel has not been asked about yet was refused: the caller's address made too
+ * many of them (`panel.lookups_per_second`, docs/http.md "Limits"). Host answers 429 with Retry-After.
+ */
+export class LookupsLimited extends Data.TaggedError("LookupsLimited")<{
+  readonly perSecond: number
+  readonly retryAfterSeconds: number
+}> {
+  override get message() {
+    return `too many sign-ins the panel has not seen from this address (panel.lookups_per_second: ${this.perSecond}); try again in ${this.retryAfterSeconds} s`
+  }
+}
+
+/**
+ * What a real panel's identity lookup runs before it asks the panel (the HTTP server sets it per request to
+ * its per-address limit); the identity cache runs lookups in the caller's fiber, so only a credential that
+ * is actually looked up — once, however many requests share it — spends one.
+ */
+export const identityLookupGate: FiberRef.FiberRef<Effect.Effect<void, LookupsLimited>> = FiberRef.unsafeMake<Effect.Effect<void, LookupsLimited>>(Effect.void)
 
 export interface IdentityStats {
   readonly hits: number
@@ -68,8 +98,8 @@ export interface PanelAccess {
   /** `base_url`'s origin for the Origin check (`panel` CSRF only); undefined: a trusted proxy's forwarded host, else the request's Host (http/Auth.ts `expectedOrigin`). */
   readonly origin: string | undefined
   /** The answer when it is known without asking the panel (embedded: always; real: a warm cache). */
-  readonly peek: (credentials: RequestCredentials, sessions: Sessions) => RequestAuth | undefined
-  readonly authenticate: (credentials: RequestCredentials, sessions: Sessions) => Effect.Effect<RequestAuth, PanelUnavailable>
+  readonly peek: (credentials: RequestCredentials, sessions: Sessions<unknown>) => RequestAuth | undefined
+  readonly authenticate: (credentials: RequestCredentials, sessions: Sessions<unknown>) => Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited>
   /** `undefined`: no such server, or the user has no access to it. `id`: the uuid or the panel's short id. */
   readonly serverAccess: (auth: RequestAuth, id: string) => Effect.Effect<ServerAccess | undefined, PanelUnavailable>
   readonly serversOf: (auth: RequestAuth) => Effect.Effect<ReadonlyArray<ServerAccess>, PanelUnavailable>
@@ -123,7 +153,7 @@ export const resolveAuth = (
   authorization: string | undefined,
   cookieHeader: string | undefined,
   directory: PanelDirectory,
-  sessions: Sessions
+  sessions: Sessions<unknown>
 ): RequestAuth => {
   const bearer = bearerOf(authorization)
   if (bearer !== undefined) {

@@ -1,11 +1,12 @@
-import { Cache, Duration, Effect, Either, Exit, Option, Schema } from "effect"
+import { Cache, Duration, Effect, Either, Exit, FiberRef, Option, Schema } from "effect"
 import { CoreRows } from "../store/CoreRows.js"
-import { anonymous, invalidToken, type PanelAccess, type PanelUnavailable, type RequestAuth, type RequestCredentials } from "./Access.js"
+import { anonymous, identityLookupGate, invalidToken, type LookupsLimited, type PanelAccess, type PanelUnavailable, type RequestAuth, type RequestCredentials } from "./Access.js"
 import { grantsOn } from "./Grants.js"
 import type { PanelServer, PanelUser, ServerAccess } from "./Panel.js"
 import { allPages, type Answer, credentialOf, Key, morePages, type PanelClient, type PanelCounters } from "./PanelClient.js"
 import type { Flavor } from "./PanelFlavor.js"
 import { pelicanPermissionName } from "../domain/PelicanPermissions.js"
+import { isServerId } from "../domain/ServerIds.js"
 
 // How a real panel answers Host's access questions (docs/panels.md "Drivers"): identity, one server's scope
 // and the list of servers are each asked of the panel with the caller's credential and cached per
@@ -76,8 +77,10 @@ const twoFactorPending = (answer: Answer) =>
   answer.status === 400 && JSON.stringify(answer.body ?? "").includes("TwoFactorAuthRequired")
 
 /** Who the credential belongs to; none when signed out (or, under Pterodactyl, still owing its second factor). */
-const lookupIdentity = (client: PanelClient, flavor: Flavor) => (key: Key): Effect.Effect<Option.Option<PanelUser>, PanelUnavailable> =>
+const lookupIdentity = (client: PanelClient, flavor: Flavor) => (key: Key): Effect.Effect<Option.Option<PanelUser>, PanelUnavailable | LookupsLimited> =>
   Effect.gen(function*() {
+    // The per-address limit on credentials the panel has not seen (docs/http.md "Limits"), set by the server.
+    yield* Effect.flatten(FiberRef.get(identityLookupGate))
     const account = yield* client.ask("/api/client/account", key.credential.headers)
     if (account.status !== 200) return Option.none()
     const user = flavor.decodeUser(account.body)
@@ -107,7 +110,7 @@ const lookupServerList = (client: PanelClient) => (key: Key): Effect.Effect<Read
     ))
 
 /** A "yes" is kept for the configured window, a "no" for `failureWindow`, a failure not at all. */
-const answerLifetime = (window: Duration.Duration) => <A>(exit: Exit.Exit<Option.Option<A>, PanelUnavailable>) =>
+const answerLifetime = (window: Duration.Duration) => <A, E>(exit: Exit.Exit<Option.Option<A>, E>) =>
   Exit.isSuccess(exit) ? (Option.isSome(exit.value) ? window : failureWindow) : Duration.zero
 
 export const makePanelCaches = (client: PanelClient, flavor: Flavor, window: Duration.Duration) =>
@@ -126,7 +129,7 @@ export type PanelCaches = Effect.Effect.Success<ReturnType<typeof makePanelCache
 
 // A failure is not kept (timeToLive zero, and dropped at once: a zero window could still match a call
 // in the same millisecond); the callers waiting on that one request share it.
-const cached = <A>(cache: Cache.Cache<Key, A, PanelUnavailable>, key: Key, counters: PanelCounters): Effect.Effect<A, PanelUnavailable> =>
+const cached = <A, E>(cache: Cache.Cache<Key, A, E>, key: Key, counters: PanelCounters): Effect.Effect<A, E> =>
   Effect.map(cache.getEither(key).pipe(Effect.tapError(() => cache.invalidate(key))), (either: Either.Either<A, A>) => {
     if (Either.isLeft(either)) {
       counters.hits++
@@ -134,6 +137,33 @@ const cached = <A>(cache: Cache.Cache<Key, A, PanelUnavailable>, key: Key, count
     }
     counters.misses++
     return either.right
+  })
+
+/**
+ * Asks the panel now, whatever the cache holds, and keeps the answer for the readers after it (docs/panels.md
+ * "Identity": unsafe requests are authenticated against the panel every time).
+ */
+const freshly = <A, E>(cache: Cache.Cache<Key, A, E>, key: Key, counters: PanelCounters): Effect.Effect<A, E> =>
+  Effect.zipRight(
+    Effect.zipRight(Effect.sync(() => counters.misses++), cache.refresh(key)),
+    cache.get(key)
+  ).pipe(Effect.tapError(() => cache.invalidate(key)))
+
+/**
+ * The identity of an unsafe request, asked now. A credential the cache holds as signed in (and so past
+ * Pterodactyl's 2FA probe) is asked `/api/client/account` only: one panel round trip per write, the session's
+ * second factor cannot be undone. Anything else is looked up in full. The answer replaces the cached one.
+ */
+const freshIdentity = (context: RealAccessContext, key: Key): Effect.Effect<Option.Option<PanelUser>, PanelUnavailable | LookupsLimited> =>
+  Effect.gen(function*() {
+    const cache = context.caches.identity
+    const previous = yield* cache.getOption(key).pipe(Effect.orElseSucceed(() => Option.none()))
+    if (Option.isNone(previous) || Option.isNone(previous.value)) return yield* freshly(cache, key, context.counters)
+    context.counters.misses++
+    const account = yield* context.client.ask("/api/client/account", key.credential.headers)
+    const user = account.status === 200 ? context.flavor.decodeUser(account.body) : Option.none<PanelUser>()
+    yield* cache.set(key, user)
+    return user
   })
 
 // ---- the access rules --------------------------------------------------------------------------------
@@ -150,20 +180,29 @@ export interface RealAccessContext {
   readonly origin: string | undefined
 }
 
-const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable> => {
+const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
   const credential = credentialOf(credentials, context.sessionCookie)
   if (credential === undefined) return Effect.succeed(anonymous)
   const byToken = "authorization" in credential.headers
-  return Effect.map(cached(context.caches.identity, new Key(credential, "account"), context.counters), (user) =>
+  const key = new Key(credential, "account")
+  const fresh = credentials.fresh === true
+  // An unsafe request asks the panel now; its answer replaces the cached one, so reads see a sign-out too.
+  const ask = fresh ? freshIdentity(context, key) : cached(context.caches.identity, key, context.counters)
+  // A credential the cache holds (or is looking up) has been seen: asking again is not the limited kind.
+  const lookup = Effect.flatMap(context.caches.identity.contains(key), (seen) =>
+    seen ? Effect.locally(ask, identityLookupGate, Effect.void) : ask)
+  return Effect.map(lookup, (user) =>
     Option.isNone(user)
       ? (byToken ? invalidToken : anonymous)
-      : { user: user.value, via: byToken ? "token" as const : "session" as const, session: undefined, invalidToken: false, credential })
+      : { user: user.value, via: byToken ? "token" as const : "session" as const, session: undefined, invalidToken: false, credential, fresh })
 }
 
 const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
   const user = auth.user
-  if (user === undefined || auth.credential === undefined || id === "") return Effect.sync((): ServerAccess | undefined => undefined)
-  return Effect.map(cached(context.caches.servers, new Key(auth.credential, id), context.counters), (found) => {
+  // An id that names no server never reaches the panel (domain/ServerIds.ts).
+  if (user === undefined || auth.credential === undefined || !isServerId(id)) return Effect.sync((): ServerAccess | undefined => undefined)
+  const key = new Key(auth.credential, id)
+  return Effect.map(auth.fresh === true ? freshly(context.caches.servers, key, context.counters) : cached(context.caches.servers, key, context.counters), (found) => {
     if (Option.isNone(found)) return undefined
     const { owner, permissions, server } = found.value
     return {
@@ -177,7 +216,8 @@ const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: str
 const serversOf = (context: RealAccessContext) => (auth: RequestAuth): Effect.Effect<ReadonlyArray<ServerAccess>, PanelUnavailable> => {
   const user = auth.user
   if (user === undefined || auth.credential === undefined) return Effect.succeed([])
-  return Effect.map(cached(context.caches.lists, new Key(auth.credential, user.admin ? "admin" : "user"), context.counters), (list) =>
+  const key = new Key(auth.credential, user.admin ? "admin" : "user")
+  return Effect.map(auth.fresh === true ? freshly(context.caches.lists, key, context.counters) : cached(context.caches.lists, key, context.counters), (list) =>
     list.map(({ owner, server }): ServerAccess => ({
       server: { ...server, ownerId: owner ? user.id : server.ownerId },
       role: user.admin ? "admin" : owner ? "owner" : "subuser",
@@ -237,7 +277,7 @@ const subusers = (context: RealAccessContext, scopeOf: ServerAccessOf) => (auth:
   Effect.gen(function*() {
     if (auth.user === undefined || auth.credential === undefined) return undefined
     const server = yield* scopeOf(auth, serverId)
-    if (server === undefined) return undefined
+    if (server === undefined || !isServerId(server.server.uuid)) return undefined
     const answer = yield* context.client.ask(`/api/client/servers/${encodeURIComponent(server.server.uuid)}/users`, auth.credential.headers)
     if (answer.status !== 200) return undefined
     return Option.getOrUndefined(Option.map(Schema.decodeUnknownOption(SubuserList)(answer.body), (list) =>
