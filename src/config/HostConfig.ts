@@ -38,6 +38,37 @@ const RegistryUrl = Schema.String.pipe(
   Schema.filter((url) => url === "" || /^(https?|file):\/\/\S+$/.test(url) || `"${url}" must be an http(s):// or file:// URL`)
 )
 
+// One of several registries (docs/registry.md "Several registries"). The name is also part of its cache
+// file's name, so it is kept to letters, digits, "-" and "_".
+export const RegistryName = Schema.String.pipe(
+  Schema.filter((name) =>
+    /^[a-z0-9][a-z0-9_-]{0,62}$/.test(name) || `"${name}" must be a registry name: lowercase letters, digits, "-" and "_" (like official)`
+  )
+)
+
+export const RegistryEntryConfig = Schema.Struct({
+  name: RegistryName,
+  url: Schema.String.pipe(
+    Schema.filter((url) => /^(https?|file):\/\/\S+$/.test(url) || `"${url}" must be an http(s):// or file:// URL`)
+  ),
+  public_key: Schema.optional(PublicKeyHex)
+})
+export type RegistryEntryConfig = typeof RegistryEntryConfig.Type
+
+// A duplicate name is named at the second entry's name; `default` is the name `registry_url` takes.
+const Registries = Schema.Array(RegistryEntryConfig).pipe(
+  Schema.filter((entries) => {
+    const issues: Array<Schema.FilterIssue> = []
+    const seen = new Map<string, number>()
+    entries.forEach((entry, position) => {
+      const first = seen.get(entry.name)
+      if (first !== undefined) issues.push({ path: [position, "name"], message: `"${entry.name}" is used twice (also registries[${first}]); each registry needs its own name` })
+      else seen.set(entry.name, position)
+    })
+    return issues.length === 0 ? true : issues
+  })
+)
+
 const DatabaseUrl = Schema.String.pipe(
   Schema.filter((url) => {
     if (url === "sqlite::memory:") return true
@@ -89,6 +120,7 @@ const panelDefaults = {
   url: "",
   root: "",
   cache_seconds: 30,
+  lookups_per_second: 10,
   application_key: "",
   self_heal: true,
   php: ""
@@ -101,6 +133,9 @@ export const PanelConfig = Schema.Struct({
   // The panel's install folder (its version, name, session cookie name, and the include).
   root: Schema.optionalWith(Schema.String, { default: () => panelDefaults.root }),
   cache_seconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 3600)), { default: () => panelDefaults.cache_seconds }),
+  // Lookups of credentials the identity cache has no answer for, per client address and second (docs/http.md
+  // "Limits"): Host must not turn random cookies into as many requests to the panel.
+  lookups_per_second: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 100_000)), { default: () => panelDefaults.lookups_per_second }),
   application_key: Schema.optionalWith(Schema.String, { default: () => panelDefaults.application_key }),
   // `host serve` puts the include back after a panel upgrade removed it.
   self_heal: Schema.optionalWith(Schema.Boolean, { default: () => panelDefaults.self_heal }),
@@ -124,11 +159,15 @@ export type AdminUploads = typeof AdminUploads.Type
 export const adminUploadPolicy = (config: ConfigDocument): AdminUploads =>
   config.admin_uploads ?? (config.require_signatures ? "signed" : "any")
 
+const serverDefaults = { host: "127.0.0.1", port: 8080, headers_timeout: 20, connections_per_address: 256 }
+
 export const ConfigDocument = Schema.Struct({
   version: Schema.optionalWith(SemverVersion, { default: () => frameworkVersion }),
   extensions_path: Schema.optionalWith(InsideRoot, { default: () => "host/extensions" }),
   require_signatures: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   registry_url: Schema.optionalWith(RegistryUrl, { default: () => "" }),
+  // More registries, searched in order (docs/registry.md "Several registries"); registry_url is the one named default.
+  registries: Schema.optionalWith(Registries, { default: () => [] }),
   registry_cache_path: Schema.optionalWith(InsideRoot, { default: () => "storage/host/registry-cache.json" }),
   artifacts_path: Schema.optionalWith(ArtifactsPath, { default: () => "storage/host/artifacts" }),
   registry_cache_ttl: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 3600 }),
@@ -142,9 +181,15 @@ export const ConfigDocument = Schema.Struct({
   server: Schema.optionalWith(
     Schema.Struct({
       host: Schema.optionalWith(Schema.NonEmptyString, { default: () => "127.0.0.1" }),
-      port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { default: () => 8080 })
+      port: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 65535)), { default: () => 8080 }),
+      // Seconds a client has to send a request's headers (docs/http.md "Limits"; node's headersTimeout).
+      headers_timeout: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3600)), { default: () => serverDefaults.headers_timeout }),
+      // Open connections per socket peer address (docs/http.md "Limits"); a trusted proxy is one peer.
+      connections_per_address: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 1_000_000)), {
+        default: () => serverDefaults.connections_per_address
+      })
     }),
-    { default: () => ({ host: "127.0.0.1", port: 8080 }) }
+    { default: () => serverDefaults }
   ),
   desired_state: Schema.optionalWith(Schema.NonEmptyString, { default: () => "desired-state/extensions.yaml" }),
   // How long the operation lock's lease lasts without renewal (renewed every sixth of it): how soon another
@@ -245,7 +290,7 @@ export const decodeConfig = (
       : []
   const warnings = [
     ...unknownKeys(document, known, ""),
-    ...unknownKeys(document.server, new Set(["host", "port"]), "server."),
+    ...unknownKeys(document.server, new Set(Object.keys(serverDefaults)), "server."),
     ...unknownKeys(document.limits, new Set(["archive_bytes", "unpacked_bytes", "files", "event_streams"]), "limits."),
     ...unknownKeys(document.panel, new Set(Object.keys(panelDefaults)), "panel.")
   ].map((key) => problem(key, `unknown configuration key "${key}" is ignored`))
@@ -267,9 +312,36 @@ export const decodeConfig = (
           })
         })
       ),
-    onRight: (config) => Either.right({ config, warnings })
+    onRight: (config) => {
+      const clash = config.registry_url === "" ? -1 : config.registries.findIndex((entry) => entry.name === defaultRegistryName)
+      if (clash === -1) return Either.right({ config, warnings })
+      const variable = fromEnv.get("registry_url")
+      return Either.left(new ConfigInvalid({
+        source,
+        problems: [problem(`registries[${clash}].name`, `"default" is the name of registry_url${variable === undefined ? "" : ` (from ${variable})`}: set one of them, or give this registry another name`)]
+      }))
+    }
   })
 }
+
+/** The name `registry_url` takes among the registries. */
+export const defaultRegistryName = "default"
+
+/** A configured registry as the registry service uses it. */
+export interface ConfiguredRegistry {
+  readonly name: string
+  readonly url: string
+  readonly publicKey: string | undefined
+}
+
+/**
+ * The registries in resolution order (docs/registry.md "Several registries"): those of `registries`, then
+ * `registry_url` as `default` (so an explicit list keeps its order, and HOST_REGISTRY_URL adds a fallback).
+ */
+export const configuredRegistries = (config: Pick<ConfigDocument, "registry_url" | "registries">): ReadonlyArray<ConfiguredRegistry> => [
+  ...config.registries.map((entry) => ({ name: entry.name, url: entry.url, publicKey: entry.public_key?.toLowerCase() })),
+  ...(config.registry_url === "" ? [] : [{ name: defaultRegistryName, url: config.registry_url, publicKey: undefined }])
+]
 
 /** Absolute locations derived from the root and the configuration. */
 export interface HostPaths {
