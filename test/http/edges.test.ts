@@ -57,7 +57,9 @@ describe("the panel is not an amplifier; a panel that is down is not described",
     root?.cleanup()
   })
 
-  const open = (cookie: string) => fetch(`${server.url}/api/client/host/acme/probe/open`, { headers: { cookie: `pterodactyl_session=${cookie}` } })
+  // From 127.0.0.1, a trusted proxy by default: `client` is the address it forwards (each its own limit).
+  const open = (cookie: string, client = "198.51.100.1") =>
+    fetch(`${server.url}/api/client/host/acme/probe/open`, { headers: { cookie: `pterodactyl_session=${cookie}`, "x-forwarded-for": client } })
 
   it("300 requests with random session cookies make at most panel.lookups_per_second (10) a second, plus a burst of 10; the rest are 429 with Retry-After; cached credentials pass", async () => {
     expect((await open("sess-alice")).status).toBe(200)
@@ -89,7 +91,8 @@ describe("the panel is not an amplifier; a panel that is down is not described",
   it("a panel that is down is a 503 saying only that; its URL and socket error go to the log", async () => {
     standIn.mode = "down"
     try {
-      const response = await open(randomBytes(16).toString("hex"))
+      // Another client than the burst's, whose limit is spent.
+      const response = await open(randomBytes(16).toString("hex"), "198.51.100.2")
       const text = await response.text()
       expect(response.status).toBe(503)
       expect(JSON.parse(text)).toEqual({ errors: [{ code: "PanelUnavailable", status: "503", detail: "the panel is unavailable; try again shortly" }] })
@@ -178,6 +181,14 @@ describe("bodies and connections", () => {
     expect(admin.closed).toBe(true)
     expect(statusOf(admin.data)).toBe(413)
     expect(JSON.parse(bodyOf(admin.data)).errors[0]).toMatchObject({ code: "SourceRejected", detail: expect.stringContaining("(archive-too-large)") })
+    // A client waiting for `100 Continue` is refused without it; an administrator's upload gets it.
+    const waiting = (authorization: string | undefined) =>
+      upload(authorization).replace("Content-Length: 60000000", "Content-Length: 1000\r\nExpect: 100-continue")
+    const refused = await exchange(port, waiting(undefined))
+    expect(refused.closed).toBe(true)
+    expect(statusOf(refused.data)).toBe(401)
+    const allowed = await exchange(port, waiting(`Bearer ${tokens.admin}`), { timeoutMs: 1_500 })
+    expect(allowed.data.startsWith("HTTP/1.1 100 Continue\r\n")).toBe(true)
   }, 20_000)
 
   it("request headers must arrive within server.headers_timeout (here 1 s): 408 and the connection closed", async () => {
