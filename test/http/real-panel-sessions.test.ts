@@ -141,6 +141,12 @@ describe("server ids that name no server", () => {
       const write = await fetch(`${server.url}/api/client/host/acme/acts/servers/${id}/act`, { method: "POST", headers })
       expect(write.status, id).toBe(404)
     }
+    // A server-area page's context: /host/boot.js inlines the bootstrap of the page its Referer names.
+    for (const id of ["a%2Fb", "a%5Cb", "%2525", "%252e%252e"]) {
+      const boot = await fetch(`${server.url}/host/boot.js`, { headers: { ...headers, referer: `${server.url}/server/${id}/files` } })
+      expect(boot.status, id).toBe(200)
+      expect(await boot.text(), id).not.toContain(alicesServer.uuid)
+    }
     expect(standIn.received.slice(seen).filter((entry) => entry.path !== "/api/client/account" && entry.path !== "/api/client/permissions"))
       .toEqual([])
   })
