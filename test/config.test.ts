@@ -18,6 +18,7 @@ describe("decodeConfig", () => {
         extensions_path: "host/extensions",
         require_signatures: false,
         registry_url: "",
+        registries: [],
         registry_cache_path: "storage/host/registry-cache.json",
         registry_cache_ttl: 3600,
         public_key: "",

@@ -21,6 +21,10 @@ export type DesiredSource = typeof DesiredSource.Type
 export const DesiredEntryObject = Schema.Struct({
   version: Schema.optional(VersionRange),
   source: Schema.optional(DesiredSource),
+  // Which configured registry a registry source resolves in (docs/registry.md "Several registries").
+  registry: Schema.optional(
+    Schema.String.pipe(Schema.filter((name) => /^[a-z0-9][a-z0-9_-]{0,62}$/.test(name) || `"${name}" is not a registry name (like official)`))
+  ),
   enabled: Schema.optional(Schema.Boolean),
   settings: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   protect: Schema.optional(Schema.Boolean)
@@ -48,7 +52,7 @@ export const DesiredStateDocument = Schema.Struct({
 export type DesiredStateDocument = typeof DesiredStateDocument.Type
 
 export type ResolvedSource =
-  | { readonly _tag: "Registry" }
+  | { readonly _tag: "Registry"; readonly registry?: string | undefined }
   | { readonly _tag: "Path"; readonly path: string }
   | { readonly _tag: "Archive"; readonly archive: string; readonly sha256: string | undefined }
 
@@ -75,8 +79,8 @@ export interface DesiredState {
  */
 export const unlistedWarning = (id: string): string => `${id} is installed but not in the desired state (prune would remove it)`
 
-const resolveSource = (source: DesiredSource | undefined): ResolvedSource => {
-  if (source === undefined || source === "registry") return { _tag: "Registry" }
+const resolveSource = (source: DesiredSource | undefined, registry: string | undefined): ResolvedSource => {
+  if (source === undefined || source === "registry") return registry === undefined ? { _tag: "Registry" } : { _tag: "Registry", registry }
   if ("path" in source) return { _tag: "Path", path: source.path }
   return { _tag: "Archive", archive: source.archive, sha256: source.sha256 }
 }
@@ -94,6 +98,12 @@ export const decodeDesiredState = (raw: unknown): Either.Either<DesiredState, Re
     return message === undefined ? [] : [problem(`extensions.${id}`, message)]
   })
   if (idProblems.length > 0) return Either.left(idProblems)
+  const registryProblems = Object.entries(document.extensions).flatMap(([id, entry]) =>
+    entry !== null && typeof entry === "object" && entry.registry !== undefined && entry.source !== undefined && entry.source !== "registry"
+      ? [problem(`extensions.${id}.registry`, `applies to a registry source only; remove it, or use source: registry`)]
+      : []
+  )
+  if (registryProblems.length > 0) return Either.left(registryProblems)
   return Either.right({
     prune: document.prune ?? false,
     extensions: Object.keys(document.extensions).sort().map((id): DesiredExtension => {
@@ -104,7 +114,7 @@ export const decodeDesiredState = (raw: unknown): Either.Either<DesiredState, Re
         _tag: "Present",
         id,
         version: full.version,
-        source: resolveSource(full.source),
+        source: resolveSource(full.source, "registry" in full ? full.registry : undefined),
         enabled: full.enabled ?? true,
         settings: full.settings,
         protect: full.protect ?? false

@@ -8,7 +8,9 @@ export const SourceType = Schema.Literal("registry", "archive", "path", "upload"
 export const ExtensionSource = Schema.Struct({
   type: SourceType,
   ref: Schema.String,
-  sha256: Schema.NullOr(Schema.String)
+  sha256: Schema.NullOr(Schema.String),
+  /** The registry a registry source came from (docs/registry.md "Several registries"): `update` uses it again. */
+  registry: Schema.optional(Schema.String)
 })
 export type ExtensionSource = typeof ExtensionSource.Type
 

@@ -47,7 +47,9 @@ export const PlanSource = Schema.Union(
      */
     sha256: Schema.optional(Schema.String),
     /** Where those bytes came from (recorded as the installed source). */
-    url: Schema.optional(Schema.String)
+    url: Schema.optional(Schema.String),
+    /** The configured registry it resolves in (docs/registry.md "Several registries"). */
+    registry: Schema.optional(Schema.String)
   })
 )
 export type PlanSource = typeof PlanSource.Type

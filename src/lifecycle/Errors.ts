@@ -10,8 +10,13 @@ import type {
   RegistryCacheError,
   RegistryFetchFailed,
   RegistryIndexInvalid,
+  RegistryIndexExpired,
+  RegistryIndexRolledBack,
+  RegistryIndexSignatureInvalid,
+  RegistryIndexUnsigned,
   RegistryLookupFailed,
-  RegistryNotConfigured
+  RegistryNotConfigured,
+  RegistryUnknown
 } from "../registry/RegistryErrors.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { StoreError } from "../store/StoreError.js"
@@ -45,6 +50,11 @@ export type FailureCause =
   | RegistryIndexInvalid
   | RegistryLookupFailed
   | RegistryNotConfigured
+  | RegistryIndexUnsigned
+  | RegistryIndexSignatureInvalid
+  | RegistryIndexRolledBack
+  | RegistryIndexExpired
+  | RegistryUnknown
   | RegistryFetchFailed
   | ArtifactUnavailable
   | RegistryCacheError
@@ -71,6 +81,11 @@ export const kindByTag = {
   RegistryIndexInvalid: "SourceRejected",
   RegistryLookupFailed: "SourceRejected",
   RegistryNotConfigured: "SourceRejected",
+  RegistryIndexUnsigned: "SourceRejected",
+  RegistryIndexSignatureInvalid: "SourceRejected",
+  RegistryIndexRolledBack: "SourceRejected",
+  RegistryIndexExpired: "SourceRejected",
+  RegistryUnknown: "SourceRejected",
   // the registry could not be reached
   RegistryFetchFailed: "SourceUnreachable",
   // the artifact store lost (or damaged) the bytes a plan verified: fetch them again with a new plan

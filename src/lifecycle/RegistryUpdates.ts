@@ -1,6 +1,7 @@
 import { Effect, Either, Option } from "effect"
 import semver from "semver"
 import { ExtensionNotFound } from "../domain/Errors.js"
+import type { InstalledExtension } from "../domain/Installed.js"
 import type { RegistryReference } from "../domain/Registry.js"
 import { Registry } from "../registry/Registry.js"
 import type { RegistryLookupFailed } from "../registry/RegistryErrors.js"
@@ -14,6 +15,8 @@ import { SourceSpec } from "./Source.js"
 export interface UpdateTarget {
   readonly reference: RegistryReference
   readonly current: string
+  /** The registry to resolve in: `--registry`, else the one it was installed from while it is configured. */
+  readonly registry: string | undefined
 }
 
 export interface AvailableUpdate {
@@ -25,18 +28,25 @@ export interface AvailableUpdate {
 /** How updating one of several extensions ended: its result, or why it failed. */
 export type UpdateOutcome = Either.Either<OperationResult, { readonly id: string; readonly action: "failed"; readonly error: string }>
 
-/** The named extension (which must be installed), or every extension installed from the registry. */
-export const updateTargets = (reference: Option.Option<RegistryReference>) =>
+/**
+ * The named extension (which must be installed), or every extension installed from the registry. Each
+ * resolves in `registry` when given, else in the registry its record remembers while that one is still
+ * configured (docs/registry.md "Several registries"), else in the resolution order.
+ */
+export const updateTargets = (reference: Option.Option<RegistryReference>, registry?: string) =>
   Effect.gen(function*() {
     const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
+    const configured = new Set((yield* Registry).registries.map((entry) => entry.name))
+    const registryOf = (record: InstalledExtension) =>
+      registry ?? (record.source.registry !== undefined && configured.has(record.source.registry) ? record.source.registry : undefined)
     if (Option.isNone(reference)) {
       return installed
         .filter((record) => record.source.type === "registry")
-        .map((record): UpdateTarget => ({ reference: { id: record.extensionId, range: undefined }, current: record.version }))
+        .map((record): UpdateTarget => ({ reference: { id: record.extensionId, range: undefined }, current: record.version, registry: registryOf(record) }))
     }
     const record = installed.find((candidate) => candidate.extensionId === reference.value.id)
     if (record === undefined) return yield* new ExtensionNotFound({ id: reference.value.id })
-    return [{ reference: reference.value, current: record.version }]
+    return [{ reference: reference.value, current: record.version, registry: registryOf(record) }]
   })
 
 /**
@@ -44,7 +54,7 @@ export const updateTargets = (reference: Option.Option<RegistryReference>) =>
  * newer, or the version an explicit `@version`/`@range` resolves to when it differs from the installed one.
  */
 export const availableUpdate = (target: UpdateTarget) =>
-  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference)), (resolved) => {
+  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference, { registry: target.registry })), (resolved) => {
     const newer = semver.valid(target.current) === null || semver.gt(resolved.version, target.current)
     const wanted = target.reference.range === undefined ? newer : resolved.version !== target.current
     return wanted ? resolved.version : undefined
@@ -54,9 +64,9 @@ export const availableUpdate = (target: UpdateTarget) =>
  * The targets and those with an update. Checking all, an extension the registry no longer lists is a
  * warning, not a failure.
  */
-export const checkUpdates = (reference: Option.Option<RegistryReference>) =>
+export const checkUpdates = (reference: Option.Option<RegistryReference>, registry?: string) =>
   Effect.gen(function*() {
-    const targets = yield* updateTargets(reference)
+    const targets = yield* updateTargets(reference, registry)
     const updates = yield* Effect.forEach(targets, (target) =>
       availableUpdate(target).pipe(
         Effect.map((available): ReadonlyArray<AvailableUpdate> =>
@@ -90,7 +100,7 @@ export const updateTarget = (target: UpdateTarget, options: Omit<AddOptions, "ex
     const lifecycle = yield* Lifecycle
     // A version asked for by name (`vendor/name@1.0.0`) may be older: asking is the --force.
     const pinned = target.reference.range !== undefined
-    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version }), {
+    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version, registry: target.registry }), {
       ...options,
       force: options.force === true || pinned
     })

@@ -42,15 +42,18 @@ export type SourceSpec = Data.TaggedEnum<{
     readonly signature: SignatureRecord
     readonly detachedSignature: string | undefined
   }
-  /** `range`: an exact version or a range; undefined means the registry's latest_version. */
-  Registry: { readonly id: string; readonly range: string | undefined }
+  /**
+   * `range`: an exact version or a range; undefined means the registry's latest_version. `registry`: the
+   * configured registry to resolve in (else the first that lists the id, docs/registry.md "Several registries").
+   */
+  Registry: { readonly id: string; readonly range: string | undefined; readonly registry?: string | undefined }
   /**
    * Bytes already in the artifact store (a reconcile plan's verified download), recorded as `origin`;
    * `expected` is the id and version the plan read from them.
    */
   Artifact: {
     readonly sha256: string
-    readonly origin: { readonly type: "registry" | "archive"; readonly ref: string }
+    readonly origin: { readonly type: "registry" | "archive"; readonly ref: string; readonly registry?: string | undefined }
     readonly expected: { readonly id: string; readonly version: string } | undefined
   }
   /**
@@ -245,11 +248,13 @@ const readStoredArtifact = (artifact: Extract<SourceSpec, { _tag: "Artifact" }>)
   })
 
 /** Resolves a registry reference and downloads its archive (size limit, sha256 against the index). */
-const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(reference: { readonly id: string; readonly range: string | undefined }) {
+const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(
+  reference: { readonly id: string; readonly range: string | undefined; readonly registry?: string | undefined }
+) {
   const registry = yield* Registry
   const progress = yield* Effect.serviceOption(Progress)
   const report = (message: string) => Option.match(progress, { onNone: () => Effect.void, onSome: (p) => p.step(message) })
-  const resolved = yield* registry.resolve({ id: reference.id, range: reference.range })
+  const resolved = yield* registry.resolve({ id: reference.id, range: reference.range }, { registry: reference.registry })
   yield* report(`downloading ${resolved.id} ${resolved.version} from ${resolved.archiveUrl}`)
   // Large downloads say how far they are, in quarters.
   let quarter = 0
@@ -272,7 +277,7 @@ const downloadFromRegistry = Effect.fn("Source.downloadFromRegistry")(function*(
     detachedSignature: downloaded.detachedSignature,
     sha256: downloaded.sha256,
     label: resolved.archiveName,
-    origin: { type: "registry", ref: resolved.archiveUrl } as const,
+    origin: { type: "registry", ref: resolved.archiveUrl, registry: resolved.registry } as const,
     expected: { id: resolved.id, version: resolved.version, url: resolved.archiveUrl }
   }
 })

@@ -104,10 +104,10 @@ const sourceSpec = (
       // The bytes the plan verified, from the artifact store: never a second download that could differ.
       return Effect.succeed(
         source.sha256 === undefined
-          ? SourceSpec.Registry({ id: source.id, range: source.version })
+          ? SourceSpec.Registry({ id: source.id, range: source.version, registry: source.registry })
           : SourceSpec.Artifact({
             sha256: source.sha256,
-            origin: { type: "registry", ref: source.url ?? `${source.id}@${source.version}` },
+            origin: { type: "registry", ref: source.url ?? `${source.id}@${source.version}`, registry: source.registry },
             expected: { id: source.id, version: source.version }
           })
       )

@@ -62,7 +62,7 @@ const readCandidate = (
     ? readPathCandidate(entry.id, entry.source.path, detail, actual.get(entry.id))
     : entry.source._tag === "Archive"
     ? readKeptArchiveCandidate(entry.id, entry.source.archive, entry.source.sha256)
-    : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail)
+    : readRegistryCandidate(entry.id, entry.version, actual.get(entry.id), detail, entry.source.registry)
 
 /** What each present entry's source provides; failures are collected, not thrown one by one. */
 export const readCandidates = (

@@ -372,19 +372,27 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
   id: string,
   range: string | undefined,
   installed: ActualExtension | undefined,
-  detail: Detail
+  detail: Detail,
+  /** The desired entry's `registry:` (docs/registry.md "Several registries"). */
+  registryName?: string
 ) {
+  const named = registryName === undefined ? {} : { registry: registryName }
   const keepsInstalled = installed !== undefined && (range === undefined || semver.satisfies(installed.version, range))
   if (detail === "light" && keepsInstalled) {
-    return installedCandidate(id, installed, null, { type: "registry", id, version: installed.version })
+    return installedCandidate(id, installed, null, { type: "registry", id, version: installed.version, ...named })
   }
   const registry = yield* Registry
   // While the installed version satisfies the range it stays: a repair or a settings change reads that
   // version, not a newer one in the range.
-  const resolved = yield* registry.resolve({ id, range: keepsInstalled ? installed.version : range })
+  const resolved = yield* registry.resolve({ id, range: keepsInstalled ? installed.version : range }, { registry: registryName })
   const { downloaded, inspection } = yield* inspectRegistryVersion(registry, resolved)
-  const candidate = yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version })
+  // The registry is named in the plan when the entry chose one or several are configured (docs/plan-format.md).
+  const from = registryName !== undefined || registry.registries.length > 1 ? { registry: resolved.registry } : {}
+  const candidate = yield* candidateFromInspection(id, inspection, { type: "registry", id, version: resolved.version, ...from })
   const sha256 = yield* Effect.flatMap(ArtifactStore, (store) => store.put(downloaded.bytes, { detachedSignature: downloaded.detachedSignature }))
-  return { ...candidate, source: { type: "registry", id, version: resolved.version, sha256, url: resolved.archiveUrl } } satisfies Candidate
+  return {
+    ...candidate,
+    source: { type: "registry", id, version: resolved.version, sha256, url: resolved.archiveUrl, ...from }
+  } satisfies Candidate
 }, (effect, id) =>
   Effect.mapError(effect, (error) => error instanceof SourceUnavailable ? error : new SourceUnavailable({ id, detail: error.message })))

@@ -173,9 +173,14 @@ const detailsOf = (action: PlanAction): string | undefined => {
     ...(removed > 0 ? [`${removed} removed`] : []),
     ...((action.settings ?? []).length > 0 ? [`${(action.settings ?? []).length} setting value(s)`] : [])
   ]
+  // A registry source chosen among several is named (docs/registry.md "Several registries").
+  const source = action.source?.type === "registry" && action.source.registry !== undefined
+    ? [`Source: ${code(`registry:${action.source.registry} ${action.source.id}@${action.source.version}`)}`, ""]
+    : []
   return [
     `<details><summary><code>${escapeHtml(actionTitle(action))}</code>: ${parts.join(", ")}</summary>`,
     "",
+    ...source,
     fenced("diff", lines),
     "",
     "</details>"

@@ -149,7 +149,7 @@ const currentCandidate = (action: PlanAction & { readonly source: NonNullable<Pl
       ? readArchiveCandidate(action.id, source.path, undefined)
       : stored && source.sha256 !== undefined
       ? readStoredCandidate(action.id, source.sha256, source)
-      : readRegistryCandidate(action.id, source.version, undefined, "full")
+      : readRegistryCandidate(action.id, source.version, undefined, "full", source.registry)
     return yield* candidate
   })
 

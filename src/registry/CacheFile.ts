@@ -1,6 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { HostConfig } from "../config/HostConfig.js"
+import { resolve as resolvePath } from "node:path"
+import { pathToFileURL } from "node:url"
+import { configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
 import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
 import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { problemsFromParseError } from "../domain/Problems.js"
@@ -8,7 +10,32 @@ import { RegistryCacheError } from "./RegistryErrors.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
 
 // The registry cache file `{fetched_at, registry}`: reading it (decoded like any outside input),
-// writing it atomically, and what `status` and `registry:status` report about it.
+// writing it atomically, and what `status` and `registry:status` report about it. Each configured
+// registry has its own file (docs/registry.md "Several registries"): `default` (registry_url) keeps
+// `registry_cache_path` itself, so a cache written before there were several registries stays its
+// cache; another registry's file is `<registry_cache_path without .json>.<name>.json`.
+
+/** The cache file of the registry `name`. */
+export const cachePathOf = (base: string, name: string): string =>
+  name === defaultRegistryName ? base : `${base.replace(/\.json$/, "")}.${name}.json`
+
+/**
+ * What the cache remembers beside the index for the trust checks (docs/registry.md "Trust"): the
+ * highest serial ever accepted from the registry (it only goes up), the cached index's own serial and
+ * expiry, and the key that verified it. Kept here because the index schema drops keys it does not know.
+ */
+export const CacheTrust = Schema.Struct({
+  registry_name: Schema.optional(Schema.String),
+  signed_by: Schema.optional(Schema.String),
+  serial: Schema.optional(Schema.Int),
+  highest_serial: Schema.optional(Schema.Int),
+  expires_at: Schema.optional(Schema.String)
+})
+export type CacheTrust = typeof CacheTrust.Type
+
+/** The whole cache file: the index and where it came from, and the trust record. */
+export const CacheDocument = Schema.Struct({ ...RegistryCacheFile.fields, ...CacheTrust.fields })
+export type CacheDocument = typeof CacheDocument.Type
 
 const CacheHeader = Schema.Struct({
   fetched_at: Schema.DateFromString,
@@ -49,18 +76,68 @@ export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: str
   } satisfies CacheReport
 })
 
-/** The report for the configured cache (used by `host status`). */
+/** The report for the first registry's cache (used by `host status`). */
 export const readCacheReport = Effect.flatMap(
   HostConfig,
-  ({ config, paths }) => cacheReport(paths.registryCache, config.registry_cache_ttl)
+  ({ config, paths }) =>
+    cacheReport(cachePathOf(paths.registryCache, configuredRegistries(config)[0]?.name ?? defaultRegistryName), config.registry_cache_ttl)
 )
+
+/** One registry in `registry:status --json`'s `registries`. */
+export interface RegistryReport {
+  readonly name: string
+  readonly url: string
+  readonly path: string
+  readonly status: CacheStatus
+  readonly last_sync: string | null
+  readonly extensions: number
+  readonly serial: number | null
+  readonly expires_at: string | null
+  /** Whether the cached index was verified with the registry's public_key. */
+  readonly signed: boolean
+}
+
+/** Every configured registry's cache, in resolution order. */
+export const readRegistriesReport = Effect.gen(function*() {
+  const { config, paths } = yield* HostConfig
+  return yield* Effect.forEach(configuredRegistries(config), (registry) =>
+    Effect.gen(function*() {
+      const path = cachePathOf(paths.registryCache, registry.name)
+      const report = yield* cacheReport(path, config.registry_cache_ttl)
+      const read = yield* readCache(path)
+      const trust = read._tag === "Read" && (read.cache.registry_url === undefined || read.cache.registry_url === resolveRegistryUrl(registry.url, paths.root))
+        ? read.cache
+        : undefined
+      return {
+        name: registry.name,
+        url: registry.url,
+        path,
+        status: trust === undefined ? "missing" : report.status,
+        last_sync: trust === undefined ? null : report.last_sync,
+        extensions: trust === undefined ? 0 : report.extensions,
+        serial: trust?.serial ?? null,
+        expires_at: trust?.expires_at ?? null,
+        signed: registry.publicKey !== undefined && trust?.signed_by === registry.publicKey
+      } satisfies RegistryReport
+    }))
+})
+
+/**
+ * A registry URL as fetched: `file://./dir` and `file://../dir` (a relative path, which a URL cannot
+ * hold) are read relative to the panel root, so a checked-in config can point at a registry inside it.
+ */
+export const resolveRegistryUrl = (configured: string, root: string): string => {
+  const relative = /^file:\/\/(\.\.?\/.*|\.\.?)$/.exec(configured)
+  const url = relative === null ? configured : pathToFileURL(resolvePath(root, relative[1]!)).href
+  return url.replace(/\/+$/, "")
+}
 
 export type CacheRead =
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Unreadable"; readonly detail: string }
-  | { readonly _tag: "Read"; readonly cache: RegistryCacheFile; readonly bytes: number }
+  | { readonly _tag: "Read"; readonly cache: CacheDocument; readonly bytes: number }
 
-const decodeCache = Schema.decodeUnknownEither(parseJsonWithinDepth(RegistryCacheFile), { errors: "all" })
+const decodeCache = Schema.decodeUnknownEither(parseJsonWithinDepth(CacheDocument), { errors: "all" })
 
 /** Reads and decodes the whole cache file. */
 export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>
@@ -77,8 +154,8 @@ export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSys
   }).pipe(Effect.withSpan("RegistryCache.read"))
 
 /** Writes the cache next to its final place and renames it over, so a reader never sees half a file. */
-export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: RegistryCacheFile) {
-  const encoded = yield* Schema.encode(RegistryCacheFile)(cache).pipe(
+export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: CacheDocument) {
+  const encoded = yield* Schema.encode(CacheDocument)(cache).pipe(
     Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )
   yield* writeFileAtomic(file, `${JSON.stringify(encoded, null, 2)}\n`).pipe(

@@ -1,11 +1,9 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { Context, DateTime, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
-import { resolve as resolvePath } from "node:path"
-import { pathToFileURL } from "node:url"
-import { HostConfig } from "../config/HostConfig.js"
+import { type ConfiguredRegistry, configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
 import { isWithinJsonDepth, tooDeepJson } from "../domain/JsonDepth.js"
-import { problem, problemsFromParseError } from "../domain/Problems.js"
+import { problem, type Problem, problemsFromParseError } from "../domain/Problems.js"
 import {
   ageSeconds,
   archiveName,
@@ -24,21 +22,38 @@ import {
   searchEntries,
   signatureUrl
 } from "../domain/Registry.js"
-import { cacheReport, type CacheReport, readCache, writeCache } from "./CacheFile.js"
+import {
+  type CacheDocument,
+  cacheReport,
+  type CacheReport,
+  cachePathOf,
+  type CacheTrust,
+  readCache,
+  resolveRegistryUrl,
+  writeCache
+} from "./CacheFile.js"
+import { decodeTrustFields, verifyIndexSignature } from "./IndexTrust.js"
 import { fetchBytes, type FetchTimeouts } from "./Fetch.js"
 import {
   ChecksumMismatch,
   type RegistryCacheError,
   RegistryFetchFailed,
   type RegistryIndexError,
+  RegistryIndexExpired,
   RegistryIndexInvalid,
+  RegistryIndexRolledBack,
+  RegistryIndexSignatureInvalid,
+  RegistryIndexUnsigned,
   RegistryLookupFailed,
-  RegistryNotConfigured
+  RegistryNotConfigured,
+  RegistryUnknown
 } from "./RegistryErrors.js"
 
-// The Registry service (docs/registry.md): the index from `<registry_url>/registry.json` (http(s) or
-// file://) behind a cache file with a TTL; search; `vendor/name[@version|@range]` resolution; and
-// verified downloads (size limit, progress, sha256 against the index, the detached signature).
+// The Registry service (docs/registry.md): each configured registry's index from `<url>/registry.json`
+// (http(s) or file://), checked against the registry's public_key when it has one (signature, serial,
+// expiry: "Trust"), behind a cache file per registry with a TTL; search; `vendor/name[@version|@range]`
+// resolution in the first registry listing the id ("Several registries"); and verified downloads (size
+// limit, progress, sha256 against the index, the detached signature).
 
 export interface RegistryOptions {
   readonly timeouts: FetchTimeouts
@@ -88,8 +103,10 @@ export const optionsFromEnv = (env: Readonly<Record<string, string | undefined>>
   }
 }
 
-/** The index and where it came from this time. */
+/** The index of one registry and where it came from this time. */
 export interface IndexResult {
+  /** The registry's name (`default` for registry_url). */
+  readonly registry: string
   readonly url: string
   readonly index: RegistryIndex
   readonly fetchedAt: Date
@@ -97,6 +114,27 @@ export interface IndexResult {
   readonly source: "network" | "cache" | "stale-cache"
   /** Why the stale cache was used. */
   readonly warning?: string
+  /** The index's serial and expiry, when it has them; whether it was verified with the registry's key. */
+  readonly serial: number | null
+  readonly expiresAt: string | null
+  readonly signed: boolean
+}
+
+/**
+ * Every configured registry's index together (docs/registry.md "Several registries"). Its `index` lists
+ * each id once, from the first registry that lists it (the resolution rule); `url`, `fetchedAt` and
+ * `source` are the first registry's; `parts` are the registries one by one.
+ */
+export interface MergedIndex extends IndexResult {
+  /** Which registry each id of `index` comes from. */
+  readonly origins: ReadonlyMap<string, string>
+  readonly parts: ReadonlyArray<IndexResult>
+}
+
+/** A search hit: an entry and the registry listing it. */
+export interface RegistryHit {
+  readonly registry: string
+  readonly entry: RegistryEntry
 }
 
 /** A reference resolved against the index: what to download and how to check it. */
@@ -105,6 +143,8 @@ export interface ResolvedExtension {
   readonly version: string
   /** What was asked for (`^1.2`, `1.2.3`), undefined for the latest. */
   readonly range: string | undefined
+  /** The registry that lists it. */
+  readonly registry: string
   readonly entry: RegistryEntry
   readonly archiveName: string
   readonly archiveUrl: string
@@ -126,21 +166,34 @@ export interface DownloadOptions {
   readonly onProgress?: ((received: number, total: number | undefined) => Effect.Effect<void>) | undefined
 }
 
+export interface ResolveOptions {
+  /** Resolve in this registry only (`--registry NAME`, `registry:` in the desired state). */
+  readonly registry?: string | undefined
+}
+
 export interface RegistryService {
-  /** `registry_url` ("" when none is configured). */
+  /** The first registry's URL ("" when none is configured). */
   readonly url: string
+  /** The first registry's cache file. */
   readonly cachePath: string
+  /** The configured registries in resolution order. */
+  readonly registries: ReadonlyArray<ConfiguredRegistry>
   /**
-   * The index: a fresh cache as it is, else fetched (and cached), else a stale cache with a warning.
-   * The answer (a failure too) is kept for 30 s, so resolving many ids asks once.
+   * Every registry's index: a fresh cache as it is, else fetched (and cached), else a stale cache with a
+   * warning. The answer (a failure too) is kept for 30 s, so resolving many ids asks once.
    */
-  readonly index: Effect.Effect<IndexResult, RegistryIndexError>
-  /** Fetches unless the cache is fresh (`force`: always); a cache that cannot be written fails it. */
-  readonly sync: (options: { readonly force: boolean }) => Effect.Effect<IndexResult, RegistryIndexError | RegistryCacheError>
+  readonly index: Effect.Effect<MergedIndex, RegistryIndexError>
+  /**
+   * Fetches each registry unless its cache is fresh (`force`: always). Every registry is tried; the first
+   * failure (naming its registry) fails it, and a failing registry's cache is left as it was.
+   */
+  readonly sync: (options: { readonly force: boolean }) => Effect.Effect<MergedIndex, RegistryIndexError | RegistryCacheError>
   readonly status: Effect.Effect<CacheReport>
-  readonly search: (query: string) => Effect.Effect<ReadonlyArray<RegistryEntry>, RegistryIndexError>
+  /** Matches in every registry, each with its registry (an id listed by two shows twice). */
+  readonly search: (query: string) => Effect.Effect<ReadonlyArray<RegistryHit>, RegistryIndexError>
   readonly resolve: (
-    reference: string | RegistryReference
+    reference: string | RegistryReference,
+    options?: ResolveOptions
   ) => Effect.Effect<ResolvedExtension, RegistryIndexError | RegistryLookupFailed>
   readonly download: (
     resolved: ResolvedExtension,
@@ -159,20 +212,20 @@ const formatAge = (seconds: number): string => {
 
 const decodeIndex = Schema.decodeUnknownEither(RegistryIndex, { errors: "all" })
 
-/**
- * `registry_url` as fetched: `file://./dir` and `file://../dir` (a relative path, which a URL cannot
- * hold) are read relative to the panel root, so a checked-in config can point at a registry inside it.
- */
-export const resolveRegistryUrl = (configured: string, root: string): string => {
-  const relative = /^file:\/\/(\.\.?\/.*|\.\.?)$/.exec(configured)
-  const url = relative === null ? configured : pathToFileURL(resolvePath(root, relative[1]!)).href
-  return url.replace(/\/+$/, "")
-}
+export { resolveRegistryUrl }
 
-/** What every step below works with: the configured registry, the HTTP client and the cache file's place. */
+/** What every step below works with: one configured registry, the HTTP client and its cache file. */
 interface RegistrySource {
   readonly client: HttpClient.HttpClient
+  readonly name: string
+  /**
+   * The name as messages give it: undefined when registry_url is the only registry, whose messages stay
+   * as they were before there were several (the URL names it).
+   */
+  readonly label: string | undefined
   readonly registryUrl: string
+  /** The registry's public_key (lowercase): its index must be signed by it. */
+  readonly publicKey: string | undefined
   readonly config: Context.Tag.Service<HostConfig>["config"]
   readonly cachePath: string
   readonly timeouts: FetchTimeouts
@@ -182,94 +235,220 @@ interface RegistrySource {
 
 // ---- the index ------------------------------------------------------------------------------------------
 
-const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySource) {
+/** An index as fetched and checked, with what the cache remembers of it. */
+interface FetchedIndex {
+  readonly index: RegistryIndex
+  readonly trust: CacheTrust
+}
+
+/** Names the registry in a fetch failure of its index or signature. */
+const fetchNamed = (source: RegistrySource) => (error: RegistryFetchFailed) =>
+  new RegistryFetchFailed({
+    url: error.url,
+    reason: error.reason,
+    detail: error.detail,
+    ...(source.label === undefined ? {} : { registry: source.label })
+  })
+
+const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySource, highestSerial: number | undefined) {
   const url = indexUrl(source.registryUrl)
-  const bytes = yield* source.provide(fetchBytes(source.client, url, { maxBytes: maxIndexBytes, timeouts: source.timeouts }))
+  const invalid = (problems: ReadonlyArray<Problem>) =>
+    new RegistryIndexInvalid({ url, problems, ...(source.label === undefined ? {} : { registry: source.label }) })
+  const bytes = yield* source.provide(fetchBytes(source.client, url, { maxBytes: maxIndexBytes, timeouts: source.timeouts })).pipe(
+    Effect.mapError(fetchNamed(source))
+  )
+  // The signature is checked over the exact bytes before they are parsed (docs/registry.md "Trust").
+  if (source.publicKey !== undefined) {
+    const sigUrl = `${url}.sig`
+    const signature = yield* source.provide(fetchBytes(source.client, sigUrl, { maxBytes: maxSignatureBytes, timeouts: source.timeouts })).pipe(
+      Effect.mapError(fetchNamed(source)),
+      Effect.catchIf((error) => error.reason === "not-found", (error) =>
+        Effect.fail(new RegistryIndexUnsigned({ registry: source.name, url, detail: error.detail })))
+    )
+    const problem = yield* verifyIndexSignature(new TextDecoder().decode(signature).trim(), bytes, source.publicKey)
+    if (problem !== undefined) return yield* new RegistryIndexSignatureInvalid({ registry: source.name, url: sigUrl, detail: problem })
+  }
   const text = new TextDecoder().decode(bytes)
   // Counted before parsing and before the schema, whose messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
-  if (!isWithinJsonDepth(text)) return yield* new RegistryIndexInvalid({ url, problems: [problem("(json)", tooDeepJson)] })
-  const raw = yield* Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (error) => new RegistryIndexInvalid({ url, problems: jsonProblem(error) })
-  })
-  return yield* Either.match(decodeIndex(raw), {
-    onLeft: (error) => Effect.fail(new RegistryIndexInvalid({ url, problems: problemsFromParseError(error) })),
+  if (!isWithinJsonDepth(text)) return yield* invalid([problem("(json)", tooDeepJson)])
+  const raw = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (error) => invalid(jsonProblem(error)) })
+  const index = yield* Either.match(decodeIndex(raw), {
+    onLeft: (error) => Effect.fail(invalid(problemsFromParseError(error))),
     onRight: Effect.succeed
   })
+  const fields = yield* Either.match(decodeTrustFields(raw), {
+    onLeft: (error) => Effect.fail(invalid(problemsFromParseError(error))),
+    onRight: Effect.succeed
+  })
+  const serial = fields.serial
+  const expiresAt = fields.expires_at?.toISOString()
+  if (source.publicKey !== undefined) {
+    if (highestSerial !== undefined && (serial === undefined || serial < highestSerial)) {
+      return yield* new RegistryIndexRolledBack({ registry: source.name, serial: serial ?? null, accepted: highestSerial })
+    }
+    const now = DateTime.toDateUtc(yield* DateTime.now)
+    if (fields.expires_at === undefined || fields.expires_at.getTime() <= now.getTime()) {
+      return yield* new RegistryIndexExpired({ registry: source.name, expiresAt: expiresAt ?? null })
+    }
+  }
+  return {
+    index,
+    trust: {
+      ...(source.publicKey === undefined ? {} : { signed_by: source.publicKey }),
+      ...(serial === undefined ? {} : { serial }),
+      ...(highestSerial === undefined && serial === undefined ? {} : { highest_serial: Math.max(highestSerial ?? 0, serial ?? 0) }),
+      ...(expiresAt === undefined ? {} : { expires_at: expiresAt })
+    }
+  } satisfies FetchedIndex
 })
 
-const writeFetched = (source: RegistrySource) => (fetchedAt: Date, fetched: RegistryIndex) =>
-  source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched }))
+const writeFetched = (source: RegistrySource) => (fetchedAt: Date, fetched: FetchedIndex) =>
+  source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched.index, ...fetched.trust }))
 
-/** The cache file's index when it is of this registry; a cache of another one (registry_url changed) does not count. */
+/**
+ * The cache file when it is of this registry (a cache of another URL does not count) and, for a keyed
+ * registry, was verified with this key; and the highest serial accepted from the registry, which
+ * counts as long as the URL and key are the same.
+ */
 const cachedIndex = (source: RegistrySource) =>
   Effect.gen(function*() {
     const read = yield* source.provide(readCache(source.cachePath))
     if (read._tag === "Unreadable") {
       yield* Effect.logWarning(`the registry cache ${source.cachePath} is unreadable and is ignored: ${read.detail}`)
     }
-    return read._tag === "Read" && (read.cache.registry_url === undefined || read.cache.registry_url === source.registryUrl)
-      ? read.cache
-      : undefined
+    if (read._tag !== "Read") return { cache: undefined, highestSerial: undefined }
+    const cache = read.cache
+    const sameRegistry = cache.registry_url === undefined || cache.registry_url === source.registryUrl
+    const sameKey = source.publicKey === undefined || cache.signed_by === source.publicKey
+    return {
+      cache: sameRegistry && sameKey ? cache : undefined,
+      highestSerial: sameRegistry && sameKey ? cache.highest_serial ?? cache.serial : undefined
+    }
   })
 
-/** `store` writes the fetched index to the cache (and decides what a failed write means). */
-const loadIndex = <E>(source: RegistrySource, force: boolean, store: (fetchedAt: Date, fetched: RegistryIndex) => Effect.Effect<void, E>) =>
+const resultOf = (source: RegistrySource, cache: CacheDocument, origin: IndexResult["source"], warning?: string): IndexResult => ({
+  registry: source.name,
+  url: source.registryUrl,
+  index: cache.registry,
+  fetchedAt: cache.fetched_at,
+  source: origin,
+  ...(warning === undefined ? {} : { warning }),
+  serial: cache.serial ?? null,
+  expiresAt: cache.expires_at ?? null,
+  signed: source.publicKey !== undefined && cache.signed_by === source.publicKey
+})
+
+/** Whether a cached index of a keyed registry is past its expires_at (then it is not used, not even stale). */
+const cacheExpired = (source: RegistrySource, cache: CacheDocument, now: Date) =>
+  source.publicKey !== undefined && (cache.expires_at === undefined || new Date(cache.expires_at).getTime() <= now.getTime())
+
+/**
+ * `store` writes the fetched index to the cache (and decides what a failed write means). `staleFallback`:
+ * whether a registry that cannot be fetched may be stood in for by its stale cache.
+ */
+const loadIndex = <E>(
+  source: RegistrySource,
+  force: boolean,
+  store: (fetchedAt: Date, fetched: FetchedIndex) => Effect.Effect<void, E>,
+  staleFallback = true
+) =>
   Effect.gen(function*() {
-    const { registryUrl } = source
-    if (registryUrl === "") return yield* new RegistryNotConfigured()
     const at = DateTime.toDateUtc(yield* DateTime.now)
-    const cached = yield* cachedIndex(source)
+    const { cache: cachedRaw, highestSerial } = yield* cachedIndex(source)
+    const cached = cachedRaw !== undefined && cacheExpired(source, cachedRaw, at) ? undefined : cachedRaw
     if (!force && cached !== undefined && isUsable(cacheStatus(cached.fetched_at, at, source.config.registry_cache_ttl))) {
-      return { url: registryUrl, index: cached.registry, fetchedAt: cached.fetched_at, source: "cache" } satisfies IndexResult
+      return resultOf(source, cached, "cache")
     }
-    const fetched = yield* Effect.either(fetchIndex(source))
+    const fetched = yield* Effect.either(fetchIndex(source, highestSerial))
     if (Either.isRight(fetched)) {
       yield* store(at, fetched.right)
-      return { url: registryUrl, index: fetched.right, fetchedAt: at, source: "network" } satisfies IndexResult
+      return resultOf(source, { fetched_at: at, registry_url: source.registryUrl, registry: fetched.right.index, ...fetched.right.trust }, "network")
     }
-    if (cached === undefined) return yield* fetched.left
+    // A keyed registry's refused index is never papered over by the cache: only an unreachable registry is
+    // (docs/registry.md "Trust"). A registry without a key falls back as it always did.
+    const fallsBack = fetched.left._tag === "RegistryFetchFailed" ||
+      (fetched.left._tag === "RegistryIndexInvalid" && source.publicKey === undefined)
+    if (cached === undefined || !fallsBack || !staleFallback) return yield* fetched.left
     const warning = `${fetched.left.message}; using the cached index from ${cached.fetched_at.toISOString()} (${
       formatAge(ageSeconds(cached.fetched_at, at))
     } old)`
     yield* Effect.logWarning(warning)
-    return {
-      url: registryUrl,
-      index: cached.registry,
-      fetchedAt: cached.fetched_at,
-      source: "stale-cache",
-      warning
-    } satisfies IndexResult
-  }).pipe(Effect.withSpan("Registry.index", { attributes: { force } }))
+    return resultOf(source, cached, "stale-cache", warning)
+  }).pipe(Effect.withSpan("Registry.index", { attributes: { force, registry: source.name } }))
+
+/** The registries' indexes as one: each id from the first registry listing it. */
+const mergeIndexes = (parts: ReadonlyArray<IndexResult>): MergedIndex => {
+  const origins = new Map<string, string>()
+  const extensions: Array<RegistryEntry> = []
+  for (const part of parts) {
+    for (const entry of part.index.extensions) {
+      if (origins.has(entry.id)) continue
+      origins.set(entry.id, part.registry)
+      extensions.push(entry)
+    }
+  }
+  const first = parts[0]!
+  const warnings = parts.flatMap((part) => (part.warning === undefined ? [] : [part.warning]))
+  return {
+    ...first,
+    index: { ...first.index, extensions },
+    ...(warnings.length === 0 ? {} : { warning: warnings.join("; ") }),
+    origins,
+    parts
+  }
+}
 
 // ---- one extension ------------------------------------------------------------------------------------------
 
 const lookupFailed = (reference: string, reason: RegistryLookupFailed["reason"], detail: string) =>
   new RegistryLookupFailed({ reference, reason, detail })
 
+/**
+ * Resolves in the named registry, else in the first registry (in order) whose index lists the id: the
+ * later ones are asked only when the earlier ones do not list it, and the versions come from that one
+ * registry alone (no dependency confusion, docs/registry.md "Several registries").
+ */
 const resolve = Effect.fn("Registry.resolve")(function*(
-  source: RegistrySource,
-  index: RegistryService["index"],
-  reference: string | RegistryReference
+  sources: ReadonlyArray<{ readonly source: RegistrySource; readonly index: Effect.Effect<IndexResult, RegistryIndexError> }>,
+  reference: string | RegistryReference,
+  options: ResolveOptions
 ) {
-  const { registryUrl } = source
   const text = typeof reference === "string" ? reference : formatReference(reference)
   const parsed = typeof reference === "string" ? parseReference(reference) : Either.right(reference)
   if (Either.isLeft(parsed)) return yield* lookupFailed(text, "invalid-reference", parsed.left)
   const { id, range } = parsed.right
-  const { index: current } = yield* index
-  const entry = current.extensions.find((candidate) => candidate.id === id)
-  if (entry === undefined) return yield* lookupFailed(text, "unknown-extension", `the registry ${registryUrl} has no such extension`)
+  if (sources.length === 0) return yield* new RegistryNotConfigured()
+  const candidates = options.registry === undefined ? sources : sources.filter(({ source }) => source.name === options.registry)
+  if (candidates.length === 0) {
+    return yield* new RegistryUnknown({ name: options.registry!, configured: sources.map(({ source }) => source.name) })
+  }
+  let found: { readonly source: RegistrySource; readonly entry: RegistryEntry } | undefined
+  for (const candidate of candidates) {
+    const { index: current } = yield* candidate.index
+    const entry = current.extensions.find((listed) => listed.id === id)
+    if (entry !== undefined) {
+      found = { source: candidate.source, entry }
+      break
+    }
+  }
+  if (found === undefined) {
+    const where = candidates.length === 1
+      ? sources.length === 1 ? `the registry ${candidates[0]!.source.registryUrl}` : `the registry "${candidates[0]!.source.name}" (${candidates[0]!.source.registryUrl})`
+      : `none of the registries ${candidates.map(({ source }) => source.name).join(", ")}`
+    return yield* lookupFailed(text, "unknown-extension", candidates.length === 1 ? `${where} has no such extension` : `${where} lists it`)
+  }
+  const { entry, source } = found
   const version = resolveVersion(entry, range)
   if (Either.isLeft(version)) return yield* lookupFailed(text, "no-matching-version", version.left)
-  const archive = archiveUrl(entry, version.right, registryUrl)
+  const archive = archiveUrl(entry, version.right, source.registryUrl)
   if (Either.isLeft(archive)) return yield* lookupFailed(text, "bad-url", archive.left)
-  const signature = signatureUrl(entry, version.right, registryUrl)
+  const signature = signatureUrl(entry, version.right, source.registryUrl)
   if (Either.isLeft(signature)) return yield* lookupFailed(text, "bad-url", signature.left)
   return {
     id,
     version: version.right,
     range,
+    registry: source.name,
     entry,
     archiveName: archiveName(id, version.right),
     archiveUrl: archive.right,
@@ -310,42 +489,80 @@ const download = (source: RegistrySource, resolved: ResolvedExtension, downloadO
     } satisfies DownloadedArchive
   }).pipe(Effect.withSpan("Registry.download", { attributes: { id: resolved.id, version: resolved.version } }))
 
+/** Runs every registry's step, then fails with the first failure (in registry order), if any. */
+const allOrFirstFailure = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<ReadonlyArray<A>, E> =>
+  Effect.flatMap(Effect.all(steps.map(Effect.either)), (outcomes) => {
+    const failed = outcomes.find(Either.isLeft)
+    return failed === undefined ? Effect.succeed(outcomes.map((outcome) => (outcome as Either.Right<E, A>).right)) : Effect.fail(failed.left)
+  })
+
 export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { config, paths } = yield* HostConfig
-    const source: RegistrySource = {
-      client: (yield* HttpClient.HttpClient).pipe(
-        HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", `host/${config.version}`)),
-        HttpClient.followRedirects(5),
-        HttpClient.withTracerPropagation(false)
-      ),
-      registryUrl: resolveRegistryUrl(config.registry_url, paths.root),
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest(HttpClientRequest.setHeader("user-agent", `host/${config.version}`)),
+      HttpClient.followRedirects(5),
+      HttpClient.withTracerPropagation(false)
+    )
+    const configured = configuredRegistries(config)
+    const sources = configured.map((registry): RegistrySource => ({
+      client,
+      name: registry.name,
+      label: configured.length === 1 && registry.name === defaultRegistryName ? undefined : registry.name,
+      registryUrl: resolveRegistryUrl(registry.url, paths.root),
+      publicKey: registry.publicKey,
       config,
-      cachePath: paths.registryCache,
+      cachePath: cachePathOf(paths.registryCache, registry.name),
       timeouts: options.timeouts,
       provide: (effect) => effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
-    }
+    }))
 
-    // One answer per memoTtl (failures too): a command resolving many ids asks once, and a long-running
-    // server still sees a new sync.
-    const [index, invalidate] = yield* Effect.cachedInvalidateWithTTL(
-      loadIndex(source, false, (fetchedAt, fetched) => writeFetched(source)(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))),
-      memoTtl
-    )
+    // One answer per registry per memoTtl (failures too): a command resolving many ids asks once, and a
+    // long-running server still sees a new sync.
+    const perRegistry = yield* Effect.forEach(sources, (source) =>
+      Effect.map(
+        Effect.cachedInvalidateWithTTL(
+          loadIndex(source, false, (fetchedAt, fetched) =>
+            writeFetched(source)(fetchedAt, fetched).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))),
+          memoTtl
+        ),
+        ([index, invalidate]) => ({ source, index, invalidate })
+      ))
+    const index: Effect.Effect<MergedIndex, RegistryIndexError> = perRegistry.length === 0
+      ? Effect.fail(new RegistryNotConfigured())
+      : Effect.map(allOrFirstFailure(perRegistry.map((entry) => entry.index)), mergeIndexes)
+    const first = sources[0]
 
     return Registry.of({
-      url: source.registryUrl,
-      cachePath: paths.registryCache,
+      url: first?.registryUrl ?? "",
+      cachePath: first?.cachePath ?? paths.registryCache,
+      registries: configured,
       index,
-      sync: ({ force }) => Effect.zipLeft(loadIndex(source, force, writeFetched(source)), invalidate),
-      status: source.provide(cacheReport(paths.registryCache, config.registry_cache_ttl)),
-      search: (query) => Effect.map(index, (result) => searchEntries(result.index.extensions, query)),
-      resolve: (reference) => resolve(source, index, reference),
-      download: (resolved, downloadOptions) => download(source, resolved, downloadOptions)
+      sync: ({ force }) =>
+        perRegistry.length === 0
+          ? Effect.fail(new RegistryNotConfigured())
+          : Effect.map(
+            // With named registries, `registry:sync` fails for one it cannot fetch (naming it; its cache is kept
+            // as it was); registry_url alone keeps its stale cache with a warning, as before (docs/registry.md
+            // "Several registries").
+            allOrFirstFailure(perRegistry.map(({ invalidate, source }) =>
+              Effect.zipLeft(loadIndex(source, force, writeFetched(source), source.label === undefined), invalidate))),
+            mergeIndexes
+          ),
+      status: source_provide(fs, path)(cacheReport(first?.cachePath ?? paths.registryCache, config.registry_cache_ttl)),
+      search: (query) =>
+        Effect.map(index, (merged) =>
+          merged.parts.flatMap((part) => searchEntries(part.index.extensions, query).map((entry) => ({ registry: part.registry, entry })))),
+      resolve: (reference, resolveOptions = {}) => resolve(perRegistry, reference, resolveOptions),
+      download: (resolved, downloadOptions) =>
+        download(sources.find((source) => source.name === resolved.registry) ?? sources[0]!, resolved, downloadOptions)
     })
   })
+
+const source_provide = (fs: FileSystem.FileSystem, path: Path.Path) => <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) =>
+  effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
 
 /** The service over a given HttpClient (tests may pass their own). */
 export const layer = (

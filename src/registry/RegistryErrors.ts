@@ -10,14 +10,18 @@ export class RegistryNotConfigured extends Data.TaggedError("RegistryNotConfigur
   }
 }
 
-/** Fetching a URL (the index, an archive, a signature) failed. */
+/** `registry "official": ` before a message about one of several configured registries (docs/registry.md "Several registries"). */
+const named = (registry: string | undefined) => (registry === undefined ? "" : `registry "${registry}": `)
+
+/** Fetching a URL (the index, an archive, a signature) failed; `registry` names whose index it was. */
 export class RegistryFetchFailed extends Data.TaggedError("RegistryFetchFailed")<{
   readonly url: string
   readonly reason: "not-found" | "http-status" | "unreachable" | "timeout" | "too-large" | "invalid-url"
   readonly detail: string
+  readonly registry?: string
 }> {
   override get message() {
-    return `cannot fetch ${this.url}: ${this.detail}`
+    return `${named(this.registry)}cannot fetch ${this.url}: ${this.detail}`
   }
 }
 
@@ -25,13 +29,78 @@ export class RegistryFetchFailed extends Data.TaggedError("RegistryFetchFailed")
 export class RegistryIndexInvalid extends Data.TaggedError("RegistryIndexInvalid")<{
   readonly url: string
   readonly problems: ReadonlyArray<Problem>
+  readonly registry?: string
 }> {
   override get message() {
     const first = this.problems[0]
     const more = this.problems.length > 1 ? ` (and ${this.problems.length - 1} more)` : ""
-    return `${this.url} is not a valid registry index: ${first === undefined ? "unreadable" : `${first.path}: ${first.message}`}${more}`
+    return `${named(this.registry)}${this.url} is not a valid registry index: ${first === undefined ? "unreadable" : `${first.path}: ${first.message}`}${more}`
   }
 }
+
+// The trust checks of a registry with `public_key` (docs/registry.md "Trust"): each refusal names the
+// registry, and the cache is left as it was.
+
+/** A keyed registry's index has no `registry.json.sig` (missing, or 404). */
+export class RegistryIndexUnsigned extends Data.TaggedError("RegistryIndexUnsigned")<{
+  readonly registry: string
+  readonly url: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `${named(this.registry)}the index is refused (RegistryIndexUnsigned): ${this.url} has no signature (${this.detail}); the registry has a public_key, so its registry.json must be signed (host registry:build --sign)`
+  }
+}
+
+/** `registry.json.sig` is not a valid Ed25519 signature of registry.json's bytes by the registry's key. */
+export class RegistryIndexSignatureInvalid extends Data.TaggedError("RegistryIndexSignatureInvalid")<{
+  readonly registry: string
+  readonly url: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `${named(this.registry)}the index is refused (RegistryIndexSignatureInvalid): ${this.url} ${this.detail}`
+  }
+}
+
+/** The index's `serial` is lower than one already accepted from this registry (a rollback). */
+export class RegistryIndexRolledBack extends Data.TaggedError("RegistryIndexRolledBack")<{
+  readonly registry: string
+  readonly serial: number | null
+  readonly accepted: number
+}> {
+  override get message() {
+    return `${named(this.registry)}the index is refused (RegistryIndexRolledBack): its serial ${this.serial ?? "(none)"} is lower than ${this.accepted}, already accepted from this registry; an older index is being served`
+  }
+}
+
+/** The index is past its `expires_at` (a frozen index). */
+export class RegistryIndexExpired extends Data.TaggedError("RegistryIndexExpired")<{
+  readonly registry: string
+  readonly expiresAt: string | null
+}> {
+  override get message() {
+    return this.expiresAt === null
+      ? `${named(this.registry)}the index is refused (RegistryIndexExpired): it has no expires_at; a signed index must say until when it holds (host registry:build --expires-days)`
+      : `${named(this.registry)}the index is refused (RegistryIndexExpired): it expired at ${this.expiresAt}; the publisher must build and sign it again`
+  }
+}
+
+/** `--registry NAME` or `registry: NAME` names no configured registry. */
+export class RegistryUnknown extends Data.TaggedError("RegistryUnknown")<{
+  readonly name: string
+  readonly configured: ReadonlyArray<string>
+}> {
+  override get message() {
+    return `there is no registry named "${this.name}" (configured: ${this.configured.length === 0 ? "none" : this.configured.join(", ")}); add it under registries in config/host.yaml`
+  }
+}
+
+export type RegistryTrustError =
+  | RegistryIndexUnsigned
+  | RegistryIndexSignatureInvalid
+  | RegistryIndexRolledBack
+  | RegistryIndexExpired
 
 /** A reference does not parse, names an extension the registry lacks, or no version matches. */
 export class RegistryLookupFailed extends Data.TaggedError("RegistryLookupFailed")<{
@@ -76,5 +145,5 @@ export class RegistryCacheError extends Data.TaggedError("RegistryCacheError")<{
   }
 }
 
-export type RegistryIndexError = RegistryNotConfigured | RegistryFetchFailed | RegistryIndexInvalid
+export type RegistryIndexError = RegistryNotConfigured | RegistryFetchFailed | RegistryIndexInvalid | RegistryTrustError | RegistryUnknown
 

@@ -21,8 +21,8 @@ import { OperationLocks } from "../store/OperationLock.js"
 /** A registry source pinned to the version the registry resolves now (so what is checked is what installs). */
 const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
   spec._tag === "Registry"
-    ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec)), (resolved) =>
-      SourceSpec.Registry({ id: resolved.id, range: resolved.version }))
+    ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec, { registry: spec.registry })), (resolved) =>
+      SourceSpec.Registry({ id: resolved.id, range: resolved.version, registry: resolved.registry }))
     : Effect.succeed(spec)
 
 /** `host add`: installs from a folder, an archive or the registry (pinned first; the id must be the one asked for). */
@@ -44,7 +44,8 @@ export const removeExtension = (id: string, options: RemoveOptions) =>
   Effect.flatMap(Lifecycle, (lifecycle) => lifecycle.remove(id, options))
 
 /** `update --check`: the extensions installed from the registry (or the one named) and those it has newer. */
-export const checkUpdates = (reference: Option.Option<RegistryReference>) => RegistryUpdates.checkUpdates(reference)
+export const checkUpdates = (reference: Option.Option<RegistryReference>, registry?: string) =>
+  RegistryUpdates.checkUpdates(reference, registry)
 
 /**
  * `update [id]` from the registry: the one named (its failure fails the call), or every extension
@@ -53,11 +54,12 @@ export const checkUpdates = (reference: Option.Option<RegistryReference>) => Reg
 export const updateFromRegistryAll = (
   reference: Option.Option<RegistryReference>,
   options: OperationOptions & { readonly force: boolean; readonly noMigrate: boolean },
-  reportFailure: (id: string, error: { readonly message: string }) => Effect.Effect<void>
+  reportFailure: (id: string, error: { readonly message: string }) => Effect.Effect<void>,
+  registry?: string
 ) =>
   Effect.gen(function*() {
     if (Option.isNone(reference)) return yield* RegistryUpdates.updateAll(options, reportFailure)
-    const [target] = yield* RegistryUpdates.updateTargets(reference)
+    const [target] = yield* RegistryUpdates.updateTargets(reference, registry)
     return [Either.right(yield* RegistryUpdates.updateTarget(target!, options))]
   })
 

@@ -36,9 +36,12 @@ export const installUpload = (upload: UploadSource, flags: InstallFlags, actor: 
   thenSwap(addExtension(upload, { actor, ...flags }))
 
 /** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
-export const installFromRegistry = (request: { readonly id: string; readonly version?: string | undefined }, actor: Actor) =>
+export const installFromRegistry = (
+  request: { readonly id: string; readonly version?: string | undefined; readonly registry?: string | undefined },
+  actor: Actor
+) =>
   Effect.flatMap(Lifecycle, (lifecycle) =>
-    thenSwap(lifecycle.add(SourceSpec.Registry({ id: request.id, range: request.version }), {
+    thenSwap(lifecycle.add(SourceSpec.Registry({ id: request.id, range: request.version, registry: request.registry }), {
       actor,
       expectedId: request.id,
       lockTimeout: adminLockTimeout

@@ -1,7 +1,6 @@
 import { Effect, Option } from "effect"
-import { HostConfig } from "../config/HostConfig.js"
 import { searchEntries } from "../domain/Registry.js"
-import { readCacheReport } from "../registry/CacheFile.js"
+import { readCacheReport, readRegistriesReport } from "../registry/CacheFile.js"
 import { Registry } from "../registry/Registry.js"
 
 // The registry's cached index as the CLI manages it (docs/registry.md): fetching it into the cache, with
@@ -13,12 +12,16 @@ export const syncRegistry = (request: { readonly force: boolean; readonly search
     const registry = yield* Registry
     const result = yield* registry.sync({ force: request.force })
     const cache = yield* registry.status
-    const matches = Option.map(request.search, (query) => ({ query, entries: searchEntries(result.index.extensions, query) }))
+    // Each registry's matches, with its name (an id listed by two registries shows twice; the first wins when resolving).
+    const matches = Option.map(request.search, (query) => ({
+      query,
+      entries: result.parts.flatMap((part) => searchEntries(part.index.extensions, query).map((entry) => ({ registry: part.registry, entry })))
+    }))
     return { result, cache, matches }
   })
 
-/** `registry:status`: the cache file's report and the configured registry (an empty url: none). */
+/** `registry:status`: the first registry's cache report and URL (empty: none), and every registry's. */
 export const registryCacheStatus = Effect.gen(function*() {
-  const { config } = yield* HostConfig
-  return { report: yield* readCacheReport, url: config.registry_url }
+  const registries = yield* readRegistriesReport
+  return { report: yield* readCacheReport, url: registries[0]?.url ?? "", registries }
 })

@@ -16,11 +16,18 @@ export const searchRegistry = (query: string) =>
     const result = yield* registry.index
     const installed = new Map((yield* installedList).map((record) => [record.extensionId, record]))
     const versions = yield* currentVersions
-    const data = searchEntries(result.index.extensions, query).map((entry): RegistryEntry => {
+    const hits = result.parts.flatMap((part) => searchEntries(part.index.extensions, query).map((entry) => ({ registry: part.registry, entry })))
+    const data = hits.map(({ entry, registry: from }): RegistryEntry => {
       const record = installed.get(entry.id)
       const requires = requiresReport(entry.requires, versions)
+      const resolvesHere = result.origins.get(entry.id) === from
+      // An update is offered from the registry the extension was installed from (else from where it resolves).
+      const updatesFromHere = record !== undefined && record.source.type === "registry" &&
+        (record.source.registry === undefined || !result.origins.has(entry.id) ? resolvesHere : record.source.registry === from)
       return {
         id: entry.id,
+        registry: from,
+        resolvesHere,
         name: entry.name,
         description: entry.description,
         tags: entry.tags,
@@ -32,7 +39,7 @@ export const searchRegistry = (query: string) =>
         requires,
         dependencies: entry.dependencies,
         installed: record === undefined ? null : { version: record.version, enabled: record.enabled, source: record.source.type },
-        updateAvailable: record === undefined || record.source.type !== "registry" ? null : newerVersion(entry, record.version) ?? null
+        updateAvailable: record === undefined || !updatesFromHere ? null : newerVersion(entry, record.version) ?? null
       }
     })
     const meta: RegistrySearchMeta = {
@@ -40,7 +47,15 @@ export const searchRegistry = (query: string) =>
       source: result.source,
       fetchedAt: result.fetchedAt.toISOString(),
       warning: result.warning ?? null,
-      query
+      query,
+      registries: result.parts.map((part) => ({
+        name: part.registry,
+        url: part.url,
+        source: part.source,
+        fetchedAt: part.fetchedAt.toISOString(),
+        extensions: part.index.extensions.length,
+        signed: part.signed
+      }))
     }
     return { data, meta }
   })

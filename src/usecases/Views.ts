@@ -251,6 +251,10 @@ export type AvailableUpdate = typeof AvailableUpdate.Type
 /** `GET registry?q=`: one registry entry, with its versions and `requires` checked here. */
 export const RegistryEntry = Schema.Struct({
   id: Schema.String,
+  /** The registry that lists it (docs/registry.md "Several registries"). */
+  registry: Schema.String,
+  /** Whether `host add <id>` resolves it here: false when an earlier registry lists the same id. */
+  resolvesHere: Schema.Boolean,
   name: Schema.String,
   description: Schema.String,
   tags: Schema.Array(Schema.String),
@@ -272,7 +276,16 @@ export const RegistrySearchMeta = Schema.Struct({
   source: Schema.String,
   fetchedAt: Schema.String,
   warning: Schema.NullOr(Schema.String),
-  query: Schema.String
+  query: Schema.String,
+  /** Every configured registry, in resolution order. */
+  registries: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    url: Schema.String,
+    source: Schema.String,
+    fetchedAt: Schema.String,
+    extensions: Schema.Number,
+    signed: Schema.Boolean
+  }))
 })
 export type RegistrySearchMeta = typeof RegistrySearchMeta.Type
 

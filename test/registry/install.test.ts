@@ -75,7 +75,7 @@ describe("host add vendor/name", () => {
       id: "acme/hello-world",
       version: "1.1.0",
       signature: "unsigned",
-      source: { type: "registry", ref: `file://${archive.file}`, sha256: archive.sha256 }
+      source: { type: "registry", ref: `file://${archive.file}`, sha256: archive.sha256, registry: "default" }
     })])
     expect(staging(root)).toEqual([])
     // The cache was written on the way.

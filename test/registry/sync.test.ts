@@ -52,7 +52,8 @@ describe("registry:sync and registry:status", () => {
       ttl_seconds: 3600,
       status: "missing",
       extensions: 0,
-      cache_size_bytes: 0
+      cache_size_bytes: 0,
+      registries: [{ name: "default", url: registryUrl, status: "missing", serial: null, expires_at: null, signed: false }]
     })
 
     const sync = await host(root, env, "registry:sync")

@@ -4,13 +4,45 @@ import { describeResult, useOperations } from "../actions.js"
 import { call, type OperationResult, post, type RegistryEntry } from "../api.js"
 import { Badge, Button, Dialog, Empty, ErrorNotice, Notice, Section, Spinner, useLoad } from "../ui.js"
 
-// Registry (docs/admin.md): search the configured registry by id, name, description and tags; every
-// version with `requires` checked against this panel; install a chosen version; update what is installed.
+// Registry (docs/admin.md): search the configured registries by id, name, description and tags; every
+// version with `requires` checked against this panel; install a chosen version from the registry of the
+// entry (docs/registry.md "Several registries"); update what is installed.
+
+interface RegistrySummary {
+  readonly name: string
+  readonly url: string
+  readonly source: string
+  readonly fetchedAt: string
+  readonly extensions: number
+  readonly signed: boolean
+}
 
 interface RegistryAnswer {
   readonly data: ReadonlyArray<RegistryEntry>
-  readonly meta: { readonly url: string; readonly source: string; readonly fetchedAt: string; readonly warning: string | null }
+  readonly meta: {
+    readonly url: string
+    readonly source: string
+    readonly fetchedAt: string
+    readonly warning: string | null
+    readonly registries: ReadonlyArray<RegistrySummary>
+  }
 }
+
+const Registries = ({ registries }: { readonly registries: ReadonlyArray<RegistrySummary> }) =>
+  registries.length === 1 ? (
+    <>From <code className="ha-break">{registries[0]!.url}</code> ({registries[0]!.source}, {new Date(registries[0]!.fetchedAt).toLocaleString()}){registries[0]!.signed ? " · signed index" : ""}</>
+  ) : (
+    <>
+      From {registries.length} registries, searched in this order:
+      <ol className="ha-list ha-small" data-testid="registry-sources">
+        {registries.map((registry) => (
+          <li key={registry.name}>
+            <strong>{registry.name}</strong> <code className="ha-break">{registry.url}</code> — {registry.extensions} extension{registry.extensions === 1 ? "" : "s"}, {registry.source}{registry.signed ? ", signed index" : ""}
+          </li>
+        ))}
+      </ol>
+    </>
+  )
 
 const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEntry; readonly onClose: () => void; readonly onDone: (message: string) => void }) => {
   const [version, setVersion] = useState(entry.latest)
@@ -20,7 +52,7 @@ const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEn
     setBusy(true)
     setError(undefined)
     try {
-      const result = await post<OperationResult>("/registry/install", { id: entry.id, version })
+      const result = await post<OperationResult>("/registry/install", { id: entry.id, version, registry: entry.registry })
       onDone(describeResult(result))
     } catch (failure) {
       setError(failure)
@@ -34,7 +66,7 @@ const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEn
       onClose={onClose}
       title={`Install ${entry.name}`}
     >
-      <p><code>{entry.id}</code> — {entry.description}</p>
+      <p><code>{entry.id}</code> from the registry <strong>{entry.registry}</strong> — {entry.description}</p>
       <label className="ha-field">
         <span className="ha-label">Version</span>
         <select className="host-input" data-testid="registry-version" onChange={(event) => setVersion(event.target.value)} value={version}>
@@ -49,7 +81,7 @@ const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEn
         <p className="ha-muted">Depends on {Object.entries(entry.dependencies).map(([id, range]) => `${id} ${range}`).join(", ")}: install those first.</p>
       ) : null}
       {entry.requires.ok ? null : <Notice tone="error" title="This panel does not meet its requires"><ul className="ha-list">{entry.requires.unmet.map((line) => <li key={line}>{line}</li>)}</ul></Notice>}
-      <p className="ha-muted ha-small">The archive is downloaded, its checksum and signature verified, and it is installed as one all-or-nothing operation (<code>host add {entry.id}@{version}</code>).</p>
+      <p className="ha-muted ha-small">The archive is downloaded, its checksum and signature verified, and it is installed as one all-or-nothing operation (<code>host add {entry.id}@{version} --registry {entry.registry}</code>).</p>
       <ErrorNotice error={error} title="Install failed" />
     </Dialog>
   )
@@ -74,7 +106,7 @@ export const RegistryPage = () => {
         <div>
           <h1>Registry</h1>
           <p className="ha-muted">
-            {result.data === undefined ? "Extensions from the configured registry." : <>From <code className="ha-break">{result.data.meta.url}</code> ({result.data.meta.source}, {new Date(result.data.meta.fetchedAt).toLocaleString()})</>}
+            {result.data === undefined ? "Extensions from the configured registries." : <Registries registries={result.data.meta.registries} />}
           </p>
         </div>
       </div>
@@ -90,14 +122,18 @@ export const RegistryPage = () => {
         {result.loading && result.data === undefined ? <Spinner /> : entries.length === 0 ? <Empty>Nothing matches.</Empty> : (
           <ul className="ha-cards" data-testid="registry-results">
             {entries.map((entry) => (
-              <li className="ha-entry" data-entry={entry.id} key={entry.id}>
+              <li className="ha-entry" data-entry={entry.id} data-registry={entry.registry} key={`${entry.registry} ${entry.id}`}>
                 <div className="ha-entry__head">
                   <div className="ha-min0">
                     <h3>{entry.name} <span className="ha-muted ha-version">{entry.latest}</span></h3>
                     <p className="ha-muted ha-small"><code>{entry.id}</code>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
                   </div>
-                  {entry.installed === null ? <Badge>not installed</Badge> : <Badge tone="success">installed {entry.installed.version}</Badge>}
+                  <div className="ha-chips">
+                    <Badge>registry: {entry.registry}</Badge>
+                    {entry.installed === null ? <Badge>not installed</Badge> : <Badge tone="success">installed {entry.installed.version}</Badge>}
+                  </div>
                 </div>
+                {entry.resolvesHere ? null : <p className="ha-small ha-muted">An earlier registry lists {entry.id} too: <code>host add {entry.id}</code> takes it from there; Install… here takes this registry's.</p>}
                 <p>{entry.description}</p>
                 <div className="ha-chips">
                   {entry.tags.map((tag) => <button className="ha-chip ha-chip--tag" key={tag} onClick={() => { setText(tag); setParams({ q: tag }) }} type="button">#{tag}</button>)}
@@ -110,7 +146,7 @@ export const RegistryPage = () => {
                 <p className="ha-small ha-muted">Versions: {entry.versions.map((version) => version.version).join(", ")}</p>
                 <div className="ha-actions">
                   {entry.installed === null ? (
-                    <Button kind="primary" onClick={() => setInstalling(entry)} testId={`install-${entry.id}`}>Install…</Button>
+                    <Button kind="primary" onClick={() => setInstalling(entry)} testId={entry.resolvesHere ? `install-${entry.id}` : `install-${entry.registry}-${entry.id}`}>Install…</Button>
                   ) : (
                     <Link className="host-button ha-button" to={`/admin/host/extensions/${entry.id}`}>Open</Link>
                   )}

@@ -74,7 +74,7 @@ const migrationsNote = (result: OperationResult) =>
   result.migrations.length > 0 ? ` Ran ${result.migrations.length} migration(s): ${result.migrations.join(", ")}.` : ""
 
 /** A folder or a `.host` file, else a registry reference `vendor/name[@version|@range]`. */
-const sourceFromArgument = (argument: string) =>
+const sourceFromArgument = (argument: string, registry?: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -83,7 +83,7 @@ const sourceFromArgument = (argument: string) =>
     if (Option.isSome(info)) {
       return info.value.type === "Directory" ? SourceSpec.Directory({ path: absolute }) : SourceSpec.Archive({ path: absolute })
     }
-    if (looksLikeReference(argument)) return SourceSpec.Registry(yield* referenceFromArgument(argument))
+    if (looksLikeReference(argument)) return SourceSpec.Registry({ ...(yield* referenceFromArgument(argument)), registry })
     return yield* new SourceNotFound({ source: argument })
   })
 
@@ -92,6 +92,23 @@ const referenceFromArgument = (argument: string) =>
     onLeft: (detail) => Effect.fail(new RegistryLookupFailed({ reference: argument, reason: "invalid-reference", detail })),
     onRight: (reference) => Effect.succeed(reference)
   })
+
+/** `--registry NAME`: which configured registry a registry id resolves in (docs/registry.md "Several registries"). */
+const registryOption = Options.text("registry").pipe(
+  Options.optional,
+  Options.withDescription("resolve the registry id in this configured registry (default: the first that lists it)")
+)
+
+class RegistryNeedsReference extends Data.TaggedError("RegistryNeedsReference")<{ readonly source: string }> {
+  override get message() {
+    return `--registry applies to a registry id (vendor/name[@version]); ${this.source} is a folder or a .host file`
+  }
+}
+
+/** The source, with `--registry` refused for anything but a registry id. */
+const sourceWithRegistry = (argument: string, registry: Option.Option<string>) =>
+  Effect.flatMap(sourceFromArgument(argument, Option.getOrUndefined(registry)), (spec) =>
+    Option.isSome(registry) && spec._tag !== "Registry" ? Effect.fail(new RegistryNeedsReference({ source: argument })) : Effect.succeed(spec))
 
 class SourceNotFound extends Data.TaggedError("SourceNotFound")<{
   readonly source: string
@@ -110,11 +127,12 @@ export const addCommand = Command.make(
     force: Options.boolean("force").pipe(Options.withDescription("reinstall, or change the version, of an installed extension")),
     noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run its migrations")),
     disabled: Options.boolean("disabled").pipe(Options.withDescription("install it disabled")),
+    registry: registryOption,
     json,
     lockTimeout
   },
   (options) =>
-    Effect.flatMap(sourceFromArgument(options.source), (spec) =>
+    Effect.flatMap(sourceWithRegistry(options.source, options.registry), (spec) =>
       runOperation(
         addExtension(spec, {
           actor,
@@ -134,11 +152,11 @@ class UpdateNeedsId extends Data.TaggedError("UpdateNeedsId")<{}> {
 }
 
 /** `update --check`: `[{id, current, available}]` for the extensions with an update; exit 0 either way. */
-const checkUpdates = (argument: Option.Option<string>, asJson: boolean) =>
+const checkUpdates = (argument: Option.Option<string>, asJson: boolean, registry: Option.Option<string>) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
     const reference = yield* optionalReference(argument)
-    const { targets, updates } = yield* checkUpdatesUseCase(reference).pipe(Effect.provide(operationLayer(invocation)))
+    const { targets, updates } = yield* checkUpdatesUseCase(reference, Option.getOrUndefined(registry)).pipe(Effect.provide(operationLayer(invocation)))
     if (asJson) return yield* printJson(updates)
     if (updates.length === 0) {
       return yield* Console.log(
@@ -161,7 +179,13 @@ const optionalReference = (argument: Option.Option<string>) =>
 /** `update [id]` from the registry; without an id every registry extension, one failure not stopping the rest. */
 const updateFromRegistry = (
   argument: Option.Option<string>,
-  options: { readonly force: boolean; readonly noMigrate: boolean; readonly lockTimeout: number; readonly json: boolean }
+  options: {
+    readonly force: boolean
+    readonly noMigrate: boolean
+    readonly lockTimeout: number
+    readonly json: boolean
+    readonly registry: Option.Option<string>
+  }
 ) =>
   Effect.gen(function*() {
     const invocation = yield* CliInvocation
@@ -172,7 +196,7 @@ const updateFromRegistry = (
       Effect.sync(() => process.stderr.write(`error: ${error.message.startsWith("update ") ? error.message : `update: ${id}: ${error.message}`}\n`))
     const outcomes: ReadonlyArray<UpdateOutcome> = yield* Effect.flatMap(
       optionalReference(argument),
-      (reference) => updateFromRegistryAll(reference, operation, reportFailure)
+      (reference) => updateFromRegistryAll(reference, operation, reportFailure, Option.getOrUndefined(options.registry))
     ).pipe(Effect.provide(operationLayer(invocation)))
     const failed = outcomes.filter(Either.isLeft).length
     if (options.json) {
@@ -200,17 +224,18 @@ export const updateCommand = Command.make(
     check: Options.boolean("check").pipe(Options.withDescription("only report available updates: [{id, current, available}]")),
     force: Options.boolean("force").pipe(Options.withDescription("install even if enabled dependents need another version")),
     noMigrate: Options.boolean("no-migrate").pipe(Options.withDescription("do not run new migrations")),
+    registry: registryOption,
     json,
     lockTimeout
   },
   (options) =>
     Effect.gen(function*() {
       if (Option.isNone(options.source)) {
-        return yield* options.check ? checkUpdates(options.id, options.json) : updateFromRegistry(options.id, options)
+        return yield* options.check ? checkUpdates(options.id, options.json, options.registry) : updateFromRegistry(options.id, options)
       }
       if (Option.isNone(options.id)) return yield* new UpdateNeedsId()
       const id = options.id.value
-      const spec = yield* sourceFromArgument(options.source.value)
+      const spec = yield* sourceWithRegistry(options.source.value, options.registry)
       yield* runOperation(
         updateExtension(id, spec, { actor, force: options.force, noMigrate: options.noMigrate, lockTimeout: options.lockTimeout }),
         options.json

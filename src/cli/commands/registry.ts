@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Console, Effect, Layer, Option } from "effect"
 import type { RegistryEntry } from "../../domain/Registry.js"
-import type { IndexResult } from "../../registry/Registry.js"
+import type { MergedIndex } from "../../registry/Registry.js"
 import { registryCacheStatus, syncRegistry } from "../../usecases/RegistryCache.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, formatTable, printJson } from "../Output.js"
@@ -20,8 +20,9 @@ const standaloneLayer = (invocation: Invocation) =>
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
 
 /** What `registry:sync --json` and `--search` show of an entry. */
-const entryView = (entry: RegistryEntry) => ({
+const entryView = ({ entry, registry }: { readonly entry: RegistryEntry; readonly registry: string }) => ({
   id: entry.id,
+  registry,
   name: entry.name,
   description: entry.description,
   latest_version: entry.latest_version,
@@ -31,15 +32,19 @@ const entryView = (entry: RegistryEntry) => ({
   repository: entry.repository ?? null
 })
 
-const syncSummary = (result: IndexResult): string => {
+const syncSummary = (merged: MergedIndex): string =>
+  merged.parts.length === 1 ? partSummary(merged.parts[0]!, "") : merged.parts.map((part) => partSummary(part, `${part.registry}: `)).join("\n")
+
+const partSummary = (result: MergedIndex["parts"][number], prefix: string): string => {
   const count = `${result.index.extensions.length} extension${result.index.extensions.length === 1 ? "" : "s"}`
+  const serial = result.serial === null ? "" : `, serial ${result.serial}${result.signed ? ", signature verified" : ""}`
   switch (result.source) {
     case "network":
-      return `Synced ${count} from ${result.url}.`
+      return `${prefix}Synced ${count} from ${result.url}${serial}.`
     case "cache":
-      return `The registry cache is fresh (synced ${result.fetchedAt.toISOString()}, ${count}); use --force to fetch it again.`
+      return `${prefix}The registry cache is fresh (synced ${result.fetchedAt.toISOString()}, ${count}); use --force to fetch it again.`
     case "stale-cache":
-      return `Using the cached index from ${result.fetchedAt.toISOString()} (${count}).`
+      return `${prefix}Using the cached index from ${result.fetchedAt.toISOString()} (${count}).`
   }
 }
 
@@ -69,6 +74,16 @@ export const registrySyncCommand = Command.make(
           updated_at: result.index.updated_at ?? null,
           extensions: result.index.extensions.length,
           cache,
+          registries: result.parts.map((part) => ({
+            name: part.registry,
+            url: part.url,
+            source: part.source,
+            fetched_at: part.fetchedAt.toISOString(),
+            extensions: part.index.extensions.length,
+            serial: part.serial,
+            expires_at: part.expiresAt,
+            signed: part.signed
+          })),
           ...(Option.isSome(matches) ? { search: matches.value.query, results: matches.value.entries.map(entryView) } : {})
         })
       }
@@ -77,8 +92,8 @@ export const registrySyncCommand = Command.make(
         const { entries, query } = matches.value
         if (entries.length === 0) return yield* Console.log(`No extension matches "${query}".`)
         yield* Console.log(`\n${formatTable(
-          ["ID", "Name", "Latest", "Description"],
-          entries.map((entry) => [entry.id, entry.name, entry.latest_version, truncate(entry.description, 60)])
+          ["ID", "Name", "Latest", "Registry", "Description"],
+          entries.map(({ entry, registry }) => [entry.id, entry.name, entry.latest_version, registry, truncate(entry.description, 60)])
         )}`)
         yield* Console.log(`\n${entries.length} match${entries.length === 1 ? "" : "es"} for "${query}".`)
       }
@@ -91,8 +106,15 @@ export const registryStatusCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const { report, url } = yield* registryCacheStatus.pipe(Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer)))
-      if (options.json) return yield* printJson(report)
+      const { registries, report, url } = yield* registryCacheStatus.pipe(
+        Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer))
+      )
+      if (options.json) {
+        return yield* printJson({
+          ...report,
+          registries: registries.map(({ expires_at, name, serial, signed, status, url }) => ({ name, url, status, serial, expires_at, signed }))
+        })
+      }
       const ttl = report.ttl_seconds === 0 ? "0 (never expires)" : `${report.ttl_seconds} s`
       yield* Console.log(formatPairs([
         ["Registry", url === "" ? "not configured" : url],
@@ -104,5 +126,18 @@ export const registryStatusCommand = Command.make(
         ["Extensions", String(report.extensions)],
         ["Size", `${report.cache_size_bytes} bytes`]
       ]))
+      if (registries.length > 1) {
+        yield* Console.log(`\n${formatTable(
+          ["Registry", "URL", "Status", "Serial", "Expires", "Signed"],
+          registries.map((entry) => [
+            entry.name,
+            entry.url,
+            entry.status,
+            entry.serial === null ? "-" : String(entry.serial),
+            entry.expires_at ?? "-",
+            entry.signed ? "yes" : "no"
+          ])
+        )}`)
+      }
     })
 ).pipe(Command.withDescription("Show the registry cache: path, last sync, age, TTL, status, extensions, size"))

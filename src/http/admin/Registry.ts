@@ -22,7 +22,12 @@ export const registrySearch = Effect.gen(function*() {
     Effect.catchTags({
       RegistryNotConfigured: registryFailed,
       RegistryFetchFailed: registryFailed,
-      RegistryIndexInvalid: registryFailed
+      RegistryIndexInvalid: registryFailed,
+      RegistryIndexUnsigned: registryFailed,
+      RegistryIndexSignatureInvalid: registryFailed,
+      RegistryIndexRolledBack: registryFailed,
+      RegistryIndexExpired: registryFailed,
+      RegistryUnknown: registryFailed
     })
   )
   return yield* respond(RegistrySearchBody, { data, meta })

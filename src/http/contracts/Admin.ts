@@ -103,7 +103,12 @@ export const ActivityPageQuery = Schema.Struct({
 })
 
 export const RegistrySearchQuery = Schema.Struct({ q: Schema.optionalWith(Schema.String, { default: () => "" }) })
-export const RegistryInstallRequest = Schema.Struct({ id: Schema.String, version: Schema.optional(Schema.String) })
+export const RegistryInstallRequest = Schema.Struct({
+  id: Schema.String,
+  version: Schema.optional(Schema.String),
+  // The registry of the entry chosen on the screen (docs/registry.md "Several registries").
+  registry: Schema.optional(Schema.String)
+})
 
 export const AdoptRequest = Schema.Struct({
   write: Schema.optionalWith(Schema.Boolean, { default: () => false }),
