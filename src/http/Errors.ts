@@ -14,7 +14,17 @@ import type { DatabaseUnusable } from "../store/Database.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { StoreError } from "../store/StoreError.js"
 import type { PanelServerConflict } from "../panel/Servers.js"
-import type { RegistryFetchFailed, RegistryIndexInvalid, RegistryLookupFailed, RegistryNotConfigured } from "../registry/RegistryErrors.js"
+import type {
+  RegistryFetchFailed,
+  RegistryIndexExpired,
+  RegistryIndexInvalid,
+  RegistryIndexRolledBack,
+  RegistryIndexSignatureInvalid,
+  RegistryIndexUnsigned,
+  RegistryLookupFailed,
+  RegistryNotConfigured,
+  RegistryUnknown
+} from "../registry/RegistryErrors.js"
 import type { ExtensionCodeFailed as RuntimeCodeFailed } from "../runtime/ExtensionCode.js"
 import type { ExtensionCodeFailed as RouteCodeFailed } from "./ExtensionRoutes.js"
 import type { ErrorEntry } from "./contracts/Errors.js"
@@ -112,6 +122,11 @@ export type HttpError =
   | RegistryIndexInvalid
   | RegistryFetchFailed
   | RegistryNotConfigured
+  | RegistryIndexUnsigned
+  | RegistryIndexSignatureInvalid
+  | RegistryIndexRolledBack
+  | RegistryIndexExpired
+  | RegistryUnknown
   | RuntimeCodeFailed
   | RouteCodeFailed
 
@@ -162,6 +177,12 @@ const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError,
   RegistryIndexInvalid: () => "internal",
   RegistryFetchFailed: () => "internal",
   RegistryNotConfigured: () => "internal",
+  // A registry's index refused by its trust checks (docs/registry.md "Trust"): the registry's failure.
+  RegistryIndexUnsigned: own(502),
+  RegistryIndexSignatureInvalid: own(502),
+  RegistryIndexRolledBack: own(502),
+  RegistryIndexExpired: own(502),
+  RegistryUnknown: own(422),
   ExtensionCodeFailed: () => "internal"
 }
 
