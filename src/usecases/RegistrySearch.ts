@@ -38,7 +38,9 @@ export const searchRegistry = (query: string) =>
         versions: availableVersions(entry).map((version) => ({ version, requires: requires.ok, latest: version === entry.latest_version })),
         requires,
         dependencies: entry.dependencies,
-        installed: record === undefined ? null : { version: record.version, enabled: record.enabled, source: record.source.type },
+        installed: record === undefined
+          ? null
+          : { version: record.version, enabled: record.enabled, source: record.source.type, registry: record.source.registry ?? null },
         updateAvailable: record === undefined || !updatesFromHere ? null : newerVersion(entry, record.version) ?? null
       }
     })

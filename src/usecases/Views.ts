@@ -265,7 +265,13 @@ export const RegistryEntry = Schema.Struct({
   versions: Schema.Array(Schema.Struct({ version: Schema.String, requires: Schema.Boolean, latest: Schema.Boolean })),
   requires: RequiresReport,
   dependencies: Schema.Record({ key: Schema.String, value: Schema.String }),
-  installed: Schema.NullOr(Schema.Struct({ version: Schema.String, enabled: Schema.Boolean, source: Schema.String })),
+  installed: Schema.NullOr(Schema.Struct({
+    version: Schema.String,
+    enabled: Schema.Boolean,
+    source: Schema.String,
+    /** The registry it was installed from, when it came from one that is known. */
+    registry: Schema.NullOr(Schema.String)
+  })),
   updateAvailable: Schema.NullOr(Schema.String)
 })
 export type RegistryEntry = typeof RegistryEntry.Type

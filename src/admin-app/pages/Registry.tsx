@@ -35,9 +35,9 @@ const Registries = ({ registries }: { readonly registries: ReadonlyArray<Registr
     <>
       From {registries.length} registries, searched in this order:
       <ol className="ha-list ha-small" data-testid="registry-sources">
-        {registries.map((registry) => (
+        {registries.map((registry, position) => (
           <li key={registry.name}>
-            <strong>{registry.name}</strong> <code className="ha-break">{registry.url}</code> — {registry.extensions} extension{registry.extensions === 1 ? "" : "s"}, {registry.source}{registry.signed ? ", signed index" : ""}
+            {position + 1}. <strong>{registry.name}</strong> <code className="ha-break">{registry.url}</code> — {registry.extensions} extension{registry.extensions === 1 ? "" : "s"}, {registry.source}{registry.signed ? ", signed index" : ""}
           </li>
         ))}
       </ol>
@@ -126,12 +126,13 @@ export const RegistryPage = () => {
                 <div className="ha-entry__head">
                   <div className="ha-min0">
                     <h3>{entry.name} <span className="ha-muted ha-version">{entry.latest}</span></h3>
-                    <p className="ha-muted ha-small"><code>{entry.id}</code>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
+                    <p className="ha-muted ha-small"><code>{entry.id}</code> · from <strong className="ha-registry-name">{entry.registry}</strong>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
                   </div>
-                  <div className="ha-chips">
-                    <Badge>registry: {entry.registry}</Badge>
-                    {entry.installed === null ? <Badge>not installed</Badge> : <Badge tone="success">installed {entry.installed.version}</Badge>}
-                  </div>
+                  {entry.installed === null
+                    ? <Badge>not installed</Badge>
+                    : entry.installed.registry !== null && entry.installed.registry !== entry.registry
+                    ? <Badge>installed {entry.installed.version} from {entry.installed.registry}</Badge>
+                    : <Badge tone="success">installed {entry.installed.version}</Badge>}
                 </div>
                 {entry.resolvesHere ? null : <p className="ha-small ha-muted">An earlier registry lists {entry.id} too: <code>host add {entry.id}</code> takes it from there; Install… here takes this registry's.</p>}
                 <p>{entry.description}</p>
