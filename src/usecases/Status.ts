@@ -2,7 +2,7 @@ import { Path } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { ArtifactStore } from "../archive/ArtifactStore.js"
 import { checkTree } from "../archive/Tree.js"
-import { HostConfig } from "../config/HostConfig.js"
+import { configuredRegistries, HostConfig } from "../config/HostConfig.js"
 import { anchorReportId } from "../domain/FrontendErrors.js"
 import { leftoverStaging, leftoverUploads } from "../lifecycle/Uploads.js"
 import { PanelInstall } from "../panel/PanelInstall.js"
@@ -108,7 +108,8 @@ export const statusReport = (options: { readonly extensions: boolean; readonly h
         enabled: installed.filter((e) => e.enabled).length,
         disabled: installed.filter((e) => !e.enabled).length
       },
-      registry: { url: config.registry_url === "" ? null : config.registry_url, cache: yield* readCacheReport },
+      // The first registry (docs/registry.md "Several registries"); registry:status lists them all.
+      registry: { url: configuredRegistries(config)[0]?.url ?? null, cache: yield* readCacheReport },
       // The archives installs keep (docs/operations.md "Artifacts").
       artifacts: yield* Effect.flatMap(ArtifactStore, (store) => store.size),
       lock,

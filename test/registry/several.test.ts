@@ -153,6 +153,9 @@ describe("registry:sync over several registries", () => {
     const statusJson = JSON.parse((await host(root, "registry:status", "--json")).stdout)
     expect(statusJson.path).toBe(cacheOf(root, "good"))
     expect(statusJson.registries.map((entry: { name: string; status: string }) => `${entry.name}:${entry.status}`)).toEqual(["good:fresh", "bad:fresh"])
+    // host status shows the first registry.
+    const hostStatus = JSON.parse((await host(root, "status", "--json")).stdout)
+    expect(hostStatus.registry).toMatchObject({ url: fileUrl(good), cache: { path: cacheOf(root, "good"), status: "fresh" } })
   })
 })
 
