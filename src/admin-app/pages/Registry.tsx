@@ -81,7 +81,7 @@ const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEn
         <p className="ha-muted">Depends on {Object.entries(entry.dependencies).map(([id, range]) => `${id} ${range}`).join(", ")}: install those first.</p>
       ) : null}
       {entry.requires.ok ? null : <Notice tone="error" title="This panel does not meet its requires"><ul className="ha-list">{entry.requires.unmet.map((line) => <li key={line}>{line}</li>)}</ul></Notice>}
-      <p className="ha-muted ha-small">The archive is downloaded, its checksum and signature verified, and it is installed as one all-or-nothing operation (<code>host add {entry.id}@{version} --registry {entry.registry}</code>).</p>
+      <p className="ha-muted ha-small">The archive is downloaded, its checksum and signature verified, and it is installed as one all-or-nothing operation (<code>host add {entry.id}@{version} <span style={{ whiteSpace: "nowrap" }}>--registry {entry.registry}</span></code>).</p>
       <ErrorNotice error={error} title="Install failed" />
     </Dialog>
   )
