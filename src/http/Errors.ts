@@ -14,6 +14,7 @@ import type { DatabaseUnusable } from "../store/Database.js"
 import type { LockHeld } from "../store/OperationLock.js"
 import type { StoreError } from "../store/StoreError.js"
 import type { PanelServerConflict } from "../panel/Servers.js"
+import type { LookupsLimited, PanelUnavailable } from "../panel/Access.js"
 import type {
   RegistryFetchFailed,
   RegistryIndexExpired,
@@ -41,6 +42,8 @@ export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   readonly problems?: ReadonlyArray<{ readonly path: string; readonly message: string }>
   /** Headers of the answer (Retry-After of a 429). */
   readonly headers?: Readonly<Record<string, string>>
+  /** What the log gets instead of the detail: what the caller must not read (an internal address, a socket error). */
+  readonly logged?: string
 }> {
   override get message() {
     return this.detail
@@ -60,9 +63,23 @@ export const jsonBodyRefused = (shape: string, error: unknown) =>
   badRequest(`the body must be JSON: ${shape}${isTooDeepJson(error) ? `; ${tooDeepJson}` : ""}`)
 /** The one CSRF failure (docs/http.md "Errors"): 403 with the check's detail (http/Auth.ts `csrfVerdict`: the rule's headers, the origins). */
 export const csrfMismatch = (detail: string) => new HttpFailure({ status: 403, code: "CsrfTokenMismatch", detail })
-/** The panel did not answer (docs/http.md "Authentication under a real panel"): 503 naming its URL, never a 401. */
+/**
+ * The panel did not answer (docs/http.md "Authentication under a real panel"): 503, never a 401. The caller
+ * (anyone, signed in or not) reads only that the panel is unavailable; its internal URL and the socket error
+ * go to the log, and `host doctor` shows them (docs/http.md "Limits").
+ */
 export const panelUnavailable = (error: { readonly url: string; readonly message: string }) =>
-  new HttpFailure({ status: 503, code: "PanelUnavailable", detail: error.message })
+  new HttpFailure({ status: 503, code: "PanelUnavailable", detail: "the panel is unavailable; try again shortly", logged: error.message })
+/** A real panel's lookup failed: it was unavailable (503), or the caller's address looked up too many new credentials (429). */
+export const panelRefusal = (error: PanelUnavailable | LookupsLimited) =>
+  error._tag === "LookupsLimited"
+    ? new HttpFailure({
+      status: 429,
+      code: "RateLimited",
+      detail: error.message,
+      headers: { "retry-after": String(error.retryAfterSeconds) }
+    })
+    : panelUnavailable(error)
 export const notReady = () => new HttpFailure({ status: 503, code: "NotReady", detail: "the runtime is still booting" })
 /** An extension installed and enabled, but whose files this replica could not get (docs/operations.md "Running replicas"). */
 export const unavailableHere = (id: string, reason: string) =>
@@ -205,6 +222,7 @@ export const renderFailure = (error: HttpError): Effect.Effect<HttpServerRespons
   }
   const response = errorResponse(answer.status, answer.code, answer.detail, answer.problems)
   const answered = answer.headers === undefined ? response : HttpServerResponse.setHeaders(response, answer.headers)
+  if (error._tag === "HttpFailure" && error.logged !== undefined) return Effect.as(Effect.logWarning(`request failed: ${error.logged}`), answered)
   // A 5xx is the server's trouble: logged with its cause, as unexpected failures are. HttpFailure's own
   // 5xx (a 503 while booting, a stream cap) are answers the server chose, not troubles.
   return answer.status >= 500 && error._tag !== "HttpFailure"
