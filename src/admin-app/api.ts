@@ -4,6 +4,7 @@
 
 // Every shape here is the contracts' (http/contracts/Admin.ts, Errors.ts) or the use cases' read models
 // (usecases/Views.ts), imported as types only: nothing of the server reaches this bundle.
+import { csrfRequestHeaders } from "../domain/CsrfHeaders.js"
 import type { AdminBootstrap as HostAdminBootstrap } from "../http/contracts/Admin.js"
 import type { ErrorEntry } from "../http/contracts/Errors.js"
 
@@ -46,22 +47,10 @@ const parseErrors = (status: number, text: string): ApiError => {
   return new ApiError(status, [{ code: "HttpError", status: String(status), detail: `The request failed (HTTP ${status})` }])
 }
 
-/**
- * The CSRF header the API's rule asks for (docs/http.md "CSRF"): the session's token as X-CSRF-Token on
- * the embedded panel; under a real panel what the panel's own client sends, X-XSRF-TOKEN with the
- * XSRF-TOKEN cookie's value (URL-decoded), read at each request since the panel rotates it.
- */
+/** The CSRF header the API's rule asks for (domain/CsrfHeaders.ts). */
 const csrfHeader = (): Record<string, string> => {
   const { csrf, csrfToken } = bootstrap()
-  if (csrf !== "panel") return csrfToken === null ? {} : { "x-csrf-token": csrfToken }
-  const cookie = document.cookie.split(";").map((part) => part.trim()).find((part) => part.startsWith("XSRF-TOKEN="))
-  if (cookie === undefined) return {}
-  const value = cookie.slice("XSRF-TOKEN=".length)
-  try {
-    return { "x-xsrf-token": decodeURIComponent(value) }
-  } catch {
-    return { "x-xsrf-token": value }
-  }
+  return csrfRequestHeaders(csrf === "panel" ? "panel" : "host", csrfToken, document.cookie)
 }
 
 const headers = (json: boolean): Record<string, string> => ({
