@@ -5,7 +5,8 @@ import type { HealthStatus } from "../domain/Health.js"
 import { ActivityRecord, ExtensionSource, SignatureRecord, SignatureStatus } from "../domain/Installed.js"
 import { ActionType, type Capabilities, Plan } from "../domain/PlanFormat.js"
 import type { Problem } from "../domain/Problems.js"
-import type { SettingField } from "../domain/Settings.js"
+import { type SettingField, SettingInput, SettingType } from "../domain/Settings.js"
+import { OperationName } from "../lifecycle/Errors.js"
 import type { RemovalImpact } from "../lifecycle/Impact.js"
 import type { OperationResult } from "../lifecycle/Operation.js"
 import type { AdoptResult } from "../reconcile/Adopt.js"
@@ -16,35 +17,121 @@ import type { ExtensionHealth as CheckedHealth, HealthCheckResult } from "../run
 // declare their bodies with these schemas, and the admin app (a browser bundle) reads the types through
 // type-only imports, so nothing of this module reaches the bundle (docs/architecture.md "Layers").
 
-/**
- * A shape a layer below declares as a TypeScript interface, taken into these schemas as it is: the
- * compiler holds values to it, and at run time it is only known to be an object. The answers are never
- * decoded or encoded through these schemas (http/api/Respond.ts), so that is all they need; such a shape
- * becomes a full schema when its own layer declares it as one.
- */
-const declaredBelow = <T extends object>(identifier: string): Schema.Schema<T> =>
-  Schema.declare((input: unknown): input is T => typeof input === "object" && input !== null, { identifier })
+// The shapes the layers below declare as TypeScript interfaces, declared here as Schema so the contract
+// describes them (the OpenAPI document, a typed client). The compiler holds each schema to its interface
+// both ways (`sameShape` below), so neither can change without the other: one shape, two spellings kept
+// equal by the compiler (docs/architecture.md "Layers").
 
-// Shapes the layers below already declare are re-exported under the names the admin app uses, not
-// declared again: one declaration of each (docs/architecture.md "Layers").
+/** Compile-time proof that a schema's type and the interface it describes are the same shape. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const sameShape = <_S extends Schema.Schema.Any, _T>(_proof: Same<Schema.Schema.Type<_S>, _T>) => undefined
+
+const Strings = Schema.Array(Schema.String)
 
 /** `GET extensions/{vendor}/{name}/impact`: what a disable or remove would affect. */
-export const Impact = declaredBelow<RemovalImpact>("RemovalImpact")
+export const Impact = Schema.Struct({
+  id: Schema.String,
+  version: Schema.String,
+  enabled: Schema.Boolean,
+  dependents: Strings,
+  allDependents: Strings,
+  migrations: Strings,
+  tables: Schema.Array(Schema.Struct({ name: Schema.String, rows: Schema.NullOr(Schema.Number) })),
+  settings: Schema.Number
+}).annotations({ identifier: "RemovalImpact" })
+sameShape<typeof Impact, RemovalImpact>(true)
 export type Impact = RemovalImpact
+
+const HealthStatusView = Schema.Literal("ok", "warning", "error", "unknown")
+sameShape<typeof HealthStatusView, HealthStatus>(true)
+const HealthCheckView = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  severity: Schema.NullOr(Schema.String),
+  status: HealthStatusView,
+  message: Schema.NullOr(Schema.String),
+  details: Schema.Unknown,
+  declared: Schema.Boolean
+}).annotations({ identifier: "HealthCheck" })
+sameShape<typeof HealthCheckView, HealthCheckResult>(true)
 export type HealthCheck = HealthCheckResult
 /** One extension's checks; `checkedAt` is set when they were run on request. */
-export const ExtensionHealth = declaredBelow<CheckedHealth & { readonly checkedAt?: string }>("ExtensionHealth")
+export const ExtensionHealth = Schema.Struct({
+  extensionId: Schema.String,
+  checks: Schema.Array(HealthCheckView),
+  checkedAt: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "ExtensionHealth" })
+sameShape<typeof ExtensionHealth, CheckedHealth & { readonly checkedAt?: string }>(true)
 export type ExtensionHealth = typeof ExtensionHealth.Type
-export const AdoptResultView = declaredBelow<AdoptResult>("AdoptResult")
+
+export const AdoptResultView = Schema.Struct({
+  file: Schema.String,
+  existed: Schema.Boolean,
+  sha256: Schema.String,
+  before: Schema.String,
+  after: Schema.String,
+  diff: Schema.String,
+  changed: Schema.Boolean,
+  changes: Strings,
+  notes: Strings,
+  written: Schema.Boolean
+}).annotations({ identifier: "AdoptResult" })
+sameShape<typeof AdoptResultView, AdoptResult>(true)
 export type { AdoptResult, HealthStatus }
-export const DoctorReportView = declaredBelow<DoctorReport>("DoctorReport")
+
+const DoctorCheckView = Schema.Struct({
+  id: Schema.String,
+  verdict: Schema.Literal("ok", "warning", "fail"),
+  evidence: Schema.String,
+  fix: Schema.String
+}).annotations({ identifier: "DoctorCheck" })
+sameShape<typeof DoctorCheckView, DoctorCheck>(true)
 /** `GET extensions/{id}/doctor`: the report `host doctor <id>` prints (docs/operations.md "host doctor"). */
+export const DoctorReportView = Schema.Struct({
+  sections: Schema.Array(Schema.Struct({ subject: Schema.String, version: Schema.NullOr(Schema.String), checks: Schema.Array(DoctorCheckView) })),
+  summary: Schema.Struct({ ok: Schema.Number, warning: Schema.Number, fail: Schema.Number }),
+  healthy: Schema.Boolean
+}).annotations({ identifier: "DoctorReport" })
+sameShape<typeof DoctorReportView, DoctorReport>(true)
 export type { DoctorCheck, DoctorReport }
-const SettingFieldView = declaredBelow<SettingField>("SettingField")
-const CapabilitiesView = declaredBelow<Capabilities>("Capabilities")
-const ProblemView = declaredBelow<Problem>("Problem")
+
+const SettingValueView = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
+const SettingFieldView = Schema.Struct({
+  key: Schema.String,
+  type: SettingType,
+  label: Schema.String,
+  required: Schema.Boolean,
+  default: Schema.NullOr(SettingValueView),
+  help: Schema.NullOr(Schema.String),
+  placeholder: Schema.NullOr(Schema.String),
+  input: SettingInput,
+  options: Schema.Array(Schema.Struct({ value: SettingValueView, label: Schema.String })),
+  public: Schema.Boolean
+}).annotations({ identifier: "SettingField" })
+sameShape<typeof SettingFieldView, SettingField>(true)
+const CapabilitiesView = Schema.Struct({
+  permissions: Strings,
+  routes: Strings,
+  slots: Strings,
+  migrations: Strings,
+  schedules: Strings,
+  settings: Strings
+}).annotations({ identifier: "Capabilities" })
+sameShape<typeof CapabilitiesView, Capabilities>(true)
+const ProblemView = Schema.Struct({ path: Schema.String, message: Schema.String }).annotations({ identifier: "Problem" })
+sameShape<typeof ProblemView, Problem>(true)
 /** What an operation did: the lifecycle's result. */
-export const OperationResultView = declaredBelow<OperationResult>("OperationResult")
+export const OperationResultView = Schema.Struct({
+  operation: OperationName,
+  id: Schema.String,
+  action: Schema.Literal("installed", "updated", "enabled", "disabled", "removed", "configured", "unchanged"),
+  version: Schema.String,
+  fromVersion: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  migrations: Strings,
+  warnings: Strings
+}).annotations({ identifier: "OperationResult" })
+sameShape<typeof OperationResultView, OperationResult>(true)
 export type { OperationResult }
 
 export const ExtensionStatus = Schema.Literal("enabled", "disabled", "quarantined", "corrupt")
