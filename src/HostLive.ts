@@ -1,7 +1,7 @@
 import * as NodePath from "@effect/platform-node/NodePath"
 import { FileSystem, type Path, Terminal } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Scope, Sink, Stream } from "effect"
+import { Cause, Effect, Layer, Scope, Sink, Stream } from "effect"
 import { join } from "node:path"
 import { type DebugSettings, faultsLayer } from "./config/Debug.js"
 import * as HostConfigModule from "./config/HostConfig.js"
@@ -17,6 +17,7 @@ import { MigrationsRepo } from "./store/MigrationsRepo.js"
 import { LeaseLength, OperationLocks } from "./store/OperationLock.js"
 import { SettingsRepo } from "./store/SettingsRepo.js"
 import { StateGeneration } from "./store/StateGeneration.js"
+import { StoreError } from "./store/StoreError.js"
 
 // The one composition of Host's services, used by the CLI, the server (`host serve` builds it through
 // the CLI) and the tests. See docs/architecture.md for the layers it stacks.
@@ -174,9 +175,17 @@ const interruptedMigrationsLayer = (invocation: Invocation) =>
     Effect.map(Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo>(), (context) => ({
       undo: (entry: JournalEntry) =>
         Effect.promise(() => import("./lifecycle/MigrationUndo.js")).pipe(
-          Effect.flatMap(({ undoStartedMigrations }) => Effect.provide(undoStartedMigrations(entry), moduleLoaderLayer(invocation))),
+          Effect.flatMap(({ undoStartedMigrations }) => Effect.provide(undoStartedMigrations(entry, { strict: true }), moduleLoaderLayer(invocation))),
           Effect.provide(context),
-          Effect.catchAllCause((cause) => Effect.logWarning(`undoing the migrations of ${entry.extensionId} failed: ${String(cause)}`))
+          // Not a warning: recovery stops and says so (DESIGN.md §23); the entry stays for the next attempt.
+          Effect.catchAllCause((cause) =>
+            Effect.fail(
+              new StoreError({
+                operation: `undoing the migrations of an interrupted ${entry.operation} of ${entry.extensionId}`,
+                cause: Cause.squash(cause),
+                outcome: "recovery stopped and that migration's changes stay in the database: undo them by hand and delete its row from host_migrations, then run any host command to finish recovery"
+              })
+            ))
         )
     }))
   )

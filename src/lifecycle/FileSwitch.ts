@@ -5,7 +5,7 @@ import type { Actor } from "../domain/Installed.js"
 import { ActivityRepo } from "../store/ActivityRepo.js"
 import { redactUrl } from "../store/Dialect.js"
 import { OperationLocks } from "../store/OperationLock.js"
-import { beforeAnyChange } from "../store/StoreError.js"
+import { beforeAnyChange, type StoreError } from "../store/StoreError.js"
 import {
   hasJournal,
   type JournalEntry,
@@ -96,10 +96,13 @@ const committed = (entry: JournalEntry) =>
  * How recovery undoes the migrations an interrupted operation started where DDL commits at once
  * (lifecycle/MigrationUndo). It needs the module loader, so the composition supplies it, loaded only
  * when an entry needs it; the default does nothing (SQLite and PostgreSQL roll a batch back themselves).
+ * A down that fails stops recovery with that failure (DESIGN.md §23): the entry stays, so the next command
+ * tries again once the database is fixed by hand.
  */
 export class InterruptedMigrations extends Context.Reference<InterruptedMigrations>()("host/lifecycle/InterruptedMigrations", {
-  defaultValue: (): { readonly undo: (entry: JournalEntry) => Effect.Effect<void> } => ({ undo: () => Effect.void })
+  defaultValue: (): { readonly undo: (entry: JournalEntry) => Effect.Effect<void, StoreError> } => ({ undo: () => Effect.void })
 }) {}
+
 
 /** Finishes or rolls back every interrupted operation in the journal. Call it holding the lock. */
 export const recoverHeld = Effect.gen(function*() {

@@ -7,8 +7,11 @@ import { redoMigrations, undoMigrations } from "./Migrations.js"
 // operation that did not commit is undone by the downs of the migrations it started (and a remove by the
 // ups of those it reverted). Shared by an operation's own failure path and by crash recovery.
 
-/** Runs those downs (and ups) from whichever tree holds the files now: staged, switched in, or set aside. */
-export const undoStartedMigrations = (entry: JournalEntry) =>
+/**
+ * Runs those downs (and ups) from whichever tree holds the files now: staged, switched in, or set aside.
+ * `strict` (crash recovery): a down that fails stops and fails (lifecycle/Migrations undoMigrations).
+ */
+export const undoStartedMigrations = (entry: JournalEntry, options: { readonly strict?: boolean } = {}) =>
   Effect.gen(function*() {
     if (!startedMigrations(entry)) return
     const fs = yield* FileSystem.FileSystem
@@ -19,7 +22,8 @@ export const undoStartedMigrations = (entry: JournalEntry) =>
       : entry.staged !== null && (yield* exists(entry.staged)) ? entry.staged : entry.target
     yield* undoMigrations(
       entry.extensionId,
-      (entry.migrations ?? []).map((migration) => ({ name: migration.name, file: path.join(tree, migration.file) }))
+      (entry.migrations ?? []).map((migration) => ({ name: migration.name, file: path.join(tree, migration.file) })),
+      options
     )
     yield* redoMigrations(
       entry.extensionId,

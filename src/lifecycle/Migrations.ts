@@ -234,18 +234,37 @@ export const migrateDownNamed = Effect.fn("Migrations.downNamed")(function*(
  * Undoes a batch that did not commit where DDL commits at once (MySQL/MariaDB; docs/decisions.md,
  * "Undoing a failed batch on MySQL"): the `down` of each started migration, newest first, and its
  * host_migrations row if one was kept. The newest may have failed halfway, so its down may fail too and
- * is only warned about; a failing down of a completed step is warned about and the rest still run. Where
- * DDL is transactional, the rollback already did this and nothing runs.
+ * is only warned about. A failing down of a completed step is warned about and the rest still run when an
+ * operation undoes its own batch (its own failure is what the caller reports); crash recovery passes
+ * `strict`: there it stops and fails, keeping that step's row, because nothing else would ever say the
+ * database kept its changes (DESIGN.md §23). A completed step with no row left was undone by an earlier
+ * attempt and is skipped, so recovery can be run again once the database is fixed by hand. Where DDL is
+ * transactional, the rollback already did this and nothing runs.
  */
-export const undoMigrations = Effect.fn("Migrations.undo")(function*(extensionId: string, started: ReadonlyArray<MigrationFile>) {
+export const undoMigrations = Effect.fn("Migrations.undo")(function*(
+  extensionId: string,
+  started: ReadonlyArray<MigrationFile>,
+  options: { readonly strict?: boolean } = {}
+) {
   const sql = yield* SqlClient.SqlClient
   if (transactionalDdl(sql) || started.length === 0) return []
   const repo = yield* MigrationsRepo
+  const strict = options.strict === true
+  const recorded = strict ? new Set((yield* repo.listFor(extensionId)).map((row) => row.migration)) : undefined
   const undone: Array<string> = []
   const newestFirst = [...started].reverse()
   for (const [index, migration] of newestFirst.entries()) {
+    if (recorded !== undefined && index > 0 && !recorded.has(migration.name)) continue
     const result = yield* Effect.either(runMigration(extensionId, migration, "down"))
     if (result._tag === "Left") {
+      if (strict && index > 0) {
+        return yield* new MigrationFailed({
+          extensionId,
+          migration: migration.name,
+          direction: "down",
+          detail: result.left.detail
+        })
+      }
       yield* Effect.logWarning(
         index === 0
           ? `undoing ${migration.name} of ${extensionId} (the step that failed): ${result.left.message}`
@@ -254,7 +273,7 @@ export const undoMigrations = Effect.fn("Migrations.undo")(function*(extensionId
     } else {
       undone.push(migration.name)
     }
-    yield* Effect.ignore(repo.forget(extensionId, migration.name))
+    yield* strict ? repo.forget(extensionId, migration.name) : Effect.ignore(repo.forget(extensionId, migration.name))
   }
   return undone
 })

@@ -118,3 +118,40 @@ describeDatabases("crash recovery: the process is killed at each journal step", 
     expect(files(join(root, "storage", "host", "journal"))).toEqual([])
   })
 })
+
+// DESIGN.md §23: where DDL commits at once (MySQL/MariaDB) recovery undoes the started migrations by their
+// downs; one that fails stops recovery and says so instead of a warning nobody reads.
+describeDatabases("crash recovery: a migration that cannot be undone", (db, dialect) => {
+  it.runIf(dialect === "mysql")("stops recovery, says so, and finishes once the database is fixed by hand", async () => {
+    const root = temp("host-root-")
+    const dir = temp("host-src-")
+    const v1 = writeExtension(dir, { id: "acme/items", version: "1.0.0", migrations: { "001_items.sql": sqlMigration("CREATE TABLE ext_items_a (id INTEGER);", "DROP TABLE ext_items_a;") } })
+    const v2 = writeExtension(dir, {
+      id: "acme/items",
+      version: "2.0.0",
+      migrations: {
+        "001_items.sql": sqlMigration("CREATE TABLE ext_items_a (id INTEGER);", "DROP TABLE ext_items_a;"),
+        // Its down fails: the table it drops is not the one its up made.
+        "002_more.sql": sqlMigration("CREATE TABLE ext_items_b (id INTEGER);", "DROP TABLE ext_items_missing;"),
+        "003_last.sql": sqlMigration("CREATE TABLE ext_items_c (id INTEGER);", "DROP TABLE ext_items_c;")
+      }
+    })
+    expect((await host(root, ["add", v1])).code).toBe(0)
+    expect((await host(root, ["update", "acme/items", "--source", v2], { HOST_DEBUG: JSON.stringify({ crash_at: "migrated" }) })).code).toBe(-1)
+    const stopped = await host(root, ["list"])
+    expect(stopped.code).not.toBe(0)
+    expect(stopped.stderr).toContain("undoing the migrations of an interrupted update of acme/items")
+    expect(stopped.stderr).toContain("002_more")
+    expect(stopped.stderr).toContain("recovery stopped")
+    // Nothing was dropped as if done: the entry stays, 002's row and table stay, 003 was undone.
+    expect(files(join(root, "storage", "host", "journal"))).not.toEqual([])
+    expect((await db().inspect(root)).migrations.map((m) => m.migration)).toEqual(["001_items", "002_more"])
+    expect((await db().tables(root)).filter((t) => t.startsWith("ext_"))).toEqual(["ext_items_a", "ext_items_b"])
+    // The admin undoes 002 by hand, as the message says; the next command finishes recovery.
+    await db().query(root, "DROP TABLE ext_items_b")
+    await db().query(root, "DELETE FROM host_migrations WHERE migration = '002_more'")
+    const { db: after, extensionTables } = await assertConsistent(root)
+    expect(after.extensions).toEqual([{ extension_id: "acme/items", version: "1.0.0", enabled: 1 }])
+    expect(extensionTables).toEqual(["ext_items_a"])
+  })
+})
