@@ -12,7 +12,7 @@ import { errorBody, HttpFailure, isHttpError, notFound, withErrorBodies } from "
 class NotAnHttpError extends Data.TaggedError("NotAnHttpError")<{}> {}
 
 describe("HTTP contracts", () => {
-  it("declare the client endpoints, the panel JSON, the admin API and the CI webhook at their paths", () => {
+  it("declare the client endpoints, the panel JSON, the admin API, the CI webhook and the OpenAPI document at their paths", () => {
     const declared: Array<string> = []
     const statuses = new Map<string, ReadonlyArray<number>>()
     HttpApi.reflect(HostApi, {
@@ -46,6 +46,7 @@ describe("HTTP contracts", () => {
       "GET /api/client/host/slots",
       "GET /api/client/servers",
       "GET /api/client/servers/:uuid",
+      "GET /host/openapi.json",
       "POST /admin/host/api/desired-state/adopt",
       "POST /admin/host/api/extensions",
       "POST /admin/host/api/extensions/:vendor/:name/:action",

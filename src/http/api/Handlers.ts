@@ -1,4 +1,4 @@
-import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, type HttpRouter } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, type HttpRouter, HttpServerRequest } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Effect, Layer } from "effect"
 import { effectiveSettings } from "../../domain/Settings.js"
@@ -11,10 +11,11 @@ import { type HttpError, notFound } from "../Errors.js"
 import * as Diagnostics from "../Diagnostics.js"
 import * as PanelPages from "../PanelPages.js"
 import * as ServerAccess from "../ServerAccess.js"
-import { clientBodyCaching, withCachedETag } from "../Static.js"
+import { clientBodyCaching, withCachedETag, withETag } from "../Static.js"
 import { HostApi } from "../contracts/Api.js"
 import { type ExtensionMetadata, PublicSettingsBody, type SlotsBody } from "../contracts/Client.js"
 import { AdminLive, WebhookLive } from "./AdminHandlers.js"
+import { openApiBody } from "./OpenApiDocument.js"
 import { respond } from "./Respond.js"
 
 // The typed endpoints (http/contracts) implemented with HttpApiBuilder, and turned into routes the
@@ -73,6 +74,11 @@ const PanelLive = HttpApiBuilder.group(HostApi, "panel", (handlers) =>
     .handle("servers", () => PanelPages.servers)
     .handle("server", () => PanelPages.server))
 
+/** `GET /host/openapi.json`: public, revalidated by its ETag (it changes only with a new Host version). */
+const MetaLive = HttpApiBuilder.group(HostApi, "meta", (handlers) =>
+  handlers.handleRaw("openapi", () =>
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) => withETag(request, openApiBody(), "public, no-cache", "application/json"))))
+
 /**
  * What the routes HttpApiBuilder builds can fail with: the errors the contracts declare (every one is
  * HostError, whose type is HttpError) and the decode failure of a path. The compiler checks each handler
@@ -98,5 +104,5 @@ const typed = <R>(router: HttpRouter.HttpRouter<unknown, R>) => router as HttpRo
  */
 export const apiRoutes = HttpApiBuilder.Router.router.pipe(
   Effect.map(typed),
-  Effect.provide(Layer.provideMerge(Layer.mergeAll(ClientLive, PanelLive, AdminLive, WebhookLive), HttpApiBuilder.Router.Live))
+  Effect.provide(Layer.provideMerge(Layer.mergeAll(ClientLive, PanelLive, AdminLive, WebhookLive, MetaLive), HttpApiBuilder.Router.Live))
 )
