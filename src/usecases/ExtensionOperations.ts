@@ -7,7 +7,8 @@ import type { RegistryReference } from "../domain/Registry.js"
 import { type AddOptions, Lifecycle, type OperationOptions, type RemoveOptions, type ToggleOptions } from "../lifecycle/Lifecycle.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
-import { SourceSpec } from "../lifecycle/Source.js"
+import { classify } from "../lifecycle/Errors.js"
+import { describeSource, SourceSpec } from "../lifecycle/Source.js"
 import { Registry } from "../registry/Registry.js"
 import type { RegistryIndexError, RegistryLookupFailed } from "../registry/RegistryErrors.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
@@ -18,12 +19,22 @@ import { OperationLocks } from "../store/OperationLock.js"
 // front door names; the admin API's variants in ./Operations.ts wrap them. Kept apart from those so a
 // CLI command does not load the server's live runtime.
 
-/** A registry source pinned to the version the registry resolves now (so what is checked is what installs). */
-const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
+/**
+ * A registry source pinned to the version the registry resolves now (so what is checked is what installs):
+ * the one pinning rule of every front door (DESIGN.md §23; the reconciler's plan pins the same way).
+ */
+export const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
   spec._tag === "Registry"
     ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec, { registry: spec.registry })), (resolved) =>
       SourceSpec.Registry({ id: resolved.id, range: resolved.version, registry: resolved.registry }))
     : Effect.succeed(spec)
+
+/**
+ * `pinned`, failing as the operation itself would have (a lookup failure is the operation's SourceRejected,
+ * naming the step): for the admin API, whose answers name the operation that failed.
+ */
+export const pinnedFor = (operation: "add" | "update", id: string, spec: SourceSpec) =>
+  Effect.mapError(pinned(spec), (error) => classify(operation, id, `resolving ${describeSource(spec)} in the registry`, error, ""))
 
 /** `host add`: installs from a folder, an archive or the registry (pinned first; the id must be the one asked for). */
 export const addExtension = (spec: SourceSpec, options: Omit<AddOptions, "expectedId">) =>

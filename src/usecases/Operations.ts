@@ -4,15 +4,16 @@ import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
-import { addExtension, removeExtension, setEnabled } from "./ExtensionOperations.js"
+import { addExtension, pinnedFor, removeExtension, setEnabled } from "./ExtensionOperations.js"
+import { serverLockWaitSeconds } from "./FrontDoor.js"
 import type { AvailableUpdate, UpdateOutcome } from "./Views.js"
 // The operations the admin API runs: those of ./ExtensionOperations.ts (which the CLI runs) with the
 // admin as actor, plus one thing: after a change the server's runtime swaps to a new
 // generation before the answer goes out, so the next request sees it (docs/http.md "Runtime generations,
 // quarantine, live state"); a CLI process has no runtime to swap.
 
-/** An admin waits this long (seconds) for another operation's lock before the request is refused. */
-export const adminLockTimeout = 5
+/** An admin waits this long (seconds) for another operation's lock: the one rule of ./FrontDoor.ts. */
+export const adminLockTimeout = serverLockWaitSeconds
 
 /** After a change: swap the runtime now, so the next request sees it. */
 export const swapRuntime = Effect.flatMap(LiveRuntime, (runtime) => runtime.refresh())
@@ -33,19 +34,22 @@ export interface InstallFlags {
 
 /** `POST extensions`: installs an uploaded archive. */
 export const installUpload = (upload: UploadSource, flags: InstallFlags, actor: Actor) =>
-  thenSwap(addExtension(upload, { actor, ...flags }))
+  thenSwap(addExtension(upload, { actor, ...flags, lockTimeout: adminLockTimeout }))
 
-/** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
+/**
+ * `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry,
+ * pinned first as `host add` pins it (./ExtensionOperations.ts `pinned`).
+ */
 export const installFromRegistry = (
   request: { readonly id: string; readonly version?: string | undefined; readonly registry?: string | undefined },
   actor: Actor
 ) =>
-  Effect.flatMap(Lifecycle, (lifecycle) =>
-    thenSwap(lifecycle.add(SourceSpec.Registry({ id: request.id, range: request.version, registry: request.registry }), {
-      actor,
-      expectedId: request.id,
-      lockTimeout: adminLockTimeout
-    })))
+  Effect.flatMap(
+    pinnedFor("add", request.id, SourceSpec.Registry({ id: request.id, range: request.version, registry: request.registry })),
+    (source) =>
+      Effect.flatMap(Lifecycle, (lifecycle) =>
+        thenSwap(lifecycle.add(source, { actor, expectedId: request.id, lockTimeout: adminLockTimeout })))
+  )
 
 /** `update` from an uploaded archive. */
 export const updateFromUpload = (id: string, upload: UploadSource, force: boolean, actor: Actor) =>
@@ -53,12 +57,9 @@ export const updateFromUpload = (id: string, upload: UploadSource, force: boolea
 
 /** `update` from the registry: the latest version, or the one asked for (asking by name is the force: it may be older). */
 export const updateFromRegistry = (id: string, version: string | undefined, actor: Actor) =>
-  Effect.flatMap(Lifecycle, (lifecycle) =>
-    thenSwap(lifecycle.update(id, SourceSpec.Registry({ id, range: version }), {
-      actor,
-      lockTimeout: adminLockTimeout,
-      force: version !== undefined
-    })))
+  Effect.flatMap(pinnedFor("update", id, SourceSpec.Registry({ id, range: version })), (source) =>
+    Effect.flatMap(Lifecycle, (lifecycle) =>
+      thenSwap(lifecycle.update(id, source, { actor, lockTimeout: adminLockTimeout, force: version !== undefined }))))
 
 export interface OperationFlags {
   readonly force: boolean

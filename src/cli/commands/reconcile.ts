@@ -24,6 +24,7 @@ import { runtimeVersions } from "../../system/RuntimeVersions.js"
 /** The modules only a run that may change the panel loads. */
 type ReconcilerModule = typeof import("../../reconcile/Reconciler.js")
 type AdoptModule = typeof import("../../reconcile/Adopt.js")
+type UseCaseModule = typeof import("../../usecases/Reconcile.js")
 
 const changeCount = (plan: Pick<Plan, "actions">) => plan.actions.length
 
@@ -113,12 +114,19 @@ const printResultAs = (format: Format, { applyReport }: ReconcilerModule) => (pl
       : Console.error(`error: reconcile: ${result.failed.action.type} ${result.failed.action.id} failed: ${result.failed.error.message}`)
   )
 
-/** Text: the plan is shown before its first action runs, the outcome after. JSON and markdown: one document at the end, holding both. */
-const applyOptionsOf = ({ env, format, options }: Run) => ({
+/**
+ * The use case's request for this run: the CLI is its door (actor and lock wait follow from it, with
+ * `--lock-timeout`). Text: the plan is shown before its first action runs, the outcome after. JSON and
+ * markdown: one document at the end, holding both.
+ */
+const useCaseRequestOf = ({ env, file, format, options }: Run) => ({
+  door: { _tag: "Cli", lockTimeout: options.lockTimeout } as const,
+  file,
+  prune: options.prune,
+  allowDestroy: options.allowDestroy,
   env,
-  lockTimeout: options.lockTimeout,
   healthGates: !options.noHealthGates,
-  ...(format === "text" ? { onPlan: (plan: Plan) => Console.log(formatPlan(plan)) } : {})
+  onPlan: format === "text" ? (plan: Plan) => Console.log(formatPlan(plan)) : undefined
 })
 
 /** `--adopt` (docs/admin.md "Adopt"): the same operation as the admin screen's Adopt button. */
@@ -145,12 +153,11 @@ const runAdopt = ({ env, file, options }: Run, { adopt }: AdoptModule) =>
   })
 
 /** `--plan`: applies exactly a saved plan. */
-const runSavedPlan = (run: Run, planFile: string, applying: ReconcilerModule) =>
+const runSavedPlan = (run: Run, planFile: string, applying: ReconcilerModule, useCase: UseCaseModule) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const reconciler = yield* applying.Reconciler
     const saved = yield* applying.loadPlan(path.resolve(planFile))
-    const result = yield* reconciler.applyPlan(saved, applyOptionsOf(run))
+    const result = yield* useCase.applySavedPlan(saved, useCaseRequestOf(run))
     yield* printResultAs(run.format, applying)(saved, result)
     return result.failed === null ? undefined : yield* exitWith(1)
   })
@@ -206,12 +213,11 @@ const runPlanOnly = ({ format, options, request }: Run, planner: Planner) =>
   })
 
 /** Plans and applies once, or with `--watch` once now and once per burst of changes to the file. */
-const runReconcile = (run: Run, applying: ReconcilerModule) =>
+const runReconcile = (run: Run, applying: ReconcilerModule, useCase: UseCaseModule) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const reconciler = yield* applying.Reconciler
     const file = run.file
-    const once = Effect.flatMap(reconciler.reconcile(run.request, applyOptionsOf(run)), ({ plan, result }) =>
+    const once = Effect.flatMap(useCase.applyDesiredState(useCaseRequestOf(run)), ({ plan, result }) =>
       Effect.as(printResultAs(run.format, applying)(plan, result), result))
     if (!run.options.watch) {
       const result = yield* once
@@ -270,8 +276,10 @@ const planOnly = (options: Flags) =>
 /** Adopt, a saved plan, or a plan applied (once or with --watch), over the lifecycle. */
 const mayChange = (options: Flags) =>
   Effect.flatMap(
-    Effect.promise(() => Promise.all([import("../../reconcile/Reconciler.js"), import("../../reconcile/Adopt.js")])),
-    ([applying, adopting]) =>
+    Effect.promise(() =>
+      Promise.all([import("../../reconcile/Reconciler.js"), import("../../reconcile/Adopt.js"), import("../../usecases/Reconcile.js")])
+    ),
+    ([applying, adopting, useCase]) =>
       Effect.gen(function*() {
         const run = yield* prepare(options)
         if (options.adopt) return yield* runAdopt(run, adopting)
@@ -279,8 +287,8 @@ const mayChange = (options: Flags) =>
           yield* Console.error("error: reconcile: --plan applies a saved plan; it does not go with --dry-run, --out or --watch")
           return yield* exitWith(2)
         }
-        if (Option.isSome(options.plan)) return yield* runSavedPlan(run, options.plan.value, applying)
-        return yield* runReconcile(run, applying)
+        if (Option.isSome(options.plan)) return yield* runSavedPlan(run, options.plan.value, applying, useCase)
+        return yield* runReconcile(run, applying, useCase)
       }).pipe(
         Effect.provide(
           Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>

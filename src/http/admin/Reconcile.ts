@@ -2,6 +2,8 @@ import { HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Either } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
+import type { FrontDoor } from "../../usecases/FrontDoor.js"
+import { swapRuntime } from "../../usecases/Operations.js"
 import { reconcileDesiredState } from "../../usecases/Reconcile.js"
 import { authenticate, header, ServerSettings } from "../Context.js"
 import { HttpFailure, unauthorized } from "../Errors.js"
@@ -14,9 +16,7 @@ import { decodeJson } from "./Decode.js"
 // `POST /admin/host/api/reconcile` and `POST /admin/host/reconcile` (CI webhooks, docs/gitops.md).
 
 /** Who asked for a reconcile: an admin (session or token), or a signed webhook delivery. */
-type ReconcileCaller =
-  | { readonly _tag: "Admin" }
-  | { readonly _tag: "Webhook"; readonly delivery: string }
+type ReconcileCaller = Extract<FrontDoor, { readonly _tag: "Admin" | "Webhook" }>
 
 /**
  * A request carrying X-Host-Signature-256 is a webhook: it must be signed with `webhook_secret` and carry
@@ -33,8 +33,8 @@ const reconcileCaller = (body: Uint8Array) =>
           `sign the request (${Webhook.signatureHeader} with webhook_secret, docs/gitops.md), sign in, or send an admin API token`
         )
       }
-      yield* adminActor
-      return { _tag: "Admin" } satisfies ReconcileCaller
+      const actor = yield* adminActor
+      return { _tag: "Admin", user: actor.user } satisfies ReconcileCaller
     }
     const { config } = yield* HostConfig
     if (config.webhook_secret === "") {
@@ -89,8 +89,10 @@ export const reconcile = Effect.gen(function*() {
     prune: options.prune,
     allowDestroy: options.allow_destroy,
     env,
-    delivery: caller._tag === "Webhook" ? caller.delivery : undefined
+    door: caller
   }).pipe(
+    // The server's runtime swaps after an apply, so the next request sees it.
+    Effect.tap((outcome) => Effect.when(swapRuntime, () => outcome._tag === "Applied")),
     Effect.flatMap((outcome) =>
       outcome._tag === "Planned"
         ? respond(ReconcileBody, { data: outcome.plan })
