@@ -275,7 +275,8 @@ const pollStateGeneration = (live: Live, refresh: () => Effect.Effect<LiveGenera
     const poll = (failing: boolean): Effect.Effect<boolean> =>
       changed.pipe(
         Effect.tap(() => failing ? Effect.logInfo("the database answers again") : Effect.void),
-        Effect.flatMap((changed) => changed ? refresh() : Effect.void),
+        // refresh logged a failed build; with no generation yet it dies, and the poll must outlive that.
+        Effect.flatMap((changed) => changed ? Effect.catchAllDefect(refresh(), () => Effect.void) : Effect.void),
         Effect.as(false),
         Effect.catchAll((error) =>
           failing ? Effect.succeed(true) : Effect.as(Effect.logWarning(`${error.message}; serving the current generation`), true)
@@ -288,9 +289,10 @@ const pollStateGeneration = (live: Live, refresh: () => Effect.Effect<LiveGenera
  * A real panel's server list (its application API, when a key is configured), read again every
  * `panel.reloadEvery`: servers that appeared or vanished become ServerCreated/ServerDeleted events.
  */
-const followPanelServers = (live: Live, every: Duration.DurationInput) => {
-  const pollPanel = Effect.gen(function*() {
-    const next = yield* live.panel.reload
+const followPanelServers = (live: Live, lock: Effect.Semaphore, every: Duration.DurationInput) => {
+  // The read happens outside the semaphore (a slow panel must not hold rebuilds up); what it changes in
+  // the shared state is written under it, as a rebuild writes it.
+  const pollPanel = Effect.flatMap(live.panel.reload, (next) => lock.withPermits(1)(Effect.gen(function*() {
     const previous = yield* Ref.modify(live.seen, (state) => [state.panelState, { ...state, panelState: next }])
     const before = previous.directory.servers.map((server) => server.uuid).join("\n")
     if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
@@ -298,7 +300,7 @@ const followPanelServers = (live: Live, every: Duration.DurationInput) => {
       now === undefined ? now : { ...now, panel: next.directory, access: live.panel.access(next.directory), panelInfo: next.info })
     if (updated === undefined) return
     yield* announceServers(live, updated.generation, next.directory)
-  }).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
+  }))).pipe(Effect.catchAll((error) => Effect.logWarning(`the panel's server list could not be read: ${error.message}`)))
   return Effect.repeat(Effect.delay(pollPanel, every), Schedule.forever)
 }
 
@@ -372,18 +374,29 @@ const make = (options: LiveRuntimeOptions) =>
     )
 
     const poll = pollStateGeneration(live, refresh, Duration.decode(options.pollInterval ?? Duration.millis(500)))
-    yield* refresh(true).pipe(Effect.zipRight(poll), Effect.ignore, Effect.forkScoped)
-    if (panel.reloadEvery !== undefined) yield* followPanelServers(live, panel.reloadEvery).pipe(Effect.ignore, Effect.forkScoped)
+    // Supervised (DESIGN.md §23): a first build that fails (refresh logs why) is tried again on a schedule,
+    // backing off to every 30 s, until one is built; the poll runs from the start regardless, so a first
+    // failure never leaves /host/ready at 503 for good.
+    yield* refresh(true).pipe(
+      Effect.catchAllDefect(Effect.fail),
+      Effect.retry(Schedule.exponential(Duration.millis(500)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(30))))),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    yield* Effect.forkScoped(poll)
+    if (panel.reloadEvery !== undefined) yield* followPanelServers(live, lock, panel.reloadEvery).pipe(Effect.ignore, Effect.forkScoped)
     if (panel.stats !== undefined) yield* writeIdentityStats(live, panel.stats).pipe(Effect.ignore, Effect.forkScoped)
     // `host dev --watch` signals a saved change through storage/host/dev-signal: re-read now, not at the next poll.
-    yield* devSignals(paths.storage).pipe(Stream.runForEach(() => refresh()), Effect.forkScoped)
+    yield* devSignals(paths.storage).pipe(Stream.runForEach(() => Effect.catchAllDefect(refresh(), () => Effect.void)), Effect.forkScoped)
 
+    // Under the rebuild's semaphore, like every other write of the shared state: a rebuild running
+    // meanwhile would otherwise set bodies built with the old URL after this one.
     const useListenUrl = (url: string) =>
-      baseUrlConfigured === true ? Effect.void : Effect.zipRight(
+      baseUrlConfigured === true ? Effect.void : lock.withPermits(1)(Effect.zipRight(
         Ref.set(live.baseUrl, url),
         // The precomputed bodies of the generation already built carry the old URL.
         SubscriptionRef.update(live.live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
-      )
+      ))
 
     // Swaps only: the same generation with other panel users or a new base URL is not announced again.
     const changes = live.live.changes.pipe(

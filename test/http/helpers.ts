@@ -76,6 +76,8 @@ export const startServer = async (
     readonly hostname?: string
     /** Another copy of `bin/host.js` to run (the repository's by default). */
     readonly bin?: string
+    /** false: return once it listens, without waiting for /host/ready to answer 200. */
+    readonly waitReady?: boolean
   } = {}
 ): Promise<RunningServer> => {
   const env: Record<string, string> = {}
@@ -120,6 +122,7 @@ export const startServer = async (
     })
   const deadline = Date.now() + timeoutMs
   for (;;) {
+    if (options.waitReady === false) break
     const response = await fetch(`${url}/host/ready`).catch(() => undefined)
     if (response?.status === 200) break
     if (Date.now() > deadline) {
