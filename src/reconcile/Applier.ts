@@ -169,14 +169,17 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
     const coreRows = yield* CoreRows
     const steps: Steps = { lifecycle, artifacts, coreRows }
 
-    /** Runs the actions in order; stops at the first failure and reports what was and was not applied. */
-    const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env, healthGates = true }: ApplyOptions) =>
-      Effect.gen(function*() {
-        const applied: Array<PlanAction> = []
-        const context = { ...extra, plan: thePlan.id }
-        if (healthGates) yield* healthGate.dropSnapshots
-        let gate: Gate | undefined
-        for (const [index, action] of thePlan.actions.entries()) {
+    /**
+     * Runs the actions in order; stops at the first failure and reports what was and was not applied.
+     * Each step is a function of what came before (the actions applied, the gate still pending): no state
+     * is kept between steps but what is passed on.
+     */
+    const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env, healthGates = true }: ApplyOptions) => {
+      const context = { ...extra, plan: thePlan.id }
+      const step = (index: number, applied: ReadonlyArray<PlanAction>, pending: Option.Option<Gate>): Effect.Effect<ApplyResult, StoreError> => {
+        const action = thePlan.actions[index]
+        if (action === undefined) return Effect.succeed({ applied, failed: null, notApplied: [] })
+        return Effect.gen(function*() {
           const gated = healthGates && isGated(action)
           const snapshot = gated && action.type !== "install" ? yield* healthGate.snapshot(action.id) : Option.none()
           const outcome = yield* Effect.either(runAction(steps, action, { actor, context, env }))
@@ -184,20 +187,21 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
             yield* healthGate.discard(snapshot)
             return { applied, failed: { action, error: outcome.left }, notApplied: thePlan.actions.slice(index + 1) } satisfies ApplyResult
           }
-          if (gated) gate = { action, snapshot, previous: outcome.right.fromVersion, migrations: outcome.right.migrations }
-          applied.push(action)
+          const gate = gated
+            ? Option.some<Gate>({ action, snapshot, previous: outcome.right.fromVersion, migrations: outcome.right.migrations })
+            : pending
+          const done = [...applied, action]
           // The gate runs once the extension's own steps (install, configure, enable) are done and before
           // anything after it (the plan puts dependencies first, so before its dependents).
           const next = thePlan.actions[index + 1]
-          if (gate !== undefined && (next === undefined || next.id !== gate.action.id)) {
-            const current: Gate = gate
-            gate = undefined
-            const failed = yield* healthGate.run(current, context, actor).pipe(Effect.ensuring(healthGate.discard(current.snapshot)))
-            if (Option.isSome(failed)) return stoppedByGate(thePlan, index, applied, current.action, failed.value)
-          }
-        }
-        return { applied, failed: null, notApplied: [] } satisfies ApplyResult
-      })
+          if (Option.isNone(gate) || (next !== undefined && next.id === gate.value.action.id)) return yield* step(index + 1, done, gate)
+          const failed = yield* healthGate.run(gate.value, context, actor).pipe(Effect.ensuring(healthGate.discard(gate.value.snapshot)))
+          if (Option.isSome(failed)) return stoppedByGate(thePlan, index, done, gate.value.action, failed.value)
+          return yield* step(index + 1, done, Option.none())
+        })
+      }
+      return Effect.zipRight(healthGates ? healthGate.dropSnapshots : Effect.void, Effect.suspend(() => step(0, [], Option.none())))
+    }
 
     /**
      * Applies a plan (the caller holds the lock); a plan applied in full has its protected ids
