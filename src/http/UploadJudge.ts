@@ -88,6 +88,18 @@ export const judgeUpload = (input: JudgeInput) =>
     return { verdict: { ok: true }, facts, unpacked: { directory, detachedSignature } } satisfies UploadInspection
   }).pipe(
     Effect.catchAll((error) =>
-      Effect.succeed<UploadInspection>({ verdict: refusalOf("archive")(error), facts: undefined, unpacked: undefined })
+      Effect.succeed<UploadInspection>({
+        // A file this server could not read or write (ENOSPC, EIO, ...) says nothing about the archive:
+        // it is the disk's failure, not a refusal (DESIGN.md §23 "No failure is swallowed").
+        verdict: isDiskFailure(error)
+          ? { ok: false, stage: "disk", tag: "UploadDiskFailed", message: `the server could not read or write the upload's files: ${error.message}` }
+          : refusalOf("archive")(error),
+        facts: undefined,
+        unpacked: undefined
+      })
     )
   )
+
+/** The server's own I/O failing (archive/ArchiveErrors ArchiveIOError, or a platform error), not the archive's content. */
+const isDiskFailure = (error: { readonly _tag: string }) =>
+  error._tag === "ArchiveIOError" || error._tag === "SystemError" || error._tag === "BadArgument"

@@ -9,13 +9,14 @@ import type { SignatureStatus } from "../domain/Installed.js"
  * What the worker that inspects an upload found: ok, or the refusal (the tag and message of the
  * archive/manifest error) and the stage that refused it: reading the archive, trusting it (checksums,
  * signature policy), or its manifest. A preview shows trust and manifest refusals as failing checks;
- * only an unreadable archive ends it.
+ * only an unreadable archive ends it. Stage "disk" is no refusal: this server could not read or write the
+ * upload's files (a full disk), answered as a 500 that names it (DESIGN.md §23).
  */
 export type UploadVerdict =
   | { readonly ok: true }
   | {
     readonly ok: false
-    readonly stage: "archive" | "trust" | "policy" | "manifest" | "worker"
+    readonly stage: "archive" | "trust" | "policy" | "manifest" | "worker" | "disk"
     readonly tag: string
     readonly message: string
     readonly reason?: string

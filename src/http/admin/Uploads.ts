@@ -183,6 +183,9 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
     if (!verdict.ok && verdict.stage === "policy" && options.preview !== true) {
       return yield* new HttpFailure({ status: 403, code: "UploadPolicy", detail: `${verdict.message}; nothing was changed` })
     }
+    if (!verdict.ok && verdict.stage === "disk") {
+      return yield* new HttpFailure({ status: 500, code: verdict.tag, detail: `${verdict.message}; nothing was changed` })
+    }
     if (!verdict.ok && (verdict.tag === "InspectionTimeout" || verdict.tag === "InspectionFailed")) {
       return yield* new HttpFailure({ status: 422, code: "SourceRejected", detail: `${verdict.message}; nothing was changed` })
     }
