@@ -5,9 +5,8 @@ import { fixture, tempDir } from "../support/cli.js"
 import { type Answer, install, type PanelUserName, request, type RunningServer, startServer, writePanelConfig } from "./helpers.js"
 
 // The HttpApi as the one list of Host's endpoints (DESIGN.md §23): the OpenAPI document generated from it
-// names every endpoint and nothing else, every path in it is served, and every endpoint answers each kind
-// of caller as http/contracts/Security.ts declares — an endpoint added to the API is covered here without
-// a test of its own.
+// names every endpoint and nothing else, and every path in it is served. (Each endpoint answering its
+// declared caller is test/http/authz.test.ts "R5: every endpoint of the HttpApi".)
 
 const root = tempDir("host-api-contract-")
 let server: RunningServer
@@ -89,26 +88,4 @@ describe("the HttpApi as the list of endpoints", () => {
     const elsewhere = await call("GET", "/host/no-such-document.json", "admin")
     expect(isRouteMiss(elsewhere), elsewhere.text).toBe(true)
   })
-
-  // dave: a user without servers; carol: subuser of srv-alice without grants; alice: its owner.
-  const refused = (status: number) => status === 401 || status === 403
-  const expectations: Record<Caller, (who: PanelUserName | "anonymous", status: number) => boolean> = {
-    anyone: (_who, status) => !refused(status),
-    user: (who, status) => (who === "anonymous" ? status === 401 : !refused(status)),
-    server: (who, status) =>
-      who === "anonymous" ? status === 401 : who === "dave" ? status === 404 || status === 403 : who === "carol" ? refused(status) || status === 404 : !refused(status) && status !== 404,
-    admin: (who, status) => (who === "anonymous" ? status === 401 : who === "admin" ? !refused(status) : status === 403),
-    "admin-or-signed": (who, status) => (who === "anonymous" ? status === 401 : who === "admin" ? !refused(status) : status === 403)
-  }
-
-  for (const endpoint of endpoints) {
-    it(`${endpoint.method} ${endpoint.path} answers as its declared caller (${endpoint.caller}) says`, async () => {
-      const seen: Array<string> = []
-      for (const who of ["anonymous", "dave", "carol", "alice", "admin"] as const) {
-        const answer = await call(endpoint.method, endpoint.path, who === "anonymous" ? undefined : who)
-        if (!expectations[endpoint.caller](who, answer.status)) seen.push(`${who}: ${answer.status} ${answer.text.slice(0, 200)}`)
-      }
-      expect(seen).toEqual([])
-    })
-  }
 })

@@ -2,7 +2,7 @@ import { HttpApi, type HttpApiGroup } from "@effect/platform"
 
 // Who may call each endpoint of the HttpApi, stated once per group (and per endpoint where it differs):
 // the OpenAPI document names the security schemes from it (http/api/OpenApiDocument.ts), and the
-// authorization test tries every endpoint of the API against it (test/http/authorization-contract.test.ts).
+// authorization test tries every endpoint of the API against it (test/http/authz.test.ts "R5: every endpoint of the HttpApi").
 // The handlers enforce it (http/Context.ts `requireUser`, http/admin `adminActor`, http/ServerAccess.ts,
 // http/admin/Webhook.ts); docs/http.md "Authentication" and "Admin JSON API".
 
