@@ -27,8 +27,8 @@ import type {
   RegistryUnknown
 } from "../registry/RegistryErrors.js"
 import type { ExtensionCodeFailed as RuntimeCodeFailed } from "../runtime/ExtensionCode.js"
-import type { ExtensionCodeFailed as RouteCodeFailed } from "./ExtensionRoutes.js"
-import type { ErrorEntry } from "./contracts/Errors.js"
+import type { RouteCodeFailed } from "./ExtensionRoutes.js"
+import type { ErrorEntry } from "./ErrorBody.js"
 
 // Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
@@ -90,7 +90,7 @@ export const notServed = (generation: { readonly unavailable: ReadonlyMap<string
   return reason === undefined ? notFound(detail) : unavailableHere(id, reason)
 }
 
-/** One entry of the error body; its shape is declared once, in the contracts. */
+/** One entry of the error body; its shape is declared once, in http/ErrorBody.ts. */
 export type { ErrorEntry }
 
 export const errorBody = (status: number, code: string, detail: string, problems?: ReadonlyArray<{ path: string; message: string }>) => ({
@@ -200,7 +200,8 @@ const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError,
   RegistryIndexRolledBack: own(502),
   RegistryIndexExpired: own(502),
   RegistryUnknown: own(422),
-  ExtensionCodeFailed: () => "internal"
+  ExtensionCodeFailed: () => "internal",
+  RouteCodeFailed: () => "internal"
 }
 
 // A failure whose tag has no entry can only be one that left the type system (a cast, a library's

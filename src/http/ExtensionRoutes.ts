@@ -47,10 +47,13 @@ const intendedFailure = (error: unknown): HttpFailure | undefined => {
   return new HttpFailure({ status, code, detail: typeof candidate.message === "string" ? candidate.message : "request refused" })
 }
 
-/** Extension code threw or rejected (not on purpose): a 500 whose cause is logged, never sent. */
-export class ExtensionCodeFailed extends Data.TaggedError("ExtensionCodeFailed")<{ readonly cause: unknown }> {}
+/**
+ * A route handler of an extension threw or rejected (not on purpose): a 500 whose cause is logged, never
+ * sent. Its own tag: runtime/ExtensionCode's ExtensionCodeFailed is the runtime's (boot, tasks, listeners).
+ */
+export class RouteCodeFailed extends Data.TaggedError("RouteCodeFailed")<{ readonly cause: unknown }> {}
 
-const fromExtension = (error: unknown) => intendedFailure(error) ?? new ExtensionCodeFailed({ cause: error })
+const fromExtension = (error: unknown) => intendedFailure(error) ?? new RouteCodeFailed({ cause: error })
 
 const FormBody = Schema.Record({ key: Schema.String, value: Schema.String })
 // Made once: a schema built inside the handler would be built again for every request.
@@ -107,7 +110,7 @@ const toResponse = (value: unknown): Effect.Effect<HttpServerResponse.HttpServer
 const callExtension = (call: () => unknown) =>
   Effect.try({ try: call, catch: fromExtension }).pipe(
     Effect.flatMap(toResponse),
-    Effect.mapError((error) => (error instanceof HttpFailure || error instanceof ExtensionCodeFailed ? error : fromExtension(error)))
+    Effect.mapError((error) => (error instanceof HttpFailure || error instanceof RouteCodeFailed ? error : fromExtension(error)))
   )
 
 const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, extensionId: string) =>
