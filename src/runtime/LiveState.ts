@@ -94,7 +94,7 @@ interface Live {
   readonly context: Context.Context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>
   readonly panelFile: string
   /** The current generation (undefined before the first boot finished). */
-  readonly live: SubscriptionRef.SubscriptionRef<LiveGeneration | undefined>
+  readonly serving: SubscriptionRef.SubscriptionRef<LiveGeneration | undefined>
   readonly seen: Ref.Ref<Seen>
   readonly baseUrl: Ref.Ref<string>
 }
@@ -156,7 +156,7 @@ const convergeFiles = (
 ) =>
   Effect.gen(function*() {
     const converged = yield* replicaFiles.converge(installed)
-    const previous = yield* SubscriptionRef.get(live.live)
+    const previous = yield* SubscriptionRef.get(live.serving)
     const files = converged.deferred
       ? { ...converged, unavailable: new Map([...(previous?.generation.unavailable ?? [])].filter(([id]) => installed.some((e) => e.extensionId === id && e.enabled))) }
       : converged
@@ -247,7 +247,7 @@ const makeRebuild = (live: Live, retryInterval: Duration.Duration) =>
         }
         // Only a generation that was built counts as seen: a failed build is tried again at the next poll.
         yield* Ref.update(live.seen, (state) => ({ ...state, fingerprint: nextFingerprint, lastGeneration: seenGeneration }))
-        yield* SubscriptionRef.set(live.live, next)
+        yield* SubscriptionRef.set(live.serving, next)
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${(yield* Clock.currentTimeMillis) - started} ms`
         )
@@ -296,7 +296,7 @@ const followPanelServers = (live: Live, lock: Effect.Semaphore, every: Duration.
     const previous = yield* Ref.modify(live.seen, (state) => [state.panelState, { ...state, panelState: next }])
     const before = previous.directory.servers.map((server) => server.uuid).join("\n")
     if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
-    const updated = yield* SubscriptionRef.updateAndGet(live.live, (now) =>
+    const updated = yield* SubscriptionRef.updateAndGet(live.serving, (now) =>
       now === undefined ? now : { ...now, panel: next.directory, access: live.panel.access(next.directory), panelInfo: next.info })
     if (updated === undefined) return
     yield* announceServers(live, updated.generation, next.directory)
@@ -340,7 +340,7 @@ const make = (options: LiveRuntimeOptions) =>
       panel,
       context: yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>(),
       panelFile: path.join(paths.root, "config", "panel.yaml"),
-      live: yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined),
+      serving: yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined),
       seen: yield* Ref.make<Seen>({
         fingerprint: "",
         panelStamp: "",
@@ -351,7 +351,7 @@ const make = (options: LiveRuntimeOptions) =>
       }),
       baseUrl: yield* Ref.make(config.base_url)
     }
-    const current = SubscriptionRef.get(live.live)
+    const current = SubscriptionRef.get(live.serving)
     const lock = yield* Effect.makeSemaphore(1)
     const rebuild = yield* makeRebuild(live, Duration.decode(options.retryInterval ?? Duration.seconds(10)))
 
@@ -395,11 +395,11 @@ const make = (options: LiveRuntimeOptions) =>
       baseUrlConfigured === true ? Effect.void : lock.withPermits(1)(Effect.zipRight(
         Ref.set(live.baseUrl, url),
         // The precomputed bodies of the generation already built carry the old URL.
-        SubscriptionRef.update(live.live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
+        SubscriptionRef.update(live.serving, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
       ))
 
     // Swaps only: the same generation with other panel users or a new base URL is not announced again.
-    const changes = live.live.changes.pipe(
+    const changes = live.serving.changes.pipe(
       Stream.filterMap(Option.fromNullable),
       Stream.changesWith((a, b) => a.generation.number === b.generation.number)
     )
