@@ -27,12 +27,19 @@ import type {
   RegistryUnknown
 } from "../registry/RegistryErrors.js"
 import type { ExtensionCodeFailed as RuntimeCodeFailed } from "../runtime/ExtensionCode.js"
-import type { RouteCodeFailed } from "./ExtensionRoutes.js"
 import type { ErrorEntry } from "./ErrorBody.js"
 
 // Every error answer of the server has one shape (docs/http.md "Errors"):
 //   {"errors":[{"code":"<Tag>","status":"<http status>","detail":"<message>"}]}
 // Known failures keep their tag as the code; anything unexpected is a 500 that says nothing internal.
+
+/**
+ * A route handler of an extension threw or rejected (not on purpose): a 500 whose cause is logged, never
+ * sent (http/ExtensionRoutes.ts). Its own tag: runtime/ExtensionCode's ExtensionCodeFailed is the
+ * runtime's (boot, tasks, listeners). Declared here, beside the answer table, so this module needs
+ * nothing from the routes that use it (no import circle; test/layering).
+ */
+export class RouteCodeFailed extends Data.TaggedError("RouteCodeFailed")<{ readonly cause: unknown }> {}
 
 export class HttpFailure extends Data.TaggedError("HttpFailure")<{
   readonly status: number

@@ -2,7 +2,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { SqlClient } from "@effect/sql"
 import { renderView, type ViewNamespaces, viewNamespaces } from "../runtime/Views.js"
 import type { Generation } from "../runtime/Runtime.js"
-import { Data, Effect, Runtime, Schema } from "effect"
+import { Effect, Runtime, Schema } from "effect"
 import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk/server"
 import type { RouteGroup } from "../domain/Manifest.js"
 import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
@@ -13,7 +13,7 @@ import type { LoadedExtension } from "../runtime/Runtime.js"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { authenticate, type AuthenticatedRequest, header, requireCsrf } from "./Context.js"
-import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, unauthorized } from "./Errors.js"
+import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, RouteCodeFailed, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
 const namespacesByGeneration = new WeakMap<Generation, ViewNamespaces>()
@@ -46,12 +46,6 @@ const intendedFailure = (error: unknown): HttpFailure | undefined => {
   const code = typeof candidate.code === "string" ? candidate.code : status === 403 ? "Forbidden" : status === 404 ? "NotFound" : "HttpError"
   return new HttpFailure({ status, code, detail: typeof candidate.message === "string" ? candidate.message : "request refused" })
 }
-
-/**
- * A route handler of an extension threw or rejected (not on purpose): a 500 whose cause is logged, never
- * sent. Its own tag: runtime/ExtensionCode's ExtensionCodeFailed is the runtime's (boot, tasks, listeners).
- */
-export class RouteCodeFailed extends Data.TaggedError("RouteCodeFailed")<{ readonly cause: unknown }> {}
 
 const fromExtension = (error: unknown) => intendedFailure(error) ?? new RouteCodeFailed({ cause: error })
 
