@@ -24,7 +24,7 @@ import { StoreError } from "./store/StoreError.js"
 //
 // It comes in two sizes, because a command should load only what it uses (cold start, docs/architecture.md
 // "Startup"): `dataLayer` is configuration, the database and the repositories, with interrupted
-// operations finished or rolled back first; `storeLayer` adds the lifecycle operations and the
+// operations finished or rolled back first; `operationsLayer` adds the lifecycle operations and the
 // extensions' event listeners. The modules behind the second are imported when that layer is built,
 // so `host list` never evaluates the lifecycle, archive, registry or runtime code.
 
@@ -239,7 +239,7 @@ export const registryLayer = (invocation: Invocation) =>
     })
   )
 
-export interface StoreOptions extends DataOptions {
+export interface OperationsOptions extends DataOptions {
   /** Attach the enabled extensions' event listeners in this process (default true; a server attaches its own). */
   readonly listeners?: boolean
 }
@@ -249,7 +249,7 @@ export interface StoreOptions extends DataOptions {
  * with the extensions' event listeners attached. Building it first finishes or rolls back any operation a
  * crash interrupted.
  */
-export const storeLayer = (invocation: Invocation, options: StoreOptions = {}) => {
+export const operationsLayer = (invocation: Invocation, options: OperationsOptions = {}) => {
   const lifecycle = Layer.unwrapEffect(
     Effect.map(lifecycleModules, ([{ Lifecycle }, Events, PanelDrivers, ArtifactStore]) =>
       Lifecycle.Default.pipe(

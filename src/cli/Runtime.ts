@@ -4,7 +4,7 @@ import { Progress } from "../kernel/Events.js"
 
 // What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
 
-export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, storeLayer } from "../HostLive.js"
+export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, operationsLayer } from "../HostLive.js"
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
 export const stderrLogger = Logger.replace(
@@ -23,9 +23,9 @@ export const progressLayer = Layer.succeed(Progress, {
 /**
  * What a plan that changes nothing is made with (`reconcile --dry-run`, `--out`, the upgrade preflight):
  * the planner over what it reads — the data layer, the panel, the module loader, the artifact store and
- * the registry — without the lifecycle operations and listeners of `storeLayer`, whose modules a run that
+ * the registry — without the lifecycle operations and listeners of `operationsLayer`, whose modules a run that
  * applies nothing would only load and build (docs/decisions.md "A plan that changes nothing builds only
- * what planning reads"). Its modules are imported when the layer is built, as `storeLayer`'s are: every
+ * what planning reads"). Its modules are imported when the layer is built, as `operationsLayer`'s are: every
  * command loads this module.
  */
 export const planningLayer = (invocation: Invocation) =>

@@ -1,7 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { describe, expectTypeOf } from "vitest"
-import { storeLayer } from "../../src/HostLive.js"
+import { operationsLayer } from "../../src/HostLive.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { Reconciler } from "../../src/reconcile/Reconciler.js"
@@ -28,7 +28,7 @@ describe("required services", () => {
       )
       expect(failure).toMatchObject({ _tag: "SourceRejected", reason: "RegistryNotConfigured", step: "verifying and staging acme/not-here@^1.0" })
     }).pipe(
-      Effect.provide(storeLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }, { listeners: false })),
+      Effect.provide(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }, { listeners: false })),
       Effect.ensuring(Effect.sync(root.cleanup))
     )
   })

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { BridgeBuildFailed, type DevEvent, link, unlink, watchLinked } from "../../lifecycle/DevLink.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 import { untilStopSignal } from "../StopSignal.js"
 
 // `host dev <path> [--link] [--unlink] [--watch] [--watch-bridge]` (docs/authoring.md, "Dev loop").
@@ -80,6 +80,6 @@ export const devCommand = Command.make(
         )
         yield* note(`${signal}: stopped watching; ${linked.id} stays linked (host dev ${options.path} --unlink removes the link)`)
       })
-      yield* program.pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+      yield* program.pipe(Effect.provide(operationsLayer(invocation, { listeners: false })))
     })
 ).pipe(Command.withDescription("Develop an extension on this panel: link its folder, rebuild and reload on every save"))

@@ -5,7 +5,7 @@ import { formatDoctorReport } from "../../domain/Doctor.js"
 import { cliDoctor } from "../../usecases/Doctor.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 
 // `host doctor [<id>] [--json]` (docs/operations.md "host doctor"): the report of usecases/Doctor.ts,
 // printed as text or JSON.
@@ -23,7 +23,7 @@ export const doctorCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       const report = yield* cliDoctor(Option.getOrUndefined(extension)).pipe(
-        Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))
+        Effect.provide(Layer.merge(NodeHttpClient.layer, operationsLayer(invocation, { sweepLeftovers: false })))
       )
       yield* json ? printJson(report) : Console.log(formatDoctorReport(report))
       if (!report.healthy) return yield* exitWith(1)

@@ -3,7 +3,7 @@ import { Console, Effect } from "effect"
 import { listExtensionCommands, runExtensionCommand as runCommand } from "../../usecases/ExtensionCommands.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 
 // Console commands of extensions (`HasCommands`): `host commands` lists them, `host <name> …` runs one,
 // through usecases/ExtensionCommands.ts. Extension code is loaded only for a name that is not a
@@ -15,7 +15,7 @@ export const commandsCommand = Command.make(
   ({ json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const rows = yield* listExtensionCommands.pipe(Effect.provide(storeLayer(invocation)))
+      const rows = yield* listExtensionCommands.pipe(Effect.provide(operationsLayer(invocation)))
       if (json) return yield* printJson(rows)
       if (rows.length === 0) return yield* Console.log("No extension commands.")
       yield* Console.log(formatTable(["Command", "Extension", "Description"], rows.map((row) => [row.name, row.extension, row.description])))
@@ -29,7 +29,7 @@ export const runExtensionCommand = (name: string, args: ReadonlyArray<string>) =
     const code = yield* runCommand(name, args).pipe(
       // An unknown command is a usage error (exit 2), like an unknown built-in.
       Effect.catchTag("UnknownCommand", (unknown) => Effect.as(Console.error(`error: ${unknown.message}`), 2)),
-      Effect.provide(storeLayer(invocation))
+      Effect.provide(operationsLayer(invocation))
     )
     if (code !== 0) return yield* exitWith(code)
   })

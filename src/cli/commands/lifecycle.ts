@@ -20,7 +20,7 @@ import {
 } from "../../usecases/ExtensionOperations.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
-import { type Invocation, progressLayer, storeLayer } from "../Runtime.js"
+import { type Invocation, progressLayer, operationsLayer } from "../Runtime.js"
 
 // add, update, enable, disable, remove, unlock, migrate:status, artifacts:prune: each decodes its
 // arguments, runs one use case of usecases/Operations.ts and renders the result.
@@ -35,7 +35,7 @@ const lockTimeout = Options.integer("lock-timeout").pipe(
 const extensionId = Args.text({ name: "extension" }).pipe(Args.withDescription("the extension id, vendor/name"))
 
 /** The store (with the registry) and progress lines on stderr: what lifecycle calls run on. */
-const operationLayer = (invocation: Invocation) => progressLayer.pipe(Layer.provideMerge(storeLayer(invocation)))
+const operationLayer = (invocation: Invocation) => progressLayer.pipe(Layer.provideMerge(operationsLayer(invocation)))
 
 /** Runs an operation's use case with the store, the registry, progress lines on stderr, and prints its result. */
 const runOperation = <E, R extends Layer.Layer.Success<ReturnType<typeof operationLayer>>>(
@@ -302,7 +302,7 @@ export const unlockCommand = Command.make(
       const invocation = yield* CliInvocation
       // Without recovery first: it would take a dead holder's lock over before it could be named here.
       const cleared = yield* unlockOperation(options.lockId, options.force).pipe(
-        Effect.provide(storeLayer(invocation, { recover: false }))
+        Effect.provide(operationsLayer(invocation, { recover: false }))
       )
       if (options.json) return yield* printJson({ unlocked: cleared })
       yield* Console.log(
@@ -320,7 +320,7 @@ export const artifactsPruneCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       const pruned = yield* pruneArtifacts({ actor, lockTimeout: options.lockTimeout }).pipe(
-        Effect.provide(storeLayer(invocation))
+        Effect.provide(operationsLayer(invocation))
       )
       const bytes = pruned.removed.reduce((sum, artifact) => sum + artifact.bytes, 0)
       if (options.json) return yield* printJson({ removed: pruned.removed, bytes, kept: pruned.kept, temporary: pruned.temporary })
@@ -337,7 +337,7 @@ export const migrateStatusCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const rows = yield* migrationStatus(options.id).pipe(Effect.provide(storeLayer(invocation)))
+      const rows = yield* migrationStatus(options.id).pipe(Effect.provide(operationsLayer(invocation)))
       if (options.json) return yield* printJson(rows)
       if (rows.length === 0) return yield* Console.log(`${options.id} has no migrations.`)
       yield* Console.log(formatTable(

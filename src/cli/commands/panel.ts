@@ -3,7 +3,7 @@ import { Console, Effect } from "effect"
 import { issueApiToken } from "../../usecases/PanelAccess.js"
 import { CliInvocation } from "../Invocation.js"
 import { printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 
 // `host panel:token <username>`: issues an API token for a user of the embedded panel. The token is
 // printed once on stdout (nothing else is, so scripts can capture it); only its sha256 is stored.
@@ -17,7 +17,7 @@ export const panelTokenCommand = Command.make(
   ({ json, username }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const issued = yield* issueApiToken(username).pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+      const issued = yield* issueApiToken(username).pipe(Effect.provide(operationsLayer(invocation, { listeners: false })))
       if (json) return yield* printJson({ username: issued.username, id: issued.userId, token: issued.token })
       yield* Effect.sync(() =>
         process.stderr.write(`New API token for ${issued.username} (shown once; config/panel.yaml keeps only its sha256):\n`)

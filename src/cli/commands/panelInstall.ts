@@ -18,7 +18,7 @@ import { commandLine } from "../../system/Programs.js"
 import { panelReport, type PanelReport, resolvePanelRoot } from "../../usecases/PanelReport.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatPairs, printJson } from "../Output.js"
-import { configLayer, dataLayer, storeLayer } from "../Runtime.js"
+import { configLayer, dataLayer, operationsLayer } from "../Runtime.js"
 
 // `host panel:install`, `host panel:uninstall`, `host panel:status` (docs/panels.md): put Host's include
 // into a real Pterodactyl or Pelican panel, take it out again, and show how it stands. These are the only
@@ -56,7 +56,7 @@ const installedExtensions = (dryRun: boolean) =>
       return []
     }
     return yield* installedExtensionFacts.pipe(
-      Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : storeLayer(invocation, { listeners: false }))
+      Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : operationsLayer(invocation, { listeners: false }))
     )
   })
 

@@ -5,7 +5,7 @@ import { problem } from "../../domain/Problems.js"
 import { permissionGrants, setPermissionGrant } from "../../usecases/PanelAccess.js"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 
 // `host permissions:grant|revoke <server> <user> <permission>` and `host permissions:list <server> [--json]`
 // (docs/panels.md "Extension permissions"): Host-held extension-permission grants for a real panel's
@@ -32,7 +32,7 @@ const write = (granted: boolean) =>
             ? `${granted ? "granted" : "revoked"} ${permission} ${granted ? "to" : "from"} ${user} on ${uuid}`
             : `${user} ${granted ? "already holds" : "does not hold"} ${permission} on ${uuid}`
         )
-      }).pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+      }).pipe(Effect.provide(operationsLayer(invocation, { listeners: false })))
     })
 
 const userArg = Args.text({ name: "user" }).pipe(Args.withDescription("the subuser's panel username"))
@@ -55,6 +55,6 @@ export const permissionsListCommand = Command.make(
         if (json) return yield* printJson({ server: uuid, grants: entries })
         if (entries.length === 0) return yield* Console.log(`no extension-permission grants on ${uuid}`)
         yield* Console.log(formatTable(["USER", "PERMISSIONS"], entries.map((entry) => [entry.user, entry.permissions.join(", ")])))
-      }).pipe(Effect.provide(storeLayer(invocation, { listeners: false })))
+      }).pipe(Effect.provide(operationsLayer(invocation, { listeners: false })))
     })
 ).pipe(Command.withDescription("List the extension-permission grants Host keeps for a server's subusers"))

@@ -12,7 +12,7 @@ import { savePlan } from "../../reconcile/PlanFile.js"
 import type { ApplyResult } from "../../reconcile/Reconciler.js"
 import { CliInvocation } from "../Invocation.js"
 import { CommandExit, exitWith, printJson } from "../Output.js"
-import { planningLayer, progressLayer, storeLayer } from "../Runtime.js"
+import { planningLayer, progressLayer, operationsLayer } from "../Runtime.js"
 import { runtimeVersions } from "../../system/RuntimeVersions.js"
 
 // host reconcile: a thin adapter over reconcile/ (docs/architecture.md "One reconcile").
@@ -294,7 +294,7 @@ const mayChange = (options: Flags) =>
           Layer.unwrapEffect(Effect.map(CliInvocation, (invocation) =>
             applying.Reconciler.Default.pipe(
               Layer.provideMerge(progressLayer),
-              Layer.provideMerge(storeLayer(invocation))
+              Layer.provideMerge(operationsLayer(invocation))
             )))
         )
       )

@@ -3,7 +3,7 @@ import { Console, Effect } from "effect"
 import { describeOutcome, runScheduledTasks, scheduledTasks } from "../../usecases/Schedules.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 
 // host schedule:list and schedule:run: the use cases of usecases/Schedules.ts, rendered.
 
@@ -13,7 +13,7 @@ export const scheduleListCommand = Command.make(
   ({ json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const tasks = yield* scheduledTasks.pipe(Effect.provide(storeLayer(invocation)))
+      const tasks = yield* scheduledTasks.pipe(Effect.provide(operationsLayer(invocation)))
       if (json) return yield* printJson(tasks)
       if (tasks.length === 0) return yield* Console.log("No scheduled tasks.")
       yield* Console.log(formatTable(
@@ -40,7 +40,7 @@ export const scheduleRunCommand = Command.make(
   ({ json }) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const outcomes = yield* runScheduledTasks.pipe(Effect.provide(storeLayer(invocation)))
+      const outcomes = yield* runScheduledTasks.pipe(Effect.provide(operationsLayer(invocation)))
       if (json) yield* printJson(outcomes)
       else if (outcomes.length === 0) yield* Console.log("No tasks due.")
       else yield* Console.log(outcomes.map(describeOutcome).join("\n"))

@@ -10,7 +10,7 @@ import { runEveryMinute } from "../../runtime/Scheduler.js"
 import { WebhookDeliveries } from "../../store/WebhookDeliveries.js"
 import { serverStarted } from "../CodeCache.js"
 import { CliInvocation } from "../Invocation.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 import { untilStopSignal } from "../StopSignal.js"
 
 // `host serve`: the panel's HTTP server with the extension runtime (docs/http.md). Listens on
@@ -67,7 +67,7 @@ export const serveCommand = Command.make(
       ).pipe(
         Effect.provide(
           Layer.mergeAll(live, Reconciler.Default, WebhookDeliveries.Default).pipe(
-            Layer.provideMerge(storeLayer(invocation, { listeners: false }))
+            Layer.provideMerge(operationsLayer(invocation, { listeners: false }))
           )
         )
       )

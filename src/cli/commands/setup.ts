@@ -11,7 +11,7 @@ import { runSetup, runSetupRemove, SetupStepFailed } from "../../usecases/Setup.
 import { commandLine } from "../../system/Programs.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, printJson } from "../Output.js"
-import { configLayer, dataLayer, storeLayer } from "../Runtime.js"
+import { configLayer, dataLayer, operationsLayer } from "../Runtime.js"
 
 // `host setup` and `host setup --remove` (docs/panels.md "Five minutes", DESIGN §22): the steps of
 // usecases/Setup.ts printed as each ends (or one JSON document), and the exit code.
@@ -100,10 +100,10 @@ export const setupCommand = Command.make(
           extensions: Effect.gen(function*() {
             if (paths.databaseFile !== "" && paths.databaseFile !== ":memory:" && !(yield* fs.exists(paths.databaseFile).pipe(Effect.orElseSucceed(() => false)))) return []
             return yield* installedExtensionFacts.pipe(
-              Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : storeLayer(invocation, { listeners: false }))
+              Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : operationsLayer(invocation, { listeners: false }))
             )
           }),
-          doctor: cliDoctor(undefined).pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, storeLayer(invocation, { sweepLeftovers: false })))),
+          doctor: cliDoctor(undefined).pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, operationsLayer(invocation, { sweepLeftovers: false })))),
           onStep,
           onWait: (message) => (json ? Effect.void : Effect.sync(() => process.stderr.write(`${message}\n`)))
         }))

@@ -6,7 +6,7 @@ import { extensionTable } from "../../usecases/ExtensionView.js"
 import { statusReport, type StatusReport } from "../../usecases/Status.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatPairs, formatTable, printJson } from "../Output.js"
-import { storeLayer } from "../Runtime.js"
+import { operationsLayer } from "../Runtime.js"
 import { panelReportPairs } from "./panelInstall.js"
 
 // `host status`: the report is the use case's (usecases/Status.ts); this renders it.
@@ -156,7 +156,7 @@ export const statusCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       const report = yield* statusReport({ extensions: withExtensions, health }).pipe(
-        Effect.provide(storeLayer(invocation, { sweepLeftovers: false }))
+        Effect.provide(operationsLayer(invocation, { sweepLeftovers: false }))
       )
       // Only a run with --health has checks, so only it can fail on one.
       const critical = report.health === undefined ? [] : criticalFailures(report.health)

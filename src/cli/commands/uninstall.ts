@@ -13,7 +13,7 @@ import {
 } from "../../usecases/FrameworkUninstall.js"
 import { CliInvocation } from "../Invocation.js"
 import { exitWith, formatTable, printJson } from "../Output.js"
-import { configLayer, progressLayer, storeLayer } from "../Runtime.js"
+import { configLayer, progressLayer, operationsLayer } from "../Runtime.js"
 
 // host framework:uninstall: the use cases of usecases/FrameworkUninstall.ts, rendered (docs/operations.md "Uninstall").
 
@@ -105,7 +105,7 @@ export const uninstallCommand = Command.make(
         : yield* uninstallFramework({ confirm, keepData, actor, lockTimeout }).pipe(
           Effect.provide(FrameworkUninstall.Default.pipe(
             Layer.provideMerge(progressLayer),
-            Layer.provideMerge(storeLayer(invocation, { uninstalling: true }))
+            Layer.provideMerge(operationsLayer(invocation, { uninstalling: true }))
           ))
         )
       const { inventory, result } = outcome
