@@ -102,11 +102,58 @@ const importsOf = (file: string, text: string): ReadonlyArray<Edge> =>
 
 const graph = (): ReadonlyArray<Edge> => sourceFiles(sourceRoot).flatMap((file) => importsOf(file, readFileSync(file, "utf8")))
 
+/** Every import circle among the files of src/, each as its files in a ring (strongly connected components). */
+const circlesOf = (edges: ReadonlyArray<Edge>): ReadonlyArray<string> => {
+  const file = (path: string) => path.replace(/\.[jt]sx?$/, "")
+  const next = new Map<string, Array<string>>()
+  for (const edge of edges) next.set(file(edge.from), [...(next.get(file(edge.from)) ?? []), file(edge.to)])
+  // Tarjan's algorithm: one pass, each component found once.
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const circles: Array<string> = []
+  const visit = (node: string) => {
+    index.set(node, index.size)
+    low.set(node, index.get(node)!)
+    stack.push(node)
+    onStack.add(node)
+    for (const to of next.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to)
+        low.set(node, Math.min(low.get(node)!, low.get(to)!))
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!))
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: Array<string> = []
+      let member: string
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== node)
+      if (component.length > 1) circles.push(component.sort().join(" <-> "))
+    }
+  }
+  for (const node of next.keys()) if (!index.has(node)) visit(node)
+  return circles.sort()
+}
+
 describe("the import graph keeps the layer rule (docs/architecture.md, Layers)", () => {
   it("no module imports upward, sideways, or across the browser/server line", () => {
     const edges = graph()
     expect(edges.length).toBeGreaterThan(500)
     expect(edges.flatMap(problemsOf)).toEqual([])
+  })
+
+  it("no file reaches itself again through its imports (no import circles, type imports included)", () => {
+    // The one circle left of issue 36's two, being broken in panel/ separately; remove it from here then.
+    const known = ["panel/Access <-> panel/Panel"]
+    expect(circlesOf(graph()).filter((circle) => !known.includes(circle))).toEqual([])
+    // …and the check finds a circle: http/Errors importing the contracts that import it (as it once did).
+    const edge = (from: string, to: string): Edge => ({ from, to, specifier: to, typeOnly: true })
+    expect(circlesOf([edge("http/Errors.ts", "http/contracts/Errors.js"), edge("http/contracts/Errors.ts", "http/Errors.js")]))
+      .toEqual(["http/Errors <-> http/contracts/Errors"])
   })
 
   it("every folder and top-level file of src/ has a place in the order", () => {
