@@ -1,4 +1,4 @@
-// Which server ids may be sent to a panel (docs/http.md "Security: server ids"). A `{server}` parameter
+// Which server ids may be sent to a panel (docs/http.md "Server ids"). A `{server}` parameter
 // is put into the panel's URL path (`/api/client/servers/{id}`): `encodeURIComponent` leaves dots alone
 // and `fetch` collapses dot segments, so `..` would ask `/api/client/` and `.` `/api/client/servers/`.
 // Ids of both panels are uuids or 8-character identifiers; anything empty, a dot segment, or holding a

@@ -115,7 +115,7 @@ export const csrfVerdict = (
 }
 
 /**
- * Login CSRF (docs/http.md "Security: signing in"): a sign-in that a browser sends from another site is
+ * Login CSRF (docs/http.md "Signing in (embedded panel)"): a sign-in that a browser sends from another site is
  * refused, so no page elsewhere can sign a visitor into an account of its choosing. A browser says where a
  * form came from in `Origin` (every POST since 2020) and `Sec-Fetch-Site`; `cross-site`, or an `Origin`
  * (`null` included) that is not the panel's own as `expectedOrigin` tells it, is refused. A request with

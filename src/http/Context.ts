@@ -55,7 +55,7 @@ const revokedPerRequest = new WeakMap<HttpServerRequest.HttpServerRequest, boole
 
 /**
  * An embedded session signed out on any replica is anonymous from the next request on: the database is
- * read on every request made with the cookie (docs/http.md "Security: signing out").
+ * read on every request made with the cookie (docs/http.md "Signing out").
  */
 const unlessRevoked = (sessions: Sessions<StoreError>, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) => {
   if (auth.via !== "session" || auth.session === undefined) return Effect.succeed(auth)

@@ -92,7 +92,7 @@ export const loginPage = Effect.gen(function*() {
 export const login = Effect.gen(function*() {
   const { live, request } = yield* authenticate
   const sessions = yield* ServerSessions
-  // A form sent from another site is refused before its body is read (docs/http.md "Security: signing in").
+  // A form sent from another site is refused before its body is read (docs/http.md "Signing in (embedded panel)").
   const crossSite = signInVerdict(
     { method: request.method, headers: request.headers, peer: Option.getOrUndefined(request.remoteAddress) },
     live.access,
@@ -166,7 +166,7 @@ export const session = Effect.gen(function*() {
 
 /**
  * Ends the session on every replica: it is recorded as revoked in the database, so the old cookie answers
- * 401 from the next request on wherever it is sent (docs/http.md "Security: signing out"). The clearing
+ * 401 from the next request on wherever it is sent (docs/http.md "Signing out"). The clearing
  * cookie carries the same attributes as the one it replaces.
  */
 export const logout = Effect.gen(function*() {

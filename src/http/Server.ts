@@ -62,7 +62,7 @@ export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions<unk
   if (live === undefined) return false
   const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
   // A session cookie is checked against the sign-outs in the database, which a synchronous answer cannot
-  // read: the app answers it (docs/http.md "Security: signing out"). Tokens keep the fast path.
+  // read: the app answers it (docs/http.md "Signing out"). Tokens keep the fast path.
   if (auth?.user === undefined || auth.via === "session") return false
   const body = live.bodies[key]
   const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)

@@ -13,7 +13,7 @@ import { randomBytes } from "../system/Ids.js"
 // the user's credential stamp (a new API token ends the sessions made before it), the session's CSRF
 // token and the expiry; replicas sharing the key share sessions. Signing out records the session as
 // revoked in the database (a `host/core` row per session, store/CoreRows.ts `revokedSessions`), which every
-// replica reads on each request made with the cookie (docs/http.md "Security: signing out").
+// replica reads on each request made with the cookie (docs/http.md "Signing out").
 
 export const sessionCookieName = "host_session"
 export const sessionLifetimeSeconds = 60 * 60 * 12

@@ -8,7 +8,7 @@ import { sqliteLayer } from "../../src/store/Database.js"
 import { ensureSchema } from "../../src/store/Schema.js"
 import { tempDir } from "../support/cli.js"
 
-// Embedded sign-outs as host/core rows of host_settings (docs/http.md "Security: Signing out"): a revoked
+// Embedded sign-outs as host/core rows of host_settings (docs/http.md "Signing out"): a revoked
 // session stays revoked while it could still be presented, and its row is pruned once it has expired.
 
 const storeIn = (file: string) =>
