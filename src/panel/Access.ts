@@ -1,5 +1,5 @@
 import { Data, Effect, FiberRef } from "effect"
-import type { PanelDirectory, PanelUser, ServerAccess } from "./Panel.js"
+import type { PanelDirectory, PanelUser, ServerAccess } from "./Directory.js"
 import { type Session, sessionCookieName, type Sessions } from "./Session.js"
 
 // How a request is checked against the panel (docs/panels.md "Drivers"): who is asking, what they may do on
