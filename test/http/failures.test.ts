@@ -66,7 +66,7 @@ describe("operation failures over HTTP, by kind", () => {
       errors: [{
         code: "SourceUnreachable",
         status: "502",
-        detail: `add acme/full failed while verifying and staging acme/full: ${refused}; nothing was changed`
+        detail: `add acme/full failed while resolving acme/full in the registry: ${refused}; nothing was changed`
       }]
     })
     const search = await request(`${server.url}/admin/host/api/registry?q=full`, { as: "admin" })
