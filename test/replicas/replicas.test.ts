@@ -213,7 +213,8 @@ for (const dialect of dialects) {
       const held = JSON.parse(lock[0]!.value) as { hostname: string; lease_expires_at: string }
       if (canUnshare) expect(held.hostname).toBe("replica-a")
 
-      // B's install is refused while the lease runs, then takes the lock over once it lapsed.
+      // B's install waits for the lock (every server front door waits 5 s: docs/decisions.md "One rule in one
+      // place") and takes it over once A's 3 s lease lapsed; only a slow machine sees a 409 first.
       let first: number | undefined
       await waitFor(async () => {
         const answer = await request(`${b.url}/admin/host/api/extensions`, { as: "admin", method: "POST", body: uploadForm(probe) })
@@ -221,7 +222,7 @@ for (const dialect of dialects) {
         return answer.status === 201
       }, 15_000)
       if (canUnshare) {
-        expect(first).toBe(409)
+        expect([201, 409]).toContain(first)
         expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(held.lease_expires_at))
       }
       expect(Date.now() - killedAt).toBeLessThan(15_000)
