@@ -1,10 +1,10 @@
 import { Effect, Layer, Logger } from "effect"
-import { dataLayer, type Invocation, moduleLoaderLayer, registryLayer } from "../HostLive.js"
+import { dataLayer, type Invocation, moduleLoaderLayer, registryLayer } from "../CompositionRoot.js"
 import { Progress } from "../kernel/Events.js"
 
-// What only the CLI adds to the composition in src/HostLive.ts: where logs and progress lines go.
+// What only the CLI adds to the composition in src/CompositionRoot.ts: where logs and progress lines go.
 
-export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, operationsLayer } from "../HostLive.js"
+export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, operationsLayer } from "../CompositionRoot.js"
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
 export const stderrLogger = Logger.replace(

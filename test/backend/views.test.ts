@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { operationsLayer } from "../../src/HostLive.js"
+import { operationsLayer } from "../../src/CompositionRoot.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { bootForCli } from "../../src/runtime/Backend.js"

@@ -11,7 +11,7 @@ import { repoRoot } from "../support/cli.js"
 const layers: ReadonlyArray<ReadonlyArray<string>> = [
   ["cli"],
   // the composition root: stacks every box below into layers; only cli/ (and tests) import it
-  ["HostLive"],
+  ["CompositionRoot"],
   ["http"],
   ["usecases"],
   ["reconcile"],

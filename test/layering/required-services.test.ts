@@ -1,7 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import { describe, expectTypeOf } from "vitest"
-import { operationsLayer } from "../../src/HostLive.js"
+import { operationsLayer } from "../../src/CompositionRoot.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { Reconciler } from "../../src/reconcile/Reconciler.js"
@@ -9,7 +9,7 @@ import { Registry } from "../../src/registry/Registry.js"
 import { repoRoot, tempDir } from "../support/cli.js"
 
 // The Registry is a required service (docs/decisions.md, "Layering"): the layers that install from a
-// registry ask for it, so a composition without it does not compile, and HostLive always provides one.
+// registry ask for it, so a composition without it does not compile, and the composition root always provides one.
 
 describe("required services", () => {
   it("the lifecycle and the reconciler cannot be built without a Registry (checked by tsc)", () => {
@@ -17,7 +17,7 @@ describe("required services", () => {
     expectTypeOf<Registry>().toExtend<Layer.Layer.Context<typeof Reconciler.Default>>()
   })
 
-  it.effect("HostLive's store layer provides the Registry; with no registry_url a registry install fails with the typed refusal", () => {
+  it.effect("the composition root's operations layer provides the Registry; with no registry_url a registry install fails with the typed refusal", () => {
     const root = tempDir("host-root-")
     return Effect.gen(function*() {
       const registry = yield* Registry

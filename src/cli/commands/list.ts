@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { CliInvocation } from "../Invocation.js"
 import { formatTable, printJson } from "../Output.js"
-import { dataLayer } from "../../HostLive.js"
+import { dataLayer } from "../../CompositionRoot.js"
 import { extensionTable, listInstalledViews } from "../../usecases/ExtensionView.js"
 
 export const listCommand = Command.make(
