@@ -17,8 +17,12 @@ await Promise.all([
   buildBridge(),
   // The reference panel's browser files and /host/utility.css (scripts/build-panel.mjs).
   import("./build-panel.mjs").then((panel) => panel.buildPanel()),
-  // The admin screens: /host/admin.js and /host/admin.css (scripts/build-admin.mjs).
-  import("./build-admin.mjs").then((admin) => admin.buildAdmin()),
+  // The admin screens: /host/admin.js and /host/admin.css (scripts/build-admin.mjs), after their route
+  // table is written from the contract (scripts/generate-admin-routes.mjs).
+  import("./generate-admin-routes.mjs")
+    .then((routes) => routes.generateAdminRoutes())
+    .then(() => import("./build-admin.mjs"))
+    .then((admin) => admin.buildAdmin()),
   build({
     ...cliBundleOptions,
     outfile: "dist/host.cjs",

@@ -1,5 +1,5 @@
 import { useCallback, useState } from "react"
-import { get, type Impact, messageOf, type OperationResult, post } from "./api.js"
+import { api, extensionPath, type Impact, messageOf, type OperationResult } from "./api.js"
 import { Button, Dialog, ErrorNotice, Notice, Spinner, useLoad } from "./ui.js"
 
 // Enable / disable / update / remove, each confirmed in a dialog that first asks the API what the change
@@ -34,7 +34,7 @@ const bodyOf = (pending: PendingOperation, keepData: boolean, force: boolean) =>
 /** What the operation would affect (asked of the API first), the admin's choices, and the run once confirmed. */
 const useConfirmedOperation = (pending: PendingOperation, onDone: (message: string) => void) => {
   const { id, operation } = pending
-  const impact = useLoad((signal) => get<Impact>(`/extensions/${id}/impact`, signal), [id])
+  const impact = useLoad((signal) => api("impact", { path: extensionPath(id), signal }), [id])
   const [keepData, setKeepData] = useState(false)
   const [force, setForce] = useState(false)
   const [busy, setBusy] = useState(false)
@@ -45,7 +45,7 @@ const useConfirmedOperation = (pending: PendingOperation, onDone: (message: stri
     setBusy(true)
     setError(undefined)
     try {
-      const result = await post<OperationResult>(`/extensions/${id}/${operation}`, bodyOf(pending, keepData, force))
+      const result = await api("operation", { path: { ...extensionPath(id), action: operation }, body: bodyOf(pending, keepData, force) })
       onDone(describeResult(result))
     } catch (failure) {
       setError(failure)

@@ -1,6 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from "react"
 import { Icon } from "../panel-app/ui.js"
-import { ApiError, type Capabilities, type CapabilityDiff, messageOf } from "./api.js"
+import { ApiError, type Capabilities, type CapabilityDiff, messageOf, type Source } from "./api.js"
 
 // The admin screens' building blocks: loading state, errors shown in place, badges, dialogs and the
 // capability lists. Colours come from the panel's `--host-*` theme (admin.css).
@@ -278,5 +278,8 @@ export const relativeTime = (iso: string | null | undefined): string => {
   return format.format(Math.round(seconds / 86400), "day")
 }
 
-export const sourceText = (source: { readonly type: string; readonly ref: string }) =>
-  source.type === "registry" ? "registry" : `${source.type} · ${source.ref.split("/").slice(-2).join("/")}`
+/** Where an installed extension came from, short: a registry source names its registry (docs/registry.md "Several registries"). */
+export const sourceText = (source: Source) =>
+  source.type === "registry"
+    ? source.registry === undefined ? "registry" : `registry · ${source.registry}`
+    : `${source.type} · ${source.ref.split("/").slice(-2).join("/")}`

@@ -1,12 +1,13 @@
 import { useSearchParams } from "react-router-dom"
 import { Link } from "react-router-dom"
-import { type ActivityPage as Page, call, type ExtensionRow, get } from "../api.js"
+import { type Answer, api, request } from "../api.js"
 import { Badge, Button, Empty, ErrorNotice, formatTime, relativeTime, Section, Spinner, type Tone, useLoad } from "../ui.js"
 
 // Activity (docs/admin.md): the audit trail, newest first, a page at a time, filtered by extension and
 // action. The filters live in the URL, so a filtered view can be linked to.
 
 const actions = ["installed", "updated", "enabled", "disabled", "removed"] as const
+const actionFilter = (action: string) => actions.find((known) => known === action)
 const actionTone: Readonly<Record<string, Tone>> = { installed: "primary", updated: "info", enabled: "success", disabled: "neutral", removed: "danger" }
 
 const actorOf = (context: Readonly<Record<string, unknown>>): string => {
@@ -24,11 +25,15 @@ const useActivity = (extension: string | undefined, pageSize: number, showFilter
   const filterExtension = extension ?? params.get("extension") ?? ""
   const action = params.get("action") ?? ""
   const offset = Math.max(0, Number(params.get("offset") ?? 0) || 0)
-  const query = new URLSearchParams({ limit: String(pageSize), offset: String(offset) })
-  if (filterExtension !== "") query.set("extension", filterExtension)
-  if (action !== "") query.set("action", action)
-  const page = useLoad((signal) => call<Page>(`/activity/page?${query.toString()}`, { signal }), [query.toString()])
-  const extensions = useLoad((signal) => (showFilters && extension === undefined ? get<ReadonlyArray<ExtensionRow>>("/extensions/overview", signal) : Promise.resolve([])), [])
+  const query = {
+    limit: pageSize,
+    offset,
+    ...(filterExtension === "" ? {} : { extension: filterExtension }),
+    // An action the filter does not know is left out, as the API would refuse it.
+    ...(actionFilter(action) === undefined ? {} : { action: actionFilter(action) })
+  }
+  const page = useLoad((signal) => request("activityPage", { query, signal }), [JSON.stringify(query)])
+  const extensions = useLoad((signal) => (showFilters && extension === undefined ? api("overview", { signal }) : Promise.resolve([])), [])
   const set = (key: string, value: string) => {
     const next = new URLSearchParams(params)
     if (value === "") next.delete(key)
@@ -70,7 +75,7 @@ const Filters = ({ activity, extension }: { readonly activity: Activity; readonl
   </div>
 )
 
-const Rows = ({ rows }: { readonly rows: Page["data"] }) => (
+const Rows = ({ rows }: { readonly rows: Answer<"activityPage">["data"] }) => (
   <div className="ha-table-wrap">
     <table className="ha-table ha-table--cards" data-testid="activity-table">
       <thead>

@@ -1,6 +1,6 @@
 import { useState } from "react"
 import { Link } from "react-router-dom"
-import { type AdoptResult, type DesiredStateView, get, type Plan, post } from "../api.js"
+import { type AdoptResult, api, type Data, type Plan } from "../api.js"
 import { Badge, Button, CapabilityDiffView, Dialog, DiffView, Empty, ErrorNotice, Notice, Section, Spinner, type Tone, useLoad } from "../ui.js"
 
 // Desired state (docs/admin.md): the plan against the desired-state file with each action's capability
@@ -9,10 +9,6 @@ import { Badge, Button, CapabilityDiffView, Dialog, DiffView, Empty, ErrorNotice
 
 const actionTone: Readonly<Record<string, Tone>> = { install: "primary", update: "info", enable: "success", disable: "warning", configure: "info", repair: "warning", remove: "danger", unlisted: "neutral" }
 
-interface ApplyAnswer {
-  readonly apply?: { readonly applied: ReadonlyArray<{ readonly type: string; readonly id: string }>; readonly failed: { readonly action: { readonly type: string; readonly id: string }; readonly error: string } | null }
-}
-
 const Adopt = ({ onClose, onDone, result }: { readonly result: AdoptResult; readonly onClose: () => void; readonly onDone: (message: string) => void }) => {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(undefined)
@@ -20,7 +16,7 @@ const Adopt = ({ onClose, onDone, result }: { readonly result: AdoptResult; read
     setBusy(true)
     setError(undefined)
     try {
-      const written = await post<AdoptResult>("/desired-state/adopt", { write: true, expected_sha256: result.sha256 })
+      const written = await api("adopt", { body: { write: true, expected_sha256: result.sha256 } })
       onDone(written.written ? `Adopted: wrote ${written.file}.` : "Nothing to write: the file already describes the panel.")
     } catch (failure) {
       setError(failure)
@@ -50,7 +46,7 @@ const Adopt = ({ onClose, onDone, result }: { readonly result: AdoptResult; read
 
 /** The file and its plan, and what the last apply or adopt said (a message, or the error it met). */
 const useDesiredState = () => {
-  const state = useLoad((signal) => get<DesiredStateView>("/desired-state", signal), [])
+  const state = useLoad((signal) => api("desiredState", { signal }), [])
   const [error, setError] = useState<unknown>(undefined)
   const [message, setMessage] = useState<string | undefined>(undefined)
   return { state, error, setError, message, setMessage }
@@ -66,9 +62,13 @@ const useApply = ({ setError, setMessage, state }: Desired) => {
     setApplying(true)
     setError(undefined)
     try {
-      const answer = await post<ApplyAnswer>("/reconcile", {})
+      const answer = await api("reconcile", { body: { dry_run: false, prune: false, allow_destroy: false } })
       const applied = answer.apply?.applied.length ?? 0
-      setMessage(`Apply complete: ${applied} action(s) applied.`)
+      // A stopped apply answers 422 with its plan (the contract declares that body a success of reconcile):
+      // what went through and the action that failed.
+      const failed = answer.apply?.failed ?? null
+      if (failed === null) setMessage(`Apply complete: ${applied} action(s) applied.`)
+      else setError(new Error(`Apply stopped: ${failed.action.type} ${failed.action.id} failed: ${failed.error} (${applied} action(s) applied before it).`))
       setConfirming(false)
       state.reload()
     } catch (failure) {
@@ -89,7 +89,7 @@ const useAdoptPreview = ({ setError, setMessage }: Desired) => {
     setError(undefined)
     setMessage(undefined)
     try {
-      setAdopt(await post<AdoptResult>("/desired-state/adopt", { write: false }))
+      setAdopt(await api("adopt", { body: { write: false } }))
     } catch (failure) {
       setError(failure)
     }
@@ -118,7 +118,7 @@ const PageHead = ({ file, onAdopt, onApply, onReplan, plan }: {
 )
 
 /** Still loading, no file yet, or a file that cannot be planned. */
-const FileState = ({ data }: { readonly data: DesiredStateView | undefined }) =>
+const FileState = ({ data }: { readonly data: Data<"desiredState"> | undefined }) =>
   data === undefined ? <Spinner /> : !data.exists ? (
     <Notice title="No desired-state file yet">
       <p>Adopt writes one describing the panel as it is; from then on, changes go through the file (and pull requests).</p>
@@ -161,7 +161,7 @@ const PlanSection = ({ plan }: { readonly plan: Plan }) => (
   </Section>
 )
 
-const DriftSection = ({ data }: { readonly data: DesiredStateView | undefined }) => (
+const DriftSection = ({ data }: { readonly data: Data<"desiredState"> | undefined }) => (
   <Section id="drift-title" title={`Drift (${data?.drift.length ?? 0})`}>
     {data === undefined || data.drift.length === 0 ? <Empty>No drift: the installed extensions match the file.</Empty> : (
       <>

@@ -1,7 +1,7 @@
 import { useState } from "react"
 import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom"
 import { useOperations } from "../actions.js"
-import { type Detail, type DoctorReport, type ExtensionHealth, get, post, type SettingsForm } from "../api.js"
+import { api, type Data, type Detail, extensionPath } from "../api.js"
 import {
   Badge,
   Button,
@@ -48,7 +48,13 @@ const Overview = ({ detail }: { readonly detail: Detail }) => (
         <dt>Version</dt><dd>{detail.version}{detail.updateAvailable === null ? null : <> <Badge tone="info">update {detail.updateAvailable} available</Badge></>}</dd>
         <dt>License</dt><dd>{detail.license ?? "—"}</dd>
         <dt>Authors</dt><dd>{detail.authors.length === 0 ? "—" : detail.authors.map((author) => author.name).join(", ")}</dd>
-        <dt>Source</dt><dd><code className="ha-break">{detail.source.type} {detail.source.ref}</code></dd>
+        <dt>Source</dt>
+        <dd>
+          {detail.source.registry === undefined ? null : (
+            <div data-testid="source-registry">From the registry <strong className="ha-registry-name">{detail.source.registry}</strong></div>
+          )}
+          <code className="ha-break">{detail.source.type} {detail.source.ref}</code>
+        </dd>
         <dt>Signature</dt><dd><SignatureBadge status={detail.signature.status} />{detail.signature.key === null ? null : <code className="ha-small ha-break"> {detail.signature.key.slice(0, 16)}…</code>}</dd>
         <dt>Installed</dt><dd title={formatTime(detail.installedAt)}>{relativeTime(detail.installedAt)}</dd>
         <dt>Updated</dt><dd title={formatTime(detail.updatedAt)}>{relativeTime(detail.updatedAt)}</dd>
@@ -205,14 +211,14 @@ const Capabilities = ({ detail }: { readonly detail: Detail }) => (
 )
 
 const Health = ({ detail }: { readonly detail: Detail }) => {
-  const [report, setReport] = useState<ExtensionHealth | undefined>(undefined)
+  const [report, setReport] = useState<Data<"healthNow"> | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
   const [busy, setBusy] = useState(false)
   const run = async () => {
     setBusy(true)
     setError(undefined)
     try {
-      setReport(await post<ExtensionHealth>(`/extensions/${detail.id}/health`))
+      setReport(await api("healthNow", { path: extensionPath(detail.id) }))
     } catch (failure) {
       setError(failure)
     } finally {
@@ -261,7 +267,7 @@ const verdictLabel = { ok: "ok", warning: "warning", fail: "fails" } as const
 
 /** The report of `host doctor <id>`: what is not as it should be first, each with its fix. */
 const Doctor = ({ detail }: { readonly detail: Detail }) => {
-  const report = useLoad((signal) => get<DoctorReport>(`/extensions/${detail.id}/doctor`, signal), [detail.id])
+  const report = useLoad((signal) => api("doctor", { path: extensionPath(detail.id), signal }), [detail.id])
   const data = report.data
   const order = { fail: 0, warning: 1, ok: 2 } as const
   return (
@@ -302,8 +308,8 @@ const Doctor = ({ detail }: { readonly detail: Detail }) => {
 }
 
 const SettingsTab = ({ detail }: { readonly detail: Detail }) => {
-  const form = useLoad((signal) => get<SettingsForm>(`/extensions/${detail.id}/settings`, signal), [detail.id])
-  const [current, setCurrent] = useState<SettingsForm | undefined>(undefined)
+  const form = useLoad((signal) => api("readSettings", { path: extensionPath(detail.id), signal }), [detail.id])
+  const [current, setCurrent] = useState<Data<"readSettings"> | undefined>(undefined)
   const shown = current ?? form.data
   return (
     <Section id="settings-title" title={shown?.title ?? "Settings"}>
@@ -322,7 +328,7 @@ const useDetail = () => {
   const [params, setParams] = useSearchParams()
   const tab = tabs.some((candidate) => candidate.id === params.get("tab")) ? params.get("tab")! : "overview"
   const selectTab = (next: string) => setParams(next === "overview" ? {} : { tab: next }, { replace: true })
-  const detail = useLoad((signal) => get<Detail>(`/extensions/${id}`, signal), [id])
+  const detail = useLoad((signal) => api("detail", { path: extensionPath(id), signal }), [id])
   const navigate = useNavigate()
   const operations = useOperations((operation) => (operation === "remove" ? navigate(`/admin/host/extensions?removed=${encodeURIComponent(id)}`) : detail.reload()))
   return { id, tab, selectTab, detail, operations }

@@ -1,7 +1,7 @@
 import { useState } from "react"
 import { Link, useSearchParams } from "react-router-dom"
 import { describeResult, useOperations } from "../actions.js"
-import { bootstrap, type ExtensionHealth, type ExtensionRow, get, type OperationResult, post } from "../api.js"
+import { api, bootstrap, type Data, type ExtensionHealth, type ExtensionRow } from "../api.js"
 import { Install } from "./Install.js"
 import {
   Badge,
@@ -23,10 +23,6 @@ import {
 // The Extensions screen (docs/admin.md): every installed extension with its state and actions, and
 // Install (a module of its own): pick or drop a .host (and its detached signature), see what it is and brings, then confirm.
 
-interface HealthReport {
-  readonly extensions: ReadonlyArray<ExtensionHealth>
-}
-
 const healthSummary = (health: ExtensionHealth | undefined): { status: string; text: string } | undefined => {
   if (health === undefined || health.checks.length === 0) return undefined
   const worst = ["error", "warning", "unknown", "ok"].find((status) => health.checks.some((check) => check.status === status)) ?? "ok"
@@ -43,8 +39,8 @@ const quarantineHelp = (reason: string) =>
 
 /** The installed extensions and their health, read together and reloaded together. */
 const useInstalled = () => {
-  const list = useLoad((signal) => get<ReadonlyArray<ExtensionRow>>("/extensions/overview", signal), [])
-  const health = useLoad((signal) => get<HealthReport>("/health", signal), [])
+  const list = useLoad((signal) => api("overview", { signal }), [])
+  const health = useLoad((signal) => api("health", { signal }), [])
   const reload = () => {
     list.reload()
     health.reload()
@@ -167,33 +163,64 @@ export const ExtensionsPage = () => {
   const removed = params.get("removed")
   const [message, setMessage] = useState<string | undefined>(removed === null ? undefined : `${removed}: removed`)
   const [confirmUpdateAll, setConfirmUpdateAll] = useState(false)
+  const [updateOutcomes, setUpdateOutcomes] = useState<UpdateOutcomes | undefined>(undefined)
   const { rows, updates } = installed
   return (
     <>
       <PageHead onRefresh={installed.reload} onUpdateAll={() => setConfirmUpdateAll(true)} updates={updates.length} />
       {operations.notice}
       {message === undefined ? null : <Notice tone="success"><p data-testid="install-result">{message}</p></Notice>}
+      {updateOutcomes === undefined ? null : <UpdateAllOutcomes outcomes={updateOutcomes} />}
       <ErrorNotice error={list.error} title="The extensions could not be listed" />
       <Section id="installed-title" title={`Installed (${rows.length})`}>
         {list.loading && list.data === undefined ? <Spinner /> : rows.length === 0 ? (
           <Empty>No extensions installed yet. {bootstrap().admin.uploads === "off" ? "Install them on the server with host add" : "Install a .host archive below"}, or browse the registry.</Empty>
         ) : <ExtensionsTable installed={installed} start={operations.start} />}
       </Section>
-      <InstallSection onInstalled={(text) => { setMessage(text); installed.reload() }} />
+      <InstallSection onInstalled={(text) => { setMessage(text); setUpdateOutcomes(undefined); installed.reload() }} />
       {operations.dialog}
-      {confirmUpdateAll ? <UpdateAll onClose={() => setConfirmUpdateAll(false)} onDone={(text) => { setConfirmUpdateAll(false); setMessage(text); list.reload() }} updates={updates} /> : null}
+      {confirmUpdateAll ? <UpdateAll onClose={() => setConfirmUpdateAll(false)} onDone={(outcomes) => { setConfirmUpdateAll(false); setMessage(undefined); setUpdateOutcomes(outcomes); installed.reload() }} updates={updates} /> : null}
     </>
   )
 }
 
-const UpdateAll = ({ onClose, onDone, updates }: { readonly updates: ReadonlyArray<ExtensionRow>; readonly onClose: () => void; readonly onDone: (message: string) => void }) => {
+type UpdateOutcomes = Data<"updateAll">
+
+/**
+ * What Update all did, one line per extension: the updates that went through, and apart from them, as an
+ * error, each one that failed with the reason the server gave (one failure does not stop the rest).
+ */
+const UpdateAllOutcomes = ({ outcomes }: { readonly outcomes: UpdateOutcomes }) => {
+  const updated = outcomes.flatMap((outcome) => (outcome.action === "failed" ? [] : [outcome]))
+  const failed = outcomes.flatMap((outcome) => (outcome.action === "failed" ? [outcome] : []))
+  return (
+    <>
+      {outcomes.length === 0 ? <Notice><p data-testid="update-all-updated">Nothing to update.</p></Notice> : null}
+      {updated.length === 0 ? null : (
+        <Notice title={`Updated ${updated.length} extension(s)`} tone="success">
+          <ul className="ha-list" data-testid="update-all-updated">
+            {updated.map((outcome) => <li key={outcome.id}>{describeResult(outcome)}</li>)}
+          </ul>
+        </Notice>
+      )}
+      {failed.length === 0 ? null : (
+        <Notice title={`${failed.length} update(s) failed`} tone="error">
+          <ul className="ha-list" data-testid="update-all-failed">
+            {failed.map((outcome) => <li data-extension={outcome.id} key={outcome.id}><code>{outcome.id}</code>: {outcome.error}</li>)}
+          </ul>
+        </Notice>
+      )}
+    </>
+  )
+}
+
+const UpdateAll = ({ onClose, onDone, updates }: { readonly updates: ReadonlyArray<ExtensionRow>; readonly onClose: () => void; readonly onDone: (outcomes: UpdateOutcomes) => void }) => {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(undefined)
   const run = async () => {
     setBusy(true)
     try {
-      const outcomes = await post<ReadonlyArray<OperationResult & { error?: string }>>("/updates", {})
-      onDone(outcomes.map((outcome) => (outcome.error !== undefined ? `${outcome.id}: failed: ${outcome.error}` : describeResult(outcome))).join("; "))
+      onDone(await api("updateAll"))
     } catch (failure) {
       setError(failure)
       setBusy(false)

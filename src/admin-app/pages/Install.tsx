@@ -1,6 +1,6 @@
 import { useRef, useState } from "react"
 import { describeResult } from "../actions.js"
-import { bootstrap, type OperationResult, type Preview, upload } from "../api.js"
+import { bootstrap, type Preview, upload } from "../api.js"
 import { Badge, Button, CapabilityList, ErrorNotice, Icon, Notice, Section, SignatureBadge } from "../ui.js"
 
 // The Install part of the Extensions screen (docs/admin.md): pick or drop a .host (and its detached
@@ -38,7 +38,7 @@ const useUpload = (onInstalled: (message: string) => void) => {
     setForce(false)
     setProgress(0)
     try {
-      setPreview(await upload<Preview>("/extensions/preview", formOf(file, sig), setProgress))
+      setPreview(await upload("preview", { form: formOf(file, sig), onProgress: setProgress }))
     } catch (failure) {
       setError(failure)
     } finally {
@@ -52,7 +52,7 @@ const useUpload = (onInstalled: (message: string) => void) => {
     setError(undefined)
     setProgress(0)
     try {
-      const result = await upload<OperationResult>(`/extensions${force ? "?force=1" : ""}`, formOf(archive, signature), setProgress)
+      const result = await upload("install", { query: { force }, form: formOf(archive, signature), onProgress: setProgress })
       setPreview(undefined)
       setArchive(undefined)
       setSignature(undefined)

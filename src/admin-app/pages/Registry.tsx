@@ -1,32 +1,14 @@
 import { type FormEvent, useState } from "react"
 import { Link, useSearchParams } from "react-router-dom"
 import { describeResult, useOperations } from "../actions.js"
-import { call, type OperationResult, post, type RegistryEntry } from "../api.js"
+import { type Answer, api, request, type RegistryEntry } from "../api.js"
 import { Badge, Button, Dialog, Empty, ErrorNotice, Notice, Section, Spinner, useLoad } from "../ui.js"
 
 // Registry (docs/admin.md): search the configured registries by id, name, description and tags; every
 // version with `requires` checked against this panel; install a chosen version from the registry of the
 // entry (docs/registry.md "Several registries"); update what is installed.
 
-interface RegistrySummary {
-  readonly name: string
-  readonly url: string
-  readonly source: string
-  readonly fetchedAt: string
-  readonly extensions: number
-  readonly signed: boolean
-}
-
-interface RegistryAnswer {
-  readonly data: ReadonlyArray<RegistryEntry>
-  readonly meta: {
-    readonly url: string
-    readonly source: string
-    readonly fetchedAt: string
-    readonly warning: string | null
-    readonly registries: ReadonlyArray<RegistrySummary>
-  }
-}
+type RegistrySummary = Answer<"registrySearch">["meta"]["registries"][number]
 
 const Registries = ({ registries }: { readonly registries: ReadonlyArray<RegistrySummary> }) =>
   registries.length === 1 ? (
@@ -52,7 +34,7 @@ const InstallVersion = ({ entry, onClose, onDone }: { readonly entry: RegistryEn
     setBusy(true)
     setError(undefined)
     try {
-      const result = await post<OperationResult>("/registry/install", { id: entry.id, version, registry: entry.registry })
+      const result = await api("registryInstall", { body: { id: entry.id, version, registry: entry.registry } })
       onDone(describeResult(result))
     } catch (failure) {
       setError(failure)
@@ -91,7 +73,7 @@ export const RegistryPage = () => {
   const [params, setParams] = useSearchParams()
   const query = params.get("q") ?? ""
   const [text, setText] = useState(query)
-  const result = useLoad((signal) => call<RegistryAnswer>(`/registry?q=${encodeURIComponent(query)}`, { signal }), [query])
+  const result = useLoad((signal) => request("registrySearch", { query: { q: query }, signal }), [query])
   const [installing, setInstalling] = useState<RegistryEntry | undefined>(undefined)
   const [message, setMessage] = useState<string | undefined>(undefined)
   const operations = useOperations(() => result.reload())

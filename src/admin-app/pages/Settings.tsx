@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from "react"
-import { ApiError, put, type SettingField, type SettingsForm, type SettingValue } from "../api.js"
+import { api, ApiError, extensionPath, type SettingField, type SettingsForm, type SettingValue } from "../api.js"
 import { Badge, Button, Empty, ErrorNotice, Notice } from "../ui.js"
 
 // The settings form, rendered from the extension's normalized settings schema (docs/admin.md): every
@@ -145,7 +145,7 @@ const useSave = (extensionId: string, onSaved: (form: SettingsForm) => void) => 
     setError(undefined)
     setFieldErrors({})
     try {
-      const next = await put<SettingsForm>(`/extensions/${extensionId}/settings`, values)
+      const next = await api("writeSettings", { path: extensionPath(extensionId), body: values })
       setSaved(true)
       onSaved(next)
     } catch (failure) {

@@ -1,0 +1,27 @@
+// Generated from HostApi (src/http/contracts/Api.ts, the `admin` group) by scripts/generate-admin-routes.mjs,
+// which `npm run build` runs. Do not edit: test/admin-app/routes.test.ts fails when this differs from the contract.
+export const adminRoutes = {
+  list: { method: "GET", path: "/admin/host/api/extensions", successes: [200] },
+  install: { method: "POST", path: "/admin/host/api/extensions", successes: [201] },
+  overview: { method: "GET", path: "/admin/host/api/extensions/overview", successes: [200] },
+  preview: { method: "POST", path: "/admin/host/api/extensions/preview", successes: [200] },
+  detail: { method: "GET", path: "/admin/host/api/extensions/:vendor/:name", successes: [200] },
+  impact: { method: "GET", path: "/admin/host/api/extensions/:vendor/:name/impact", successes: [200] },
+  healthNow: { method: "POST", path: "/admin/host/api/extensions/:vendor/:name/health", successes: [200] },
+  doctor: { method: "GET", path: "/admin/host/api/extensions/:vendor/:name/doctor", successes: [200] },
+  readSettings: { method: "GET", path: "/admin/host/api/extensions/:vendor/:name/settings", successes: [200] },
+  writeSettings: { method: "PUT", path: "/admin/host/api/extensions/:vendor/:name/settings", successes: [200] },
+  operation: { method: "POST", path: "/admin/host/api/extensions/:vendor/:name/:action", successes: [200] },
+  updates: { method: "GET", path: "/admin/host/api/updates", successes: [200] },
+  updateAll: { method: "POST", path: "/admin/host/api/updates", successes: [200] },
+  activity: { method: "GET", path: "/admin/host/api/activity", successes: [200] },
+  activityPage: { method: "GET", path: "/admin/host/api/activity/page", successes: [200] },
+  health: { method: "GET", path: "/admin/host/api/health", successes: [200] },
+  reconcile: { method: "POST", path: "/admin/host/api/reconcile", successes: [200, 422] },
+  createServer: { method: "POST", path: "/admin/host/api/servers", successes: [201] },
+  deleteServer: { method: "DELETE", path: "/admin/host/api/servers/:uuid", successes: [200] },
+  registrySearch: { method: "GET", path: "/admin/host/api/registry", successes: [200] },
+  registryInstall: { method: "POST", path: "/admin/host/api/registry/install", successes: [201] },
+  desiredState: { method: "GET", path: "/admin/host/api/desired-state", successes: [200] },
+  adopt: { method: "POST", path: "/admin/host/api/desired-state/adopt", successes: [200] }
+} as const
