@@ -4,11 +4,10 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Data, Deferred, Effect, Layer, Option, Runtime } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { databaseRevocations, loadSessionKey, makeSessions, type Sessions } from "../panel/Session.js"
+import { databaseRevocations, loadSessionKey, makeSessions } from "../panel/Session.js"
 import { CoreRows } from "../store/CoreRows.js"
-import type { ClientBodies } from "../runtime/ClientView.js"
 import { HostConfig } from "../config/HostConfig.js"
-import { LiveRuntime, type LiveRuntimeService } from "../runtime/LiveState.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
 import { randomBytes } from "../system/Ids.js"
 import { app } from "./App.js"
 import { generationFrame } from "./ClientEvents.js"
@@ -19,12 +18,13 @@ import { closeWhenRefusedUnread, defaultBodyBytes, isChunked, isUploadRequest, l
 import * as RateLimits from "./RateLimits.js"
 import * as ServerState from "./ServerState.js"
 import { everyAnswer } from "./SecurityHeaders.js"
-import { clientBodyCaching, conditional } from "./Static.js"
+import { makeFastLane } from "./FastLane.js"
 
-// `host serve`'s HTTP server: a node:http server whose request listener first tries the fast path —
-// the three read-only client bodies, precomputed per runtime generation, behind the cached auth check —
-// and hands every other request (and every fast-path request it cannot answer, e.g. a 401) to the
-// Effect app, which runs with per-request tracing disabled.
+// `host serve`'s HTTP server: a node:http server whose request listener first tries the fast lane —
+// the three read-only client bodies, precomputed per runtime generation, for a caller the panel driver
+// knows without asking (http/FastLane.ts) — and hands every other request (and every fast-lane request
+// it does not answer exactly as the router would, e.g. a 401) to the Effect app, which runs with
+// per-request tracing disabled.
 
 export class ListenFailed extends Data.TaggedError("ListenFailed")<{ readonly host: string; readonly port: number; readonly detail: string }> {
   override get message() {
@@ -37,43 +37,8 @@ export interface ListenOptions extends ServerOptions {
   readonly port: number
   /** Largest request body accepted, uploads aside (they follow `limits.archive_bytes`): default 1 MiB. */
   readonly maxBodyBytes?: number
-  /** Answer the hot client endpoints before the Effect app (default true; off to measure the difference). */
+  /** Answer the hot client endpoints in the fast lane before the Effect app (default true; off to measure and compare). */
   readonly fastPath?: boolean
-}
-
-const fastPaths: Readonly<Record<string, keyof ClientBodies>> = {
-  "/api/client/host/slots": "slots",
-  "/api/client/host/extensions": "extensions",
-  "/api/client/host/config": "config"
-}
-
-const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
-
-/** Answers a fast-path request, or returns false to let the Effect app answer it. */
-export const makeFastPath = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) =>
-(request: IncomingMessage, response: ServerResponse): boolean => {
-  if (request.method !== "GET") return false
-  const url = request.url ?? ""
-  const query = url.indexOf("?")
-  const key = fastPaths[query < 0 ? url : url.slice(0, query)]
-  if (key === undefined) return false
-  // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in (well under a microsecond).
-  const live = Effect.runSync(runtime.current)
-  if (live === undefined) return false
-  const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
-  // A session cookie is checked against the sign-outs in the database, which a synchronous answer cannot
-  // read: the app answers it (docs/http.md "Signing out"). Tokens keep the fast path.
-  if (auth?.user === undefined || auth.via === "session") return false
-  const body = live.bodies[key]
-  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, clientBodyCaching)
-  if (answer.status === 304) {
-    response.writeHead(304, answer.headers)
-    response.end()
-    return true
-  }
-  response.writeHead(200, { "content-type": "application/json", "content-length": body.bytes.byteLength, ...answer.headers })
-  response.end(body.bytes)
-  return true
 }
 
 /**
@@ -122,7 +87,7 @@ export const listen = (options: ListenOptions) =>
         RateLimits.makeLookupGate(Context.get(perServer, RateLimits.RateLimiter.RateLimiter), proxies, config.panel.lookups_per_second)
       )
     )
-    const fast = options.fastPath === false ? () => false : makeFastPath(runtime, sessions)
+    const fast = options.fastPath === false ? () => false : makeFastLane(runtime, sessions)
     const serve = (request: IncomingMessage, response: ServerResponse) => {
       if (!fast(request, response)) handler(request, response)
     }

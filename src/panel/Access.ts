@@ -97,7 +97,13 @@ export interface PanelAccess {
   readonly csrf: "host" | "panel"
   /** `base_url`'s origin for the Origin check (`panel` CSRF only); undefined: a trusted proxy's forwarded host, else the request's Host (http/Auth.ts `expectedOrigin`). */
   readonly origin: string | undefined
-  /** The answer when it is known without asking the panel (embedded: always; real: a warm cache). */
+  /**
+   * The answer `authenticate` would give, when it is known at once, without asking the panel or waiting:
+   * the embedded panel always (its directory); a real panel for a read whose credential has a warm,
+   * unexpired identity-cache entry (the same entry, expiry and count `authenticate` would use; never for an
+   * unsafe request, which the panel is asked about every time), else undefined. The embedded answer does not
+   * include the database's sign-outs: a caller that has an embedded session checks them (http/Context.ts).
+   */
   readonly peek: (credentials: RequestCredentials, sessions: Sessions<unknown>) => RequestAuth | undefined
   readonly authenticate: (credentials: RequestCredentials, sessions: Sessions<unknown>) => Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited>
   /** `undefined`: no such server, or the user has no access to it. `id`: the uuid or the panel's short id. */

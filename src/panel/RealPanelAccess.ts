@@ -1,6 +1,16 @@
-import { Cache, Duration, Effect, Either, Exit, FiberRef, Option, Schema } from "effect"
+import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, Option, Schema } from "effect"
 import { CoreRows } from "../store/CoreRows.js"
-import { anonymous, identityLookupGate, invalidToken, type LookupsLimited, type PanelAccess, type PanelUnavailable, type RequestAuth, type RequestCredentials } from "./Access.js"
+import {
+  anonymous,
+  identityLookupGate,
+  invalidToken,
+  type LookupsLimited,
+  type PanelAccess,
+  type PanelCredential,
+  type PanelUnavailable,
+  type RequestAuth,
+  type RequestCredentials
+} from "./Access.js"
 import { grantsOn } from "./Grants.js"
 import type { PanelServer, PanelUser, ServerAccess } from "./Panel.js"
 import { allPages, type Answer, credentialOf, Key, morePages, type PanelClient, type PanelCounters } from "./PanelClient.js"
@@ -113,16 +123,56 @@ const lookupServerList = (client: PanelClient) => (key: Key): Effect.Effect<Read
 const answerLifetime = (window: Duration.Duration) => <A, E>(exit: Exit.Exit<Option.Option<A>, E>) =>
   Exit.isSuccess(exit) ? (Option.isSome(exit.value) ? window : failureWindow) : Duration.zero
 
+/** A clock stopped before any entry was made: under it a cache read never finds an entry expired. */
+const stoppedClock: Clock.Clock = {
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => Number.NEGATIVE_INFINITY,
+  currentTimeMillis: Effect.succeed(Number.NEGATIVE_INFINITY),
+  unsafeCurrentTimeNanos: () => 0n,
+  currentTimeNanos: Effect.succeed(0n),
+  sleep: () => Effect.void
+}
+
+/**
+ * A synchronous read of a cache's entry (`PanelAccess.peek`): its value when `cached` below would answer
+ * from it as it stands — a finished lookup (or one being refreshed) within its lifetime — else none
+ * (absent, still being looked up, failed, expired). Nothing is asked and nothing waited for.
+ *
+ * Expiry is the cache's own rule, judged here: an entry made at `loadedMillis` lives
+ * `lifetime(its exit)` (the same function the cache was made with, the same `>` comparison against the
+ * same clock). The entry itself is read under a stopped clock so that the read cannot expire it: an
+ * expired entry stays for the slow path exactly as it was (it still counts as a credential seen, which the
+ * lookup limit exempts), and the slow path replaces it as it always did.
+ */
+const warmReader = <A, E>(cache: Cache.Cache<Key, A, E>, lifetime: (exit: Exit.Exit<A, E>) => Duration.Duration, clock: Clock.Clock) => {
+  const entry = (key: Key) =>
+    Effect.flatMap(cache.entryStats(key), (stats) =>
+      Option.isNone(stats)
+        ? Effect.succeedNone
+        : Effect.map(Effect.withClock(cache.getOptionComplete(key), stoppedClock), Option.map((value) => ({ value, loadedMillis: stats.value.loadedMillis }))))
+  return (key: Key): Option.Option<A> => {
+    const read = Effect.runSyncExit(entry(key))
+    // A failed lookup is dropped at once by its caller (`cached`); until then it is nothing to answer from.
+    if (Exit.isFailure(read) || Option.isNone(read.value)) return Option.none()
+    const { loadedMillis, value } = read.value.value
+    const expiresAt = loadedMillis + Duration.toMillis(lifetime(Exit.succeed(value)))
+    return clock.unsafeCurrentTimeMillis() > expiresAt ? Option.none() : Option.some(value)
+  }
+}
+
 export const makePanelCaches = (client: PanelClient, flavor: Flavor, window: Duration.Duration) =>
   Effect.gen(function*() {
-    const identity = yield* Cache.makeWith({ capacity: 100_000, lookup: lookupIdentity(client, flavor), timeToLive: answerLifetime(window) })
+    const identityLifetime = answerLifetime(window)
+    const identity = yield* Cache.makeWith({ capacity: 100_000, lookup: lookupIdentity(client, flavor), timeToLive: identityLifetime })
     const servers = yield* Cache.makeWith({ capacity: 100_000, lookup: lookupServer(client), timeToLive: answerLifetime(window) })
     const lists = yield* Cache.makeWith({
       capacity: 10_000,
       lookup: lookupServerList(client),
       timeToLive: (exit) => Exit.isSuccess(exit) ? window : Duration.zero
     })
-    return { identity, servers, lists }
+    // The clock the caches judge expiry by is the one of the fibers that use them: the process's, as here.
+    const warmIdentity = warmReader(identity, identityLifetime, yield* Effect.clock)
+    return { identity, servers, lists, warmIdentity }
   })
 
 export type PanelCaches = Effect.Effect.Success<ReturnType<typeof makePanelCaches>>
@@ -180,10 +230,17 @@ export interface RealAccessContext {
   readonly origin: string | undefined
 }
 
+/** The request's identity from the panel's answer about its credential (none: signed out, or a key it refuses). */
+const authOf = (user: Option.Option<PanelUser>, credential: PanelCredential, fresh: boolean): RequestAuth => {
+  const byToken = "authorization" in credential.headers
+  return Option.isNone(user)
+    ? (byToken ? invalidToken : anonymous)
+    : { user: user.value, via: byToken ? "token" : "session", session: undefined, invalidToken: false, credential, fresh }
+}
+
 const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
   const credential = credentialOf(credentials, context.sessionCookie)
   if (credential === undefined) return Effect.succeed(anonymous)
-  const byToken = "authorization" in credential.headers
   const key = new Key(credential, "account")
   const fresh = credentials.fresh === true
   // An unsafe request asks the panel now; its answer replaces the cached one, so reads see a sign-out too.
@@ -191,10 +248,23 @@ const authenticate = (context: RealAccessContext) => (credentials: RequestCreden
   // A credential the cache holds (or is looking up) has been seen: asking again is not the limited kind.
   const lookup = Effect.flatMap(context.caches.identity.contains(key), (seen) =>
     seen ? Effect.locally(ask, identityLookupGate, Effect.void) : ask)
-  return Effect.map(lookup, (user) =>
-    Option.isNone(user)
-      ? (byToken ? invalidToken : anonymous)
-      : { user: user.value, via: byToken ? "token" as const : "session" as const, session: undefined, invalidToken: false, credential, fresh })
+  return Effect.map(lookup, (user) => authOf(user, credential, fresh))
+}
+
+/**
+ * What `authenticate` would answer from the identity cache as it stands, without asking the panel or
+ * waiting (docs/panels.md "Identity"): a read's credential with a warm, unexpired entry — the same answer
+ * (a user, or the "no" the panel gave), counted as the same cache hit. An unsafe request is never answered
+ * here (the panel is asked every time), nor a credential without a usable entry: `authenticate` asks.
+ */
+const peek = (context: RealAccessContext) => (credentials: RequestCredentials): RequestAuth | undefined => {
+  if (credentials.fresh === true) return undefined
+  const credential = credentialOf(credentials, context.sessionCookie)
+  if (credential === undefined) return anonymous
+  const known = context.caches.warmIdentity(new Key(credential, "account"))
+  if (Option.isNone(known)) return undefined
+  context.counters.hits++
+  return authOf(known.value, credential, false)
 }
 
 const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
@@ -292,7 +362,7 @@ export const makeRealAccess = (context: RealAccessContext): PanelAccess => {
     subusers: subusers(context, scopeOf),
     csrf: "panel",
     origin: context.origin,
-    peek: () => undefined,
+    peek: peek(context),
     authenticate: authenticate(context),
     serverAccess: scopeOf,
     serversOf: listOf,

@@ -1,0 +1,78 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Effect } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Sessions } from "../panel/Session.js"
+import type { ClientBodies } from "../runtime/ClientView.js"
+import type { LiveRuntimeService } from "../runtime/LiveState.js"
+import { HostApi } from "./contracts/Api.js"
+import { clientBodyCaching, conditional } from "./Static.js"
+
+// The fast lane (DESIGN §23, docs/http.md "Performance"): GET /api/client/host/slots|extensions|config,
+// answered in node's request listener before the Effect app, from the bodies precomputed per runtime
+// generation and the driver's synchronous identity answer (`PanelAccess.peek`: the embedded panel always,
+// a real panel from its warm identity cache). It answers only what the router would answer byte for byte
+// (the same status, headers and body: test/http/fast-lane.test.ts compares them) and leaves everything
+// else to the router: any other method, a request whose caller is not a signed-in user (the router words
+// the 401), an embedded session cookie (its sign-out is a database read, docs/http.md "Signing out"), a
+// credential the driver cannot answer for without asking the panel, a runtime still booting.
+//
+// Paths, content type and caching are the contract's: the paths and the success encoding of the client
+// group's endpoints (http/contracts/Client.ts), and `clientBodyCaching`, the Cache-Control the router's
+// answer carries (http/api/Handlers.ts).
+
+/** One precomputed answer: which body, and the content type its endpoint declares. */
+export interface FastLaneRoute {
+  readonly body: keyof ClientBodies
+  readonly contentType: string
+  readonly cacheControl: string
+}
+
+/** The client endpoints answered from a precomputed body: each is named as its body is. */
+const precomputedEndpoints: ReadonlyArray<keyof ClientBodies> = ["slots", "extensions", "config"]
+
+const routesOf = (): ReadonlyMap<string, FastLaneRoute> => {
+  const client = HostApi.groups["client"]
+  const routes = new Map<string, FastLaneRoute>()
+  for (const body of precomputedEndpoints) {
+    const endpoint = client?.endpoints[body]
+    // A contract without these endpoints is a programming error: say so when the module loads, not per request.
+    if (endpoint === undefined || endpoint.method !== "GET") throw new Error(`the client contract has no GET endpoint "${body}" for the fast lane`)
+    routes.set(endpoint.path, { body, contentType: HttpApiSchema.getEncoding(endpoint.successSchema.ast).contentType, cacheControl: clientBodyCaching })
+  }
+  return routes
+}
+
+/** Path → the precomputed answer at it, from the contract. */
+export const fastLaneRoutes: ReadonlyMap<string, FastLaneRoute> = routesOf()
+
+const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
+
+/** Answers a fast-lane request and returns true, or returns false to let the router answer it. */
+export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) =>
+(request: IncomingMessage, response: ServerResponse): boolean => {
+  if (request.method !== "GET") return false
+  const url = request.url ?? ""
+  const query = url.indexOf("?")
+  const route = fastLaneRoutes.get(query < 0 ? url : url.slice(0, query))
+  if (route === undefined) return false
+  // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in.
+  const live = Effect.runSync(runtime.current)
+  if (live === undefined) return false
+  const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
+  // Only a signed-in user is answered here. An embedded session is checked against the sign-outs in the
+  // database, which a synchronous answer cannot read: the router answers it. A real panel's session has
+  // no such record (the panel is the authority, and `peek` answers only from an entry the router would use).
+  if (auth === undefined || auth.user === undefined || auth.invalidToken || auth.session !== undefined) return false
+  const body = live.bodies[route.body]
+  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, route.cacheControl)
+  // The router's answer, header for header in its order (http/Static.ts `withCachedETag`, written by
+  // @effect/platform-node): the validators, then the body's type and length.
+  if (answer.status === 304) {
+    response.writeHead(304, answer.headers)
+    response.end()
+    return true
+  }
+  response.writeHead(200, { ...answer.headers, "content-type": route.contentType, "content-length": body.bytes.byteLength })
+  response.end(body.bytes)
+  return true
+}
