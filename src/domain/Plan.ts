@@ -12,7 +12,7 @@ import {
   type SettingChange
 } from "./PlanFormat.js"
 import { problem, type Problem } from "./Problems.js"
-import { dependencyOrder } from "./Rules.js"
+import { dependencyOrder, dependentsOutOfRange, enabledDependents, type InstalledState } from "./Rules.js"
 import { type SettingField, validateSettingValues } from "./Settings.js"
 import { bundleSlotReferences } from "./Slots.js"
 
@@ -345,6 +345,101 @@ const orderActions = (
   ]
 }
 
+/** The extensions `id` depends on in the end state, directly or through others (in the order first reached). */
+const dependenciesThrough = (id: string, final: ReadonlyMap<string, EndState>): ReadonlyArray<string> => {
+  const reached = new Set<string>()
+  const visit = (current: string) => {
+    for (const dependency of Object.keys(final.get(current)?.dependencies ?? {})) {
+      if (dependency === id || reached.has(dependency)) continue
+      reached.add(dependency)
+      visit(dependency)
+    }
+  }
+  visit(id)
+  return [...reached]
+}
+
+/**
+ * Whether the lifecycle would refuse `action` without force in the state the plan has reached before it
+ * (domain/Preconditions.ts): an update or repair that is not newer, an update that leaves an enabled
+ * dependent briefly out of range, a disable or removal while an enabled extension still depends on it.
+ * The planner checked the end state (checkDependencies), so these are states the plan only passes through.
+ */
+const refusedWithoutForce = (action: PlanAction, state: ReadonlyMap<string, InstalledState>): boolean => {
+  switch (action.type) {
+    case "remove":
+    case "disable":
+      return enabledDependents(action.id, state).length > 0
+    case "update":
+    case "repair": {
+      const from = state.get(action.id)?.version
+      const to = action.to
+      if (from === undefined || to === undefined || to === null) return false
+      const notNewer = semver.valid(to) !== null && semver.valid(from) !== null && semver.lte(to, from)
+      return notNewer || dependentsOutOfRange(action.id, to, state).length > 0
+    }
+    default:
+      return false
+  }
+}
+
+/** The installed state once `action` is applied. */
+const afterAction = (
+  state: Map<string, InstalledState>,
+  action: PlanAction,
+  candidates: ReadonlyMap<string, Candidate>
+): void => {
+  const current = state.get(action.id)
+  switch (action.type) {
+    case "remove":
+      state.delete(action.id)
+      return
+    case "disable":
+    case "enable":
+      if (current !== undefined) state.set(action.id, { ...current, enabled: action.type === "enable" })
+      return
+    case "install":
+    case "update":
+      state.set(action.id, {
+        version: action.to ?? current?.version ?? "",
+        enabled: action.type === "install" ? action.enabled !== false : current?.enabled ?? false,
+        dependencies: candidates.get(action.id)?.dependencies ?? current?.dependencies ?? {}
+      })
+      return
+    default:
+      return
+  }
+}
+
+/**
+ * The ordered actions with what the apply needs beyond their order: the extensions of this plan each
+ * forward step depends on (its health gate waits for theirs), and `force` on exactly the steps that pass
+ * through a state the lifecycle would refuse (docs/plan-format.md).
+ */
+const withApplyRelations = (
+  ordered: ReadonlyArray<PlanAction>,
+  actual: ReadonlyMap<string, ActualExtension>,
+  candidates: ReadonlyMap<string, Candidate>,
+  final: ReadonlyMap<string, EndState>
+): ReadonlyArray<PlanAction> => {
+  const changed = new Set(ordered.map((action) => action.id))
+  const state = new Map<string, InstalledState>(
+    [...actual].map(([id, installed]) => [id, { version: installed.version, enabled: installed.enabled, dependencies: installed.dependencies }])
+  )
+  return ordered.map((action) => {
+    const force = refusedWithoutForce(action, state)
+    afterAction(state, action, candidates)
+    const dependsOn = action.type === "remove" || action.type === "disable"
+      ? []
+      : dependenciesThrough(action.id, final).filter((id) => changed.has(id))
+    return {
+      ...action,
+      ...(dependsOn.length > 0 ? { depends_on: dependsOn } : {}),
+      ...(force ? { force: true as const } : {})
+    }
+  })
+}
+
 /**
  * Plans the actions that take `actual` to `desired`. Problems (a source that does not satisfy its range,
  * an invalid setting, a protected removal, a dependency cycle) fail the whole plan.
@@ -374,7 +469,9 @@ export const planActions = (
   for (const [id, installed] of unlisted.sort(([a], [b]) => a.localeCompare(b))) planUnlisted(draft, id, installed, options)
   checkDependencies(draft)
   const ordered = orderActions(draft, actual, candidates)
-  return draft.problems.length > 0 ? Either.left(draft.problems) : Either.right({ actions: ordered, warnings: draft.warnings })
+  return draft.problems.length > 0
+    ? Either.left(draft.problems)
+    : Either.right({ actions: withApplyRelations(ordered, actual, candidates, draft.final), warnings: draft.warnings })
 }
 
 const configureAction = (id: string, changes: ReadonlyArray<SettingChange>): PlanAction => ({

@@ -73,7 +73,19 @@ export const PlanAction = Schema.Struct({
   source: Schema.optional(PlanSource),
   /** install: whether it is installed enabled. */
   enabled: Schema.optional(Schema.Boolean),
-  settings: Schema.optional(Schema.Array(SettingChange))
+  settings: Schema.optional(Schema.Array(SettingChange)),
+  /**
+   * The extensions changed by this plan that this action's extension depends on once it is applied, directly
+   * or through others: the apply runs their steps and health gates before this one (docs/plan-format.md).
+   * Absent when there are none.
+   */
+  depends_on: Schema.optional(Schema.Array(Schema.String)),
+  /**
+   * The step passes through a state the lifecycle refuses without `force` (an update that is not newer, a
+   * dependent briefly out of range, a dependency withdrawn before its dependent changes), which the end state
+   * resolves. Absent: the step runs without force (docs/plan-format.md).
+   */
+  force: Schema.optional(Schema.Literal(true))
 })
 export type PlanAction = typeof PlanAction.Type
 

@@ -13,8 +13,9 @@ import { SourceUnavailable } from "./Inputs.js"
 import { rememberSensitive } from "./SensitiveKeys.js"
 
 // The changing half of a reconcile (docs/architecture.md "One reconcile", step 4): each action of a plan
-// as one all-or-nothing lifecycle operation, in order, with the health gate after each extension's
-// install or update; the first failure stops the run, and the result says what was and was not applied.
+// as one all-or-nothing lifecycle operation, in order, with the health gate of each extension's install or
+// update before anything that depends on it; the first failure stops the run, and the result says what was
+// and was not applied.
 // The caller holds the operation lock for the whole run.
 
 /** The action that stopped an apply, and why (the failure keeps its type; its message is what is shown). */
@@ -64,20 +65,49 @@ interface ActionOptions {
 
 const isGated = (action: PlanAction) => action.type === "install" || action.type === "update" || action.type === "repair"
 
-/** A run stopped by the gate of `action`: it and what came after it in the plan are not applied. */
+/**
+ * A run stopped by the gate of `gate.action`: its step and the steps of that extension after it were taken
+ * back, so they are not applied, nor is anything from `next` on; the other extensions' steps stay applied.
+ */
 const stoppedByGate = (
-  thePlan: Plan,
-  index: number,
+  order: ReadonlyArray<PlanAction>,
+  next: number,
   applied: ReadonlyArray<PlanAction>,
-  action: PlanAction,
+  gate: Gate,
   error: HealthGateFailed
 ): ApplyResult => {
-  const position = applied.indexOf(action)
+  const position = applied.indexOf(gate.action)
+  const takenBack = (action: PlanAction, at: number) => at >= position && action.id === gate.action.id
   return {
-    applied: applied.filter((_, at) => at < position),
-    failed: { action, error },
-    notApplied: [...applied.slice(position + 1), ...thePlan.actions.slice(index + 1)]
+    applied: applied.filter((action, at) => !takenBack(action, at)),
+    failed: { action: gate.action, error },
+    notApplied: [...applied.filter((action, at) => at > position && takenBack(action, at)), ...order.slice(next)]
   }
+}
+
+/**
+ * The order the steps run in, from the plan's dependency relation rather than its order alone: a step runs
+ * after the earlier steps of its own extension and after every step of the extensions it depends on (its
+ * `depends_on`); among steps free to run, the plan's order decides. A plan from the planner is already in
+ * such an order and runs as written; a saved plan edited by hand still cannot run a dependent before its
+ * dependency is done and gated. A circle (only a hand-made plan can hold one) falls back to the plan's order.
+ */
+export const executionOrder = (actions: ReadonlyArray<PlanAction>): ReadonlyArray<PlanAction> => {
+  const stepsOf = new Map<string, Array<number>>()
+  actions.forEach((action, index) => stepsOf.set(action.id, [...(stepsOf.get(action.id) ?? []), index]))
+  const after = actions.map((action, index) => [
+    ...(stepsOf.get(action.id) ?? []).filter((other) => other < index),
+    ...(action.depends_on ?? []).flatMap((id) => id === action.id ? [] : stepsOf.get(id) ?? [])
+  ])
+  const done = new Set<number>()
+  const order: Array<PlanAction> = []
+  while (order.length < actions.length) {
+    const free = actions.findIndex((_, index) => !done.has(index) && after[index]!.every((other) => done.has(other)))
+    const next = free >= 0 ? free : actions.findIndex((_, index) => !done.has(index))
+    done.add(next)
+    order.push(actions[next]!)
+  }
+  return order
 }
 
 /** The lifecycle source of an install, update or repair. */
@@ -139,9 +169,9 @@ const configure = ({ coreRows, lifecycle }: Steps, action: PlanAction, { actor, 
 const runAction = (steps: Steps, action: PlanAction, options: ActionOptions): Effect.Effect<OperationResult, ActionFailure> => {
   const { artifacts, lifecycle } = steps
   const { actor, context } = options
-  // The planner checked every dependency against the end state, so a step may pass through a state
-  // where a dependent is briefly out of range (both sides of a major bump): `force` lets it.
-  const forced = { actor, context, force: true }
+  // Force only where the plan asks for it: a step that passes through a state the lifecycle refuses and the
+  // end state resolves (an update that is not newer, a dependent briefly out of range; docs/plan-format.md).
+  const withForce = { actor, context, force: action.force === true }
   switch (action.type) {
     case "install":
       return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
@@ -149,17 +179,20 @@ const runAction = (steps: Steps, action: PlanAction, options: ActionOptions): Ef
     case "update":
     case "repair":
       return Effect.flatMap(sourceSpec(action.source, action.id, artifacts), (spec) =>
-        lifecycle.update(action.id, spec, { ...forced, context: { ...context, reason: action.type } }))
+        lifecycle.update(action.id, spec, { ...withForce, context: { ...context, reason: action.type } }))
     case "enable":
-      return lifecycle.enable(action.id, forced)
+      return lifecycle.enable(action.id, { actor, context })
     case "disable":
-      return lifecycle.disable(action.id, forced)
+      return lifecycle.disable(action.id, withForce)
     case "configure":
       return configure(steps, action, options)
     case "remove":
-      return lifecycle.remove(action.id, forced)
+      return lifecycle.remove(action.id, withForce)
   }
 }
+
+/** The index of each extension's last step in `order`: its gate runs once that step is done. */
+const lastStepOf = (order: ReadonlyArray<PlanAction>): ReadonlyMap<string, number> => new Map(order.map((action, index) => [action.id, index]))
 
 export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier", {
   effect: Effect.gen(function*() {
@@ -170,37 +203,78 @@ export class Applier extends Effect.Service<Applier>()("host/reconcile/Applier",
     const steps: Steps = { lifecycle, artifacts, coreRows }
 
     /**
-     * Runs the actions in order; stops at the first failure and reports what was and was not applied.
-     * Each step is a function of what came before (the actions applied, the gate still pending): no state
-     * is kept between steps but what is passed on.
+     * Runs the actions in their execution order (the plan's, unless its dependency relation says
+     * otherwise); stops at the first failure and reports what was and was not applied. A gated step's
+     * health gate runs once its extension's last step is done, so before any step that depends on it: the
+     * relation, not the adjacency of the actions, decides (docs/plan-format.md). Each step is a function of
+     * what came before (the actions applied, the gates pending): no state is kept between steps but what is
+     * passed on.
      */
     const execute = (thePlan: Plan, { actor = reconcileActor, context: extra, env, healthGates = true }: ApplyOptions) => {
       const context = { ...extra, plan: thePlan.id }
-      const step = (index: number, applied: ReadonlyArray<PlanAction>, pending: Option.Option<Gate>): Effect.Effect<ApplyResult, StoreError> => {
-        const action = thePlan.actions[index]
-        if (action === undefined) return Effect.succeed({ applied, failed: null, notApplied: [] })
+      const order = executionOrder(thePlan.actions)
+      const lastStep = lastStepOf(order)
+      type Reached = { readonly applied: ReadonlyArray<PlanAction>; readonly pending: ReadonlyArray<Gate> }
+      /** Runs the pending gates `due` picks, in order; the first failing one stops the run before `next`. */
+      const runGates = (
+        next: number,
+        { applied, pending }: Reached,
+        due: (gate: Gate) => boolean
+      ): Effect.Effect<Either.Either<Reached, ApplyResult>, StoreError> =>
+        Effect.gen(function*() {
+          const left: Array<Gate> = []
+          for (const gate of pending) {
+            if (!due(gate)) {
+              left.push(gate)
+              continue
+            }
+            const failed = yield* healthGate.run(gate, context, actor).pipe(Effect.ensuring(healthGate.discard(gate.snapshot)))
+            if (Option.isSome(failed)) {
+              // The gates that will not run now keep no tree aside.
+              const unrun = [...left, ...pending.slice(pending.indexOf(gate) + 1)]
+              yield* Effect.forEach(unrun, (other) => healthGate.discard(other.snapshot))
+              return Either.left<ApplyResult>(stoppedByGate(order, next, applied, gate, failed.value))
+            }
+          }
+          return Either.right<Reached>({ applied, pending: left })
+        })
+      const step = (index: number, reached: Reached): Effect.Effect<ApplyResult, StoreError> => {
+        const action = order[index]
+        if (action === undefined) {
+          return Effect.map(runGates(index, reached, () => true), Either.match({
+            onLeft: (stopped) => stopped,
+            onRight: ({ applied }): ApplyResult => ({ applied, failed: null, notApplied: [] })
+          }))
+        }
         return Effect.gen(function*() {
           const gated = healthGates && isGated(action)
+          // A second gated step of one extension (a hand-made plan) runs after the first one's gate.
+          const before = yield* runGates(index, reached, (gate) => gated && gate.action.id === action.id)
+          if (Either.isLeft(before)) return before.left
+          const { applied, pending } = before.right
           const snapshot = gated && action.type !== "install" ? yield* healthGate.snapshot(action.id) : Option.none()
           const outcome = yield* Effect.either(runAction(steps, action, { actor, context, env }))
           if (Either.isLeft(outcome)) {
-            yield* healthGate.discard(snapshot)
-            return { applied, failed: { action, error: outcome.left }, notApplied: thePlan.actions.slice(index + 1) } satisfies ApplyResult
+            yield* Effect.forEach([snapshot, ...pending.map((gate) => gate.snapshot)], (kept) => healthGate.discard(kept))
+            return { applied, failed: { action, error: outcome.left }, notApplied: order.slice(index + 1) } satisfies ApplyResult
           }
-          const gate = gated
-            ? Option.some<Gate>({ action, snapshot, previous: outcome.right.fromVersion, migrations: outcome.right.migrations })
-            : pending
-          const done = [...applied, action]
-          // The gate runs once the extension's own steps (install, configure, enable) are done and before
-          // anything after it (the plan puts dependencies first, so before its dependents).
-          const next = thePlan.actions[index + 1]
-          if (Option.isNone(gate) || (next !== undefined && next.id === gate.value.action.id)) return yield* step(index + 1, done, gate)
-          const failed = yield* healthGate.run(gate.value, context, actor).pipe(Effect.ensuring(healthGate.discard(gate.value.snapshot)))
-          if (Option.isSome(failed)) return stoppedByGate(thePlan, index, done, gate.value.action, failed.value)
-          return yield* step(index + 1, done, Option.none())
+          const done: Reached = {
+            applied: [...applied, action],
+            pending: gated
+              ? [...pending, { action, snapshot, previous: outcome.right.fromVersion, migrations: outcome.right.migrations }]
+              : pending
+          }
+          // Its extension's own steps (install, configure, enable) are all done: its gate runs now, before
+          // anything that depends on it (the execution order puts those later).
+          if (lastStep.get(action.id) !== index) return yield* step(index + 1, done)
+          const after = yield* runGates(index + 1, done, (gate) => gate.action.id === action.id)
+          return Either.isLeft(after) ? after.left : yield* step(index + 1, after.right)
         })
       }
-      return Effect.zipRight(healthGates ? healthGate.dropSnapshots : Effect.void, Effect.suspend(() => step(0, [], Option.none())))
+      return Effect.zipRight(
+        healthGates ? healthGate.dropSnapshots : Effect.void,
+        Effect.suspend(() => step(0, { applied: [], pending: [] }))
+      )
     }
 
     /**
