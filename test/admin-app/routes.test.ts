@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { SchemaAST } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, expectTypeOf, it } from "vitest"
 import { adminRoutesFile, renderAdminRoutes } from "../../scripts/admin-routes.js"
+import type { Data, Request } from "../../src/admin-app/api.js"
 import { adminRoutes } from "../../src/admin-app/routes.generated.js"
 import { HostApi } from "../../src/http/contracts/Api.js"
 import { repoRoot } from "../support/cli.js"
@@ -12,7 +13,9 @@ import { repoRoot } from "../support/cli.js"
 // HostApi. These checks fail when the committed table and the contract part ways, and when an answer's
 // JSON is not what the client's types say it is.
 
-const adminEndpoints = Object.values(HostApi.groups.admin.endpoints)
+const adminGroup = HostApi.groups.admin
+if (adminGroup === undefined) throw new Error("HostApi has no admin group")
+const adminEndpoints = Object.values(adminGroup.endpoints)
 
 describe("the admin client's route table", () => {
   it("is the file the generator writes from HostApi today", () => {
@@ -82,5 +85,21 @@ describe("the admin answers the client reads", () => {
       expect.stringMatching(/^probe\.at\|0\[\] \(Transformation: DateFromString/)
     ])
     expect(transformationsIn(Schema.Struct({ list: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }) }).ast, "probe")).toEqual([])
+  })
+})
+
+// Checked by the type check (`npm test` runs it): the client's types are the contract's, so a screen that
+// reads an answer as something else does not compile.
+describe("the admin client's types", () => {
+  it("are the contract's: an update outcome has an error only once it is known to have failed", () => {
+    const unnarrowed = (outcome: Data<"updateAll">[number]) =>
+      // @ts-expect-error `error` is the failed outcome's alone: a screen looks at `action` first (the /updates drift)
+      outcome.error
+    void unnarrowed
+    const shown = (outcome: Data<"updateAll">[number]) => (outcome.action === "failed" ? `failed: ${outcome.error}` : `${outcome.action} ${outcome.version}`)
+    expect(shown({ id: "acme/full", action: "failed", error: "sha256 mismatch" })).toBe("failed: sha256 mismatch")
+    expectTypeOf<Request<"detail">["path"]>().toEqualTypeOf<{ readonly vendor: string; readonly name: string }>()
+    expectTypeOf<Request<"registryInstall">["body"]>().toEqualTypeOf<{ readonly id: string; readonly version?: string; readonly registry?: string }>()
+    expectTypeOf<Data<"registrySearch">[number]["registry"]>().toEqualTypeOf<string>()
   })
 })

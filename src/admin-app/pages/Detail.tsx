@@ -50,10 +50,12 @@ const Overview = ({ detail }: { readonly detail: Detail }) => (
         <dt>Authors</dt><dd>{detail.authors.length === 0 ? "—" : detail.authors.map((author) => author.name).join(", ")}</dd>
         <dt>Source</dt>
         <dd>
-          {detail.source.registry === undefined ? null : (
-            <div data-testid="source-registry">From the registry <strong className="ha-registry-name">{detail.source.registry}</strong></div>
+          {detail.source.registry === undefined ? <code className="ha-break">{detail.source.type} {detail.source.ref}</code> : (
+            <>
+              <div data-testid="source-registry">From the registry <strong className="ha-registry-name">{detail.source.registry}</strong></div>
+              <code className="ha-break ha-small" title="The archive it was installed from">{detail.source.ref}</code>
+            </>
           )}
-          <code className="ha-break">{detail.source.type} {detail.source.ref}</code>
         </dd>
         <dt>Signature</dt><dd><SignatureBadge status={detail.signature.status} />{detail.signature.key === null ? null : <code className="ha-small ha-break"> {detail.signature.key.slice(0, 16)}…</code>}</dd>
         <dt>Installed</dt><dd title={formatTime(detail.installedAt)}>{relativeTime(detail.installedAt)}</dd>

@@ -12,7 +12,7 @@ type RegistrySummary = Answer<"registrySearch">["meta"]["registries"][number]
 
 const Registries = ({ registries }: { readonly registries: ReadonlyArray<RegistrySummary> }) =>
   registries.length === 1 ? (
-    <>From <code className="ha-break">{registries[0]!.url}</code> ({registries[0]!.source}, {new Date(registries[0]!.fetchedAt).toLocaleString()}){registries[0]!.signed ? " · signed index" : ""}</>
+    <>From the registry <strong className="ha-registry-name">{registries[0]!.name}</strong>, <code className="ha-break">{registries[0]!.url}</code> ({registries[0]!.source}, {new Date(registries[0]!.fetchedAt).toLocaleString()}){registries[0]!.signed ? " · signed index" : ""}</>
   ) : (
     <>
       From {registries.length} registries, searched in this order:
@@ -108,7 +108,7 @@ export const RegistryPage = () => {
                 <div className="ha-entry__head">
                   <div className="ha-min0">
                     <h3>{entry.name} <span className="ha-muted ha-version">{entry.latest}</span></h3>
-                    <p className="ha-muted ha-small"><code>{entry.id}</code> · from <strong className="ha-registry-name">{entry.registry}</strong>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
+                    <p className="ha-muted ha-small"><code>{entry.id}</code> · <span className="ha-nowrap">from <strong className="ha-registry-name">{entry.registry}</strong></span>{entry.authors.length > 0 ? ` · ${entry.authors.map((author) => author.name).join(", ")}` : ""}{entry.license ? ` · ${entry.license}` : ""}</p>
                   </div>
                   {entry.installed === null
                     ? <Badge>not installed</Badge>
