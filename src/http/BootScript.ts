@@ -12,8 +12,10 @@ import { cachedFile, frameworkAsset, frameworkFile } from "./Static.js"
 // are asked as soon as it runs. That answer is the user's own, like the endpoint's: never stored
 // (`private, no-store`) and no ETag. Anything else — signed out, another site including the script
 // (its cookies must not put a user's bootstrap into someone else's page), a browser that does not say
-// where the request comes from, the panel not answering — gets the plain file with its ETag, which asks
-// the endpoint as before (docs/decisions.md "boot.js carries the caller's bootstrap").
+// where the request comes from, a page path that does not decode, a refusal (the panel not answering, a
+// key it refuses) — gets the plain file with its ETag, which asks the endpoint as before, and meets the
+// same refusal there (docs/decisions.md "boot.js carries the caller's bootstrap"). A defect is no
+// refusal: it is logged and answered 500 like any other request's (DESIGN §23 "No failure is swallowed").
 
 /** What the inlined statement assigns: the bootstrap, and the server segment of the page it was built for. */
 export interface InlineBootstrap {
@@ -31,6 +33,16 @@ const pagePath = (referer: string | undefined): string => {
   }
 }
 
+/** Whether a path segment is valid percent-encoding (a server segment is decoded to name the server). */
+const decodes = (segment: string): boolean => {
+  try {
+    decodeURIComponent(segment)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** The caller's bootstrap to inline, or null when the plain file is the answer. */
 const inlineBootstrap = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -38,13 +50,17 @@ const inlineBootstrap = Effect.gen(function*() {
   const path = pagePath(header(request, "referer"))
   // boot.js loads nothing on the panel's admin pages: no need to ask who the user is.
   if (path === "/admin" || path.startsWith("/admin/")) return null
+  // A server segment that does not decode names no server: not a page to build a bootstrap for.
+  const server = serverSegmentOf(path)
+  if (server !== null && !decodes(server)) return null
   const caller = yield* authenticate
   if (caller.auth.user === undefined) return null
   const data = yield* bootstrapOfPage(caller, caller.auth.user, path)
-  return { server: serverSegmentOf(path), data } satisfies InlineBootstrap
+  return { server, data } satisfies InlineBootstrap
 }).pipe(
-  // Whatever stops it (the panel not answering, a path that does not decode), the plain file still works.
-  Effect.catchAllDefect(() => Effect.succeed(null)),
+  // A refusal (the panel not answering, a key it refuses, the runtime still booting) leaves the plain
+  // file, whose request to the endpoint gets the same refusal as its answer. Only refusals: a defect goes
+  // on to the server's error answer (http/Errors.ts `withErrorBodies`: logged, 500).
   Effect.orElseSucceed(() => null)
 )
 
