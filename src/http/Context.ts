@@ -6,7 +6,7 @@ import type { StoreError } from "../store/StoreError.js"
 import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
 import { anonymous, identityLookupGate } from "../panel/Access.js"
 import { csrfVerdict, type RequestAuth, unsafeMethods } from "./Auth.js"
-import { TrustedProxies } from "./ClientAddress.js"
+import { TrustedProxies, type TrustedProxiesService } from "./ClientAddress.js"
 import { csrfMismatch, forbidden, HttpFailure, notReady, panelRefusal, unauthorized } from "./Errors.js"
 import { panelLookupGate } from "./RateLimits.js"
 
@@ -75,16 +75,18 @@ const withLookupGate = <A, E>(request: HttpServerRequest.HttpServerRequest, look
       : Effect.locally(lookup, identityLookupGate, gate(Option.getOrUndefined(request.remoteAddress), headerOf(request, "x-forwarded-for"))))
 
 /**
- * The request, its generation and its user (a wrong Bearer token is 401 right away). Every request but a
- * few static files comes through here, so it reads its services in one step and takes the driver's
+ * The request, its generation and its user (a wrong Bearer token is 401 right away), given the runtime and
+ * the session signer. Every request but a few static files comes through here, so it takes the driver's
  * synchronous answer when it has one (`peek`: the embedded panel always has it), asking a real panel
- * through `authenticate` otherwise (docs/http.md "Performance").
+ * through `authenticate` otherwise (docs/http.md "Performance"). The typed endpoints' callers
+ * (http/api/Callers.ts) hold the two services from the server's start and call this.
  */
-export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions> =
-  Effect.contextWithEffect((context: Context.Context<HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions>) => {
-    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
-    const sessions = Context.get(context, ServerSessions)
-    return Effect.flatMap(Context.get(context, LiveRuntime).current, (live) => {
+export const authenticateWith = (
+  runtime: Context.Tag.Service<LiveRuntime>,
+  sessions: Sessions<StoreError>
+): Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.flatMap(runtime.current, (live) => {
       if (live === undefined) return Effect.fail(notReady())
       // Unsafe requests are asked of a real panel every time, never of its cache (docs/panels.md "Identity").
       const fresh = unsafeMethods.has(request.method)
@@ -92,8 +94,12 @@ export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, Http
       const known = fresh ? undefined : live.access.peek(credentials, sessions)
       const resolved = known !== undefined ? Effect.succeed(known) : Effect.mapError(withLookupGate(request, live.access.authenticate(credentials, sessions)), panelRefusal)
       return Effect.flatMap(resolved, (auth) => Effect.flatMap(unlessRevoked(sessions, request, auth), (checked) => answered(live, request, checked)))
-    })
-  })
+    }))
+
+/** `authenticateWith` reading its services in one step from the context (the routes that are no typed endpoint). */
+export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions> =
+  Effect.contextWithEffect((context: Context.Context<LiveRuntime | ServerSessions>) =>
+    authenticateWith(Context.get(context, LiveRuntime), Context.get(context, ServerSessions)))
 
 export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
   auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed(auth.user)
@@ -112,15 +118,21 @@ export const requireAdmin = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFa
 export const requireCsrf = (
   caller: AuthenticatedRequest,
   options: { readonly formToken?: string | undefined; readonly expected?: string } = {}
-): Effect.Effect<void, HttpFailure, TrustedProxies> =>
-  Effect.flatMap(TrustedProxies, (proxies) => {
-    const { request } = caller
-    const verdict = csrfVerdict(caller.auth, { method: request.method, headers: request.headers, peer: Option.getOrUndefined(request.remoteAddress) }, caller.live.access, {
-      formToken: options.formToken,
-      expected: options.expected,
-      proxies
-    })
-    return verdict.ok ? Effect.void : Effect.fail(csrfMismatch(verdict.detail))
+): Effect.Effect<void, HttpFailure, TrustedProxies> => Effect.flatMap(TrustedProxies, (proxies) => csrfChecked(caller, proxies, options))
+
+/** `requireCsrf` with the trusted proxies given. */
+export const csrfChecked = (
+  caller: AuthenticatedRequest,
+  proxies: TrustedProxiesService,
+  options: { readonly formToken?: string | undefined; readonly expected?: string } = {}
+): Effect.Effect<void, HttpFailure> => {
+  const { request } = caller
+  const verdict = csrfVerdict(caller.auth, { method: request.method, headers: request.headers, peer: Option.getOrUndefined(request.remoteAddress) }, caller.live.access, {
+    formToken: options.formToken,
+    expected: options.expected,
+    proxies
   })
+  return verdict.ok ? Effect.void : Effect.fail(csrfMismatch(verdict.detail))
+}
 
 export const header = headerOf

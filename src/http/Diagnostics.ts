@@ -3,10 +3,10 @@ import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
 import { respondNow } from "./api/Respond.js"
 import { DiagnosticsAccepted } from "./contracts/Client.js"
+import { SignedInUser } from "./contracts/Security.js"
 import { recordFrontendError } from "../runtime/FrontendErrors.js"
 import { clientOrigin } from "./ClientAddress.js"
 import { consume, diagnosticsReports } from "./RateLimits.js"
-import { authenticate, requireCsrf, requireUser } from "./Context.js"
 import { badRequest, jsonBodyRefused, notFound } from "./Errors.js"
 import { ServerState } from "./ServerState.js"
 
@@ -18,10 +18,8 @@ import { ServerState } from "./ServerState.js"
 const decodeReportJson = Schema.decodeUnknown(parseJsonWithinDepth())
 
 export const diagnostics = Effect.gen(function*() {
-  const caller = yield* authenticate
-  const { auth, live, request } = caller
-  const user = yield* requireUser(auth)
-  yield* requireCsrf(caller, { expected: "X-CSRF-Token" })
+  // Signed in, and the CSRF check of the session cookie passed (http/contracts/Security.ts SignedIn).
+  const { live, request, user } = yield* SignedInUser
   // Bounded before the report's schema sees it: its refusal formats the value (docs/decisions.md
   // "JSON from outside nests at most 64 levels").
   const json = yield* Effect.flatMap(request.text, decodeReportJson).pipe(

@@ -7,13 +7,14 @@ import { slotIds } from "../domain/Slots.js"
 import type { PanelUser, ServerAccess } from "../panel/Panel.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
-import { type AuthenticatedRequest, authenticate, header, requireUser } from "./Context.js"
+import { type AuthenticatedRequest, authenticate, header } from "./Context.js"
 import { type HttpFailure, notFound, panelUnavailable } from "./Errors.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
 import { respond } from "./api/Respond.js"
 import { BootstrapBody } from "./contracts/Client.js"
 import { AccountBody, ServerBody, ServersBody } from "./contracts/Panel.js"
+import { SignedInUser } from "./contracts/Security.js"
 
 // The reference panel over HTTP (docs/frontend.md "Reference panel"): one HTML shell for every panel
 // page — `window.__HOST__`, the stylesheets, the vendor script (the page's React), the bridge, the
@@ -89,10 +90,9 @@ export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success
  * permissions on it) is included as the embedded shell includes it; 401 signed out.
  */
 export const bootstrapEndpoint = Effect.gen(function*() {
-  const caller = yield* authenticate
-  const user = yield* requireUser(caller.auth)
+  const caller = yield* SignedInUser
   const path = new URL(caller.request.url, "http://panel.invalid").searchParams.get("path") ?? ""
-  const bootstrap = yield* bootstrapOfPage(caller, user, path)
+  const bootstrap = yield* bootstrapOfPage(caller, caller.user, path)
   return yield* respond(BootstrapBody, { data: bootstrap }, { headers: { "cache-control": "no-store" } })
 })
 
@@ -167,28 +167,25 @@ export const shell = Effect.gen(function*() {
 
 /** GET /api/client/account */
 export const account = Effect.gen(function*() {
-  const { auth } = yield* authenticate
-  const user = yield* requireUser(auth)
+  const { user } = yield* SignedInUser
   return yield* respond(AccountBody, { data: accountView(user) })
 })
 
 /** GET /api/client/servers: the servers the user may see, with the user's permissions on each. */
 export const servers = Effect.gen(function*() {
-  const { auth, live } = yield* authenticate
-  const user = yield* requireUser(auth)
+  const { auth, live, user } = yield* SignedInUser
   const accesses = yield* live.access.serversOf(auth).pipe(Effect.mapError(panelUnavailable))
   return yield* respond(ServersBody, { data: accesses.map((access) => serverView(live.panel, user, access)) })
 })
 
 /** GET /api/client/servers/{uuid}: 404 for a server the user may not see (its existence is not told). */
-export const server = Effect.gen(function*() {
-  const { auth, live } = yield* authenticate
-  const user = yield* requireUser(auth)
-  const { uuid } = yield* HttpRouter.params
-  const access = uuid === undefined ? undefined : yield* live.access.serverAccess(auth, uuid).pipe(Effect.mapError(panelUnavailable))
-  if (access === undefined) return yield* notFound(`no server ${uuid ?? ""}`)
-  return yield* respond(ServerBody, { data: serverView(live.panel, user, access, true) })
-})
+export const server = ({ uuid }: { readonly uuid: string }) =>
+  Effect.gen(function*() {
+    const { auth, live, user } = yield* SignedInUser
+    const access = yield* live.access.serverAccess(auth, uuid).pipe(Effect.mapError(panelUnavailable))
+    if (access === undefined) return yield* notFound(`no server ${uuid}`)
+    return yield* respond(ServerBody, { data: serverView(live.panel, user, access, true) })
+  })
 
 /** The panel's static files and the page shell for every other GET (its JSON is a typed contract: http/contracts/Panel.ts). */
 export const routes = HttpRouter.empty.pipe(

@@ -1,11 +1,10 @@
-import { HttpRouter } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { grantsOn, setGrant } from "../panel/Grants.js"
 import { respond } from "./api/Respond.js"
 import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
-import { authenticate, requireCsrf, requireUser } from "./Context.js"
-import { badRequest, forbidden, HttpFailure, jsonBodyRefused, notFound, panelUnavailable } from "./Errors.js"
+import { ServerOwner } from "./contracts/Security.js"
+import { badRequest, HttpFailure, jsonBodyRefused, notFound, panelUnavailable } from "./Errors.js"
 
 // Extension access on one server (docs/http.md "Extension access"): the subusers the panel reports with the
 // extension permissions Host grants them, for the server's owner or an administrator.
@@ -16,14 +15,13 @@ import { badRequest, forbidden, HttpFailure, jsonBodyRefused, notFound, panelUna
 // permissions) the list shows them and writing answers 409.
 
 
-/** The caller, the server (owner or admin only: others 404 when they cannot open it, 403 when a subuser). */
+/**
+ * The caller and the server (its owner or an administrator: http/contracts/Security.ts OwnsServer answered
+ * 404 to who cannot see it and 403 to a subuser, and checked CSRF), with its subusers and the permissions
+ * the enabled extensions declare.
+ */
 const ownerOrAdmin = Effect.gen(function*() {
-  const { auth, live, request } = yield* authenticate
-  yield* requireUser(auth)
-  const { server: id = "" } = yield* HttpRouter.params
-  const access = yield* live.access.serverAccess(auth, id).pipe(Effect.mapError(panelUnavailable))
-  if (access === undefined) return yield* notFound(`server ${id} not found`)
-  if (access.role === "subuser") return yield* forbidden("only the server's owner or an administrator manages extension access")
+  const { auth, live, request, server: access, serverId: id } = yield* ServerOwner
   const subusers = yield* live.access.subusers(auth, id).pipe(Effect.mapError(panelUnavailable))
   if (subusers === undefined) return yield* notFound(`server ${id} not found`)
   const permissions = [...live.generation.extensions.values()].flatMap((extension) =>
@@ -56,8 +54,7 @@ export const list = Effect.flatMap(listing, (data) => respond(AccessListingBody,
 
 const write = (granted: boolean) =>
   Effect.gen(function*() {
-    const { access, auth, live, permissions, request, subusers } = yield* ownerOrAdmin
-    yield* requireCsrf({ auth, live, request })
+    const { access, live, permissions, request, subusers } = yield* ownerOrAdmin
     if (!live.access.hostGrants) {
       return yield* new HttpFailure({
         status: 409,

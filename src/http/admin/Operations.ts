@@ -4,7 +4,8 @@ import { header } from "../Context.js"
 import { notFound } from "../Errors.js"
 import { respond } from "../api/Respond.js"
 import { FlagsBody, FlagsQuery, OperationBody, type OperationPath, RegistryUpdate, UpdateAllBody, UpdatesBody } from "../contracts/Admin.js"
-import { adminActor, adminCaller, extensionId } from "./Caller.js"
+import { AdminActor, UploadingAdmin } from "../contracts/Security.js"
+import { extensionId } from "./Caller.js"
 import { isJsonRequest, jsonBody, queryParams } from "./Decode.js"
 import { uploadUpdate } from "./Uploads.js"
 
@@ -25,15 +26,15 @@ const readFlags = Effect.gen(function*() {
 export const extensionOperation = ({ action, ...path }: OperationPath) =>
   Effect.gen(function*() {
     const id = extensionId(path)
-    const caller = yield* adminCaller
+    const caller = yield* UploadingAdmin
     // An uploaded update's CSRF token may be a field of its form, checked once the form is read.
     const uploading = action === "update" && (header(caller.request, "content-type") ?? "").startsWith("multipart/form-data")
-    const actor = uploading ? caller.actor : yield* adminActor
+    if (uploading) return yield* respond(OperationBody, { data: yield* uploadUpdate(id, caller) })
+    const actor = yield* caller.actorAfterCsrf(undefined)
     const operation = operations.find((known) => known === action)
     if (operation === undefined) return yield* notFound(`unknown operation ${action}`)
     if (operation === "update") {
-      // update: a multipart upload (`archive`), or else the registry (`{"version": "1.2.3" | "^1.2"}`, default latest).
-      if (uploading) return yield* respond(OperationBody, { data: yield* uploadUpdate(id, caller) })
+      // update from the registry (`{"version": "1.2.3" | "^1.2"}`, default latest); an upload is above.
       const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
       return yield* respond(OperationBody, { data: yield* Operations.updateFromRegistry(id, version, actor) })
     }
@@ -43,12 +44,12 @@ export const extensionOperation = ({ action, ...path }: OperationPath) =>
 
 /** `GET updates`: the extensions installed from the registry that it has a newer version of. */
 export const availableUpdates = Effect.gen(function*() {
-  yield* adminActor
+  yield* AdminActor
   return yield* respond(UpdatesBody, { data: yield* Operations.availableUpdates })
 })
 
 /** `POST updates`: updates every extension installed from the registry; one failure does not stop the rest. */
 export const updateAll = Effect.gen(function*() {
-  const actor = yield* adminActor
+  const { actor } = yield* AdminActor
   return yield* respond(UpdateAllBody, { data: yield* Operations.updateAll(actor) })
 })

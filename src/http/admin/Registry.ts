@@ -4,7 +4,7 @@ import { searchRegistry } from "../../usecases/RegistrySearch.js"
 import { HttpFailure } from "../Errors.js"
 import { respond } from "../api/Respond.js"
 import { OperationBody, RegistryInstallRequest, RegistrySearchBody, RegistrySearchQuery } from "../contracts/Admin.js"
-import { adminActor } from "./Caller.js"
+import { AdminActor } from "../contracts/Security.js"
 import { jsonBody, queryParams } from "./Decode.js"
 import { answered } from "./Failures.js"
 
@@ -15,7 +15,7 @@ const registryFailed = (error: { readonly _tag: string; readonly message: string
 
 /** `GET registry?q=`: registry entries matching the search, each with versions and `requires` checked here. */
 export const registrySearch = Effect.gen(function*() {
-  yield* adminActor
+  yield* AdminActor
   const { q } = yield* queryParams(RegistrySearchQuery, "{q?}")
   // An index that cannot be read is the registry's failure, not this server's: 502 with its own tag.
   const { data, meta } = yield* answered(searchRegistry(q)).pipe(
@@ -35,7 +35,7 @@ export const registrySearch = Effect.gen(function*() {
 
 /** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
 export const registryInstall = Effect.gen(function*() {
-  const actor = yield* adminActor
+  const { actor } = yield* AdminActor
   const body = yield* jsonBody(RegistryInstallRequest, "{id, version?}")
   return yield* respond(OperationBody, { data: yield* installFromRegistry(body, actor) }, { status: 201 })
 })

@@ -4,14 +4,14 @@ import * as Servers from "../../usecases/Servers.js"
 import { HttpFailure, notFound } from "../Errors.js"
 import { respond } from "../api/Respond.js"
 import { ServerBody, ServerRemovedBody } from "../contracts/Admin.js"
-import { adminActor } from "./Caller.js"
+import { AdminActor } from "../contracts/Security.js"
 import { jsonBody } from "./Decode.js"
 
 // Servers of the embedded panel (docs/http.md "Admin JSON API (`/admin/host/api`, an admin's token or session)"): added and removed by an admin.
 
 /** `POST /admin/host/api/servers` `{uuid, name, owner}`: adds a server (ServerCreated follows). */
 export const createServer = Effect.gen(function*() {
-  yield* adminActor
+  yield* AdminActor
   const body = yield* jsonBody(NewServer, "{uuid, name, owner}")
   const server = yield* Servers.createServer(body).pipe(
     Effect.catchTag("PanelServerConflict", (error) => new HttpFailure({ status: 409, code: "Conflict", detail: error.message }))
@@ -22,7 +22,7 @@ export const createServer = Effect.gen(function*() {
 /** `DELETE /admin/host/api/servers/{uuid}`: removes a server (ServerDeleted follows). */
 export const deleteServer = ({ uuid }: { readonly uuid: string }) =>
   Effect.gen(function*() {
-    yield* adminActor
+    yield* AdminActor
     const removed = yield* Servers.deleteServer(uuid).pipe(
       Effect.catchTag("PanelServerConflict", (error) => notFound(error.message))
     )

@@ -4,7 +4,8 @@ import * as Settings from "../../usecases/Settings.js"
 import { HttpFailure } from "../Errors.js"
 import { respond } from "../api/Respond.js"
 import { type ExtensionPath, SettingsBody, SettingsFormBody } from "../contracts/Admin.js"
-import { adminActor, extensionId } from "./Caller.js"
+import { AdminActor } from "../contracts/Security.js"
+import { extensionId } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
 import { answered } from "./Failures.js"
 
@@ -14,14 +15,14 @@ import { answered } from "./Failures.js"
 /** `GET extensions/{vendor}/{name}/settings` */
 export const readSettings = (path: ExtensionPath) =>
   Effect.gen(function*() {
-    yield* adminActor
+    yield* AdminActor
     return yield* respond(SettingsFormBody, { data: yield* answered(Settings.settingsForm(extensionId(path))) })
   })
 
 /** `PUT extensions/{vendor}/{name}/settings` */
 export const writeSettings = (path: ExtensionPath) =>
   Effect.gen(function*() {
-    const actor = yield* adminActor
+    const { actor } = yield* AdminActor
     const id = extensionId(path)
     // A missing extension is answered before its body is read.
     yield* answered(Extensions.findInstalled(id))

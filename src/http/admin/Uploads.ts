@@ -15,7 +15,7 @@ import { archiveTooLargeDetail, uploadOverheadBytes } from "../Limits.js"
 import { inspectUpload, type UploadVerdict } from "../UploadInspection.js"
 import { respond } from "../api/Respond.js"
 import { InstallQuery, OperationBody, PreviewBody, UpdateQuery } from "../contracts/Admin.js"
-import { adminCaller } from "./Caller.js"
+import { type AdminCaller, UploadingAdmin, type UploadingAdminCaller } from "../contracts/Security.js"
 import { queryParams } from "./Decode.js"
 import { uuid } from "../../system/Ids.js"
 
@@ -132,10 +132,10 @@ const receiveUpload = (folder: string) =>
  * the worker finds is the operation's refusal (`refusal` words it as the caller's operation).
  */
 const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
-  checkCsrf: (formToken: string | undefined) => Effect.Effect<void, HttpFailure>,
+  caller: UploadingAdminCaller,
   // The operation's own wording of a refusal the worker found, or undefined when it has none for it.
   refusal: (verdict: Extract<UploadVerdict, { readonly ok: false }>, upload: ReceivedUpload) => Refusal | undefined,
-  use: (archive: UploadSource, facts: InspectedUpload | undefined) => Effect.Effect<A, E, R>,
+  use: (archive: UploadSource, facts: InspectedUpload | undefined, actor: AdminCaller["actor"]) => Effect.Effect<A, E, R>,
   options: { readonly preview?: boolean } = {}
 ) =>
   Effect.gen(function*() {
@@ -172,7 +172,7 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
       (created) => fs.remove(created, { recursive: true, force: true }).pipe(Effect.ignore)
     )
     const upload = yield* receiveUpload(folder)
-    yield* checkCsrf(upload.formToken)
+    const actor = yield* caller.actorAfterCsrf(upload.formToken)
     // An install or update has the judge unpack what passes inside the upload folder (removed with it
     // when the request ends, unless staging moved it); a preview installs nothing, so nothing is unpacked.
     const unpackTo = options.preview === true ? undefined : path.join(folder, "unpacked")
@@ -201,7 +201,7 @@ const withUpload = <A, E, R, Refusal extends SourceRejected | HttpFailure>(
         detachedSignature: unpacked.detachedSignature
       })
       : SourceSpec.Upload({ path: upload.target, name: upload.name })
-    return yield* use(source, facts)
+    return yield* use(source, facts, actor)
   }).pipe(Effect.scoped)
 
 /** 403 naming the setting, for every upload endpoint while `admin_uploads` is `off`. */
@@ -225,29 +225,29 @@ const sourceRefusal = (operation: "add" | "update", extensionId: (upload: Receiv
 
 /** `POST extensions?force&disabled&noMigrate`: installs an uploaded archive. */
 export const uploadInstall = Effect.gen(function*() {
-  const { actor, checkCsrf } = yield* adminCaller
+  const caller = yield* UploadingAdmin
   const flags = yield* queryParams(InstallQuery, "{force?, disabled?, noMigrate?}")
-  const result = yield* withUpload(checkCsrf, sourceRefusal("add", (upload) => upload.name), (upload) => installUpload(upload, flags, actor))
+  const result = yield* withUpload(caller, sourceRefusal("add", (upload) => upload.name), (upload, _facts, actor) => installUpload(upload, flags, actor))
   return yield* respond(OperationBody, { data: result }, { status: 201 })
 })
 
 /** `POST extensions/{vendor}/{name}/update` with a multipart body: updates from an uploaded archive. */
-export const uploadUpdate = (id: string, caller: Effect.Effect.Success<typeof adminCaller>) =>
+export const uploadUpdate = (id: string, caller: UploadingAdminCaller) =>
   Effect.gen(function*() {
     const { force } = yield* queryParams(UpdateQuery, "{force?}")
-    return yield* withUpload(caller.checkCsrf, sourceRefusal("update", () => id), (upload) => updateFromUpload(id, upload, force, caller.actor))
+    return yield* withUpload(caller, sourceRefusal("update", () => id), (upload, _facts, actor) => updateFromUpload(id, upload, force, actor))
   })
 
 /** `POST extensions/preview`: inspects an uploaded archive without installing it. */
 export const uploadPreview = Effect.gen(function*() {
-  const { checkCsrf } = yield* adminCaller
+  const caller = yield* UploadingAdmin
   // An archive the worker cannot read is the preview's answer; what it refused trusting (checksums,
   // signature policy) or a manifest it cannot read are failing checks of the preview.
   const unreadable = (verdict: { readonly message: string; readonly reason?: string | undefined }) =>
     new HttpFailure({ status: 422, code: "ArchiveRefused", detail: `${verdict.message} (check: ${verdict.reason ?? "archive"})` })
   const archiveRefusal = (verdict: Extract<UploadVerdict, { readonly ok: false }>) =>
     verdict.stage === "archive" && verdict.tag === "ArchiveRefused" ? unreadable(verdict) : undefined
-  const preview = yield* withUpload(checkCsrf, archiveRefusal, (upload, facts) =>
+  const preview = yield* withUpload(caller, archiveRefusal, (upload, facts) =>
     Effect.gen(function*() {
       if (facts === undefined) return yield* unreadable({ message: `${upload.name} could not be read` })
       return yield* previewOf(upload.name, facts)

@@ -6,15 +6,17 @@ import { type ClientBodies, extensionMetadata } from "../../runtime/ClientView.j
 import type { LoadedExtension } from "../../runtime/Runtime.js"
 import { type SlotEntry, slotMap } from "../../runtime/Slots.js"
 import { SettingsRepo } from "../../store/SettingsRepo.js"
-import { authenticate, requireUser } from "../Context.js"
 import { type HttpError, notFound } from "../Errors.js"
 import * as Diagnostics from "../Diagnostics.js"
 import * as PanelPages from "../PanelPages.js"
 import * as ServerAccess from "../ServerAccess.js"
 import { clientBodyCaching, withCachedETag, withETag } from "../Static.js"
 import { HostApi } from "../contracts/Api.js"
+import type { AdminActor, ReconcileCaller, ServerOwner, UploadingAdmin } from "../contracts/Security.js"
+import { SignedInUser } from "../contracts/Security.js"
 import { type ExtensionMetadata, PublicSettingsBody, type SlotsBody } from "../contracts/Client.js"
 import { AdminLive, WebhookLive } from "./AdminHandlers.js"
+import { CallersLive } from "./Callers.js"
 import { openApiBody } from "./OpenApiDocument.js"
 import { respond } from "./Respond.js"
 
@@ -37,8 +39,7 @@ const clientBodyAnswer = withCachedETag(clientBodyCaching, "application/json")
  * The three read-only client bodies, precomputed per runtime generation (Server.ts answers them earlier
  * when it can). Plain combinators and one effect per endpoint, made once: this is the hottest Effect route.
  */
-const precomputed = (key: keyof ClientBodies) =>
-  Effect.flatMap(authenticate, ({ auth, live, request }) => Effect.map(requireUser(auth), () => clientBodyAnswer(request, live.bodies[key])))
+const precomputed = (key: keyof ClientBodies) => Effect.map(SignedInUser, ({ live, request }) => clientBodyAnswer(request, live.bodies[key]))
 const slotsAnswer = precomputed("slots")
 const extensionsAnswer = precomputed("extensions")
 const configAnswer = precomputed("config")
@@ -46,8 +47,7 @@ const configAnswer = precomputed("config")
 /** `/api/client/host/extensions/{vendor}/{name}/settings`: public fields only, stored or default. */
 const publicSettings = (path: { readonly vendor: string; readonly name: string }) =>
   Effect.gen(function*() {
-    const { auth, live } = yield* authenticate
-    yield* requireUser(auth)
+    const { live } = yield* SignedInUser
     const id = `${path.vendor}/${path.name}`
     const extension = live.generation.extensions.get(id)
     if (extension === undefined) return yield* notFound(`no enabled extension ${id}`)
@@ -72,7 +72,7 @@ const PanelLive = HttpApiBuilder.group(HostApi, "panel", (handlers) =>
   handlers
     .handle("account", () => PanelPages.account)
     .handle("servers", () => PanelPages.servers)
-    .handle("server", () => PanelPages.server))
+    .handle("server", ({ path }) => PanelPages.server(path)))
 
 /** `GET /host/openapi.json`: public, revalidated by its ETag (it changes only with a new Host version). */
 const MetaLive = HttpApiBuilder.group(HostApi, "meta", (handlers) =>
@@ -104,5 +104,14 @@ const typed = <R>(router: HttpRouter.HttpRouter<unknown, R>) => router as HttpRo
  */
 export const apiRoutes = HttpApiBuilder.Router.router.pipe(
   Effect.map(typed),
-  Effect.provide(Layer.provideMerge(Layer.mergeAll(ClientLive, PanelLive, AdminLive, WebhookLive, MetaLive), HttpApiBuilder.Router.Live))
+  Effect.provide(Layer.provideMerge(Layer.provide(Layer.mergeAll(ClientLive, PanelLive, AdminLive, WebhookLive, MetaLive), CallersLive), HttpApiBuilder.Router.Live))
 )
+
+/**
+ * A handler reads its caller from the statement of its endpoint (http/contracts/Security.ts): one that reads
+ * a caller its endpoint's middleware does not provide (an admin handler under an endpoint without `Admin`)
+ * leaves that service required here, and this does not compile (test/http/caller-statements.typecheck.ts).
+ */
+type CallerService = SignedInUser | ServerOwner | AdminActor | UploadingAdmin | ReconcileCaller
+type UnprovidedCaller = Extract<Effect.Effect.Context<typeof apiRoutes>, CallerService>
+export const callersProvided: [UnprovidedCaller] extends [never] ? true : UnprovidedCaller = true

@@ -25,6 +25,7 @@ import {
   UploadPreview,
   UploadSetting
 } from "../../usecases/Views.js"
+import { Admin, AdminOrSigned, AdminUpload } from "./Security.js"
 import { failsWith, groupFailsWith } from "./Statuses.js"
 
 // The admin JSON API under /admin/host/api (docs/http.md "Admin JSON API (`/admin/host/api`, an admin's
@@ -173,6 +174,8 @@ const needsAdmin = groupFailsWith(401, 403)
 
 const reconcile = <Name extends string, Path extends `/${string}`>(name: Name, path: Path) =>
   HttpApiEndpoint.post(name, path)
+    // A signed delivery or an admin, on both paths (the admin API's reconcile has always taken a signed one).
+    .middleware(AdminOrSigned)
     .setPayload(ReconcileRequest)
     .addSuccess(ReconcileBody)
     // An apply that stopped answers 422 with the same body: what was and was not applied.
@@ -180,41 +183,41 @@ const reconcile = <Name extends string, Path extends `/${string}`>(name: Name, p
     .pipe(failsWith(400, 409, 422))
 
 export class AdminApi extends HttpApiGroup.make("admin")
-  .add(HttpApiEndpoint.get("list", `${api}/extensions`).addSuccess(ExtensionListBody))
+  .add(HttpApiEndpoint.get("list", `${api}/extensions`).middleware(Admin).addSuccess(ExtensionListBody))
   .add(
-    HttpApiEndpoint.post("install", `${api}/extensions`)
+    HttpApiEndpoint.post("install", `${api}/extensions`).middleware(AdminUpload)
       .setPayload(UploadForm)
       .addSuccess(OperationBody, { status: 201 })
       .pipe(failsWith(400, 404, 409, 413, 422, 502))
   )
-  .add(HttpApiEndpoint.get("overview", `${api}/extensions/overview`).addSuccess(OverviewBody))
+  .add(HttpApiEndpoint.get("overview", `${api}/extensions/overview`).middleware(Admin).addSuccess(OverviewBody))
   .add(
-    HttpApiEndpoint.post("preview", `${api}/extensions/preview`)
+    HttpApiEndpoint.post("preview", `${api}/extensions/preview`).middleware(AdminUpload)
       .setPayload(UploadForm)
       .addSuccess(PreviewBody)
       .pipe(failsWith(400, 413, 422))
   )
-  .add(HttpApiEndpoint.get("detail", `${api}/extensions/:vendor/:name`).setPath(ExtensionPath).addSuccess(DetailBody).pipe(failsWith(404)))
+  .add(HttpApiEndpoint.get("detail", `${api}/extensions/:vendor/:name`).middleware(Admin).setPath(ExtensionPath).addSuccess(DetailBody).pipe(failsWith(404)))
   .add(
-    HttpApiEndpoint.get("impact", `${api}/extensions/:vendor/:name/impact`).setPath(ExtensionPath).addSuccess(ImpactBody).pipe(failsWith(404))
+    HttpApiEndpoint.get("impact", `${api}/extensions/:vendor/:name/impact`).middleware(Admin).setPath(ExtensionPath).addSuccess(ImpactBody).pipe(failsWith(404))
   )
   .add(
-    HttpApiEndpoint.post("healthNow", `${api}/extensions/:vendor/:name/health`)
+    HttpApiEndpoint.post("healthNow", `${api}/extensions/:vendor/:name/health`).middleware(Admin)
       .setPath(ExtensionPath)
       .addSuccess(HealthNowBody)
       .pipe(failsWith(404, 409))
   )
   .add(
-    HttpApiEndpoint.get("doctor", `${api}/extensions/:vendor/:name/doctor`).setPath(ExtensionPath).addSuccess(DoctorBody).pipe(failsWith(404))
+    HttpApiEndpoint.get("doctor", `${api}/extensions/:vendor/:name/doctor`).middleware(Admin).setPath(ExtensionPath).addSuccess(DoctorBody).pipe(failsWith(404))
   )
   .add(
-    HttpApiEndpoint.get("readSettings", `${api}/extensions/:vendor/:name/settings`)
+    HttpApiEndpoint.get("readSettings", `${api}/extensions/:vendor/:name/settings`).middleware(Admin)
       .setPath(ExtensionPath)
       .addSuccess(SettingsFormBody)
       .pipe(failsWith(404))
   )
   .add(
-    HttpApiEndpoint.put("writeSettings", `${api}/extensions/:vendor/:name/settings`)
+    HttpApiEndpoint.put("writeSettings", `${api}/extensions/:vendor/:name/settings`).middleware(Admin)
       .setPath(ExtensionPath)
       .setPayload(SettingsBody)
       .addSuccess(SettingsFormBody)
@@ -223,44 +226,44 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     // action: enable, disable, remove or update (any other is 404, answered after the caller is known);
     // update takes an uploaded archive (multipart) or a registry version (JSON).
-    HttpApiEndpoint.post("operation", `${api}/extensions/:vendor/:name/:action`)
+    HttpApiEndpoint.post("operation", `${api}/extensions/:vendor/:name/:action`).middleware(AdminUpload)
       .setPath(OperationPath)
       .setPayload(Schema.Union(FlagsBody, RegistryUpdate, UploadForm))
       .addSuccess(OperationBody)
       .pipe(failsWith(400, 404, 409, 413, 422, 502))
   )
-  .add(HttpApiEndpoint.get("updates", `${api}/updates`).addSuccess(UpdatesBody).pipe(failsWith(409, 502)))
-  .add(HttpApiEndpoint.post("updateAll", `${api}/updates`).addSuccess(UpdateAllBody).pipe(failsWith(409)))
-  .add(HttpApiEndpoint.get("activity", `${api}/activity`).addSuccess(ActivityBody).pipe(failsWith(400)))
-  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).addSuccess(ActivityPage).pipe(failsWith(400)))
-  .add(HttpApiEndpoint.get("health", `${api}/health`).addSuccess(HealthBody))
+  .add(HttpApiEndpoint.get("updates", `${api}/updates`).middleware(Admin).addSuccess(UpdatesBody).pipe(failsWith(409, 502)))
+  .add(HttpApiEndpoint.post("updateAll", `${api}/updates`).middleware(Admin).addSuccess(UpdateAllBody).pipe(failsWith(409)))
+  .add(HttpApiEndpoint.get("activity", `${api}/activity`).middleware(Admin).addSuccess(ActivityBody).pipe(failsWith(400)))
+  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).middleware(Admin).addSuccess(ActivityPage).pipe(failsWith(400)))
+  .add(HttpApiEndpoint.get("health", `${api}/health`).middleware(Admin).addSuccess(HealthBody))
   .add(reconcile("reconcile", `${api}/reconcile`))
   .add(
-    HttpApiEndpoint.post("createServer", `${api}/servers`)
+    HttpApiEndpoint.post("createServer", `${api}/servers`).middleware(Admin)
       .setPayload(NewServer)
       .addSuccess(ServerBody, { status: 201 })
       .pipe(failsWith(400, 409))
   )
   .add(
-    HttpApiEndpoint.del("deleteServer", `${api}/servers/:uuid`)
+    HttpApiEndpoint.del("deleteServer", `${api}/servers/:uuid`).middleware(Admin)
       .setPath(Schema.Struct({ uuid: Schema.String }))
       .addSuccess(ServerRemovedBody)
       .pipe(failsWith(404))
   )
   .add(
-    HttpApiEndpoint.get("registrySearch", `${api}/registry`)
+    HttpApiEndpoint.get("registrySearch", `${api}/registry`).middleware(Admin)
       .addSuccess(RegistrySearchBody)
       .pipe(failsWith(400, 409, 502))
   )
   .add(
-    HttpApiEndpoint.post("registryInstall", `${api}/registry/install`)
+    HttpApiEndpoint.post("registryInstall", `${api}/registry/install`).middleware(Admin)
       .setPayload(RegistryInstallRequest)
       .addSuccess(OperationBody, { status: 201 })
       .pipe(failsWith(400, 404, 409, 422, 502))
   )
-  .add(HttpApiEndpoint.get("desiredState", `${api}/desired-state`).addSuccess(DesiredStateBody))
+  .add(HttpApiEndpoint.get("desiredState", `${api}/desired-state`).middleware(Admin).addSuccess(DesiredStateBody))
   .add(
-    HttpApiEndpoint.post("adopt", `${api}/desired-state/adopt`)
+    HttpApiEndpoint.post("adopt", `${api}/desired-state/adopt`).middleware(Admin)
       .setPayload(AdoptRequest)
       .addSuccess(AdoptBody)
       .pipe(failsWith(400, 409, 422))

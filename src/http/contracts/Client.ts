@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { FrontendErrorReport } from "../../domain/FrontendErrors.js"
+import { OwnsServer, SignedIn } from "./Security.js"
 import { failsWith } from "./Statuses.js"
 
 // The framework client endpoints (docs/http.md "Framework client endpoints (client-api: a user is required)" and "Extension access") as
@@ -118,37 +119,37 @@ const ServerPath = Schema.Struct({ server: Schema.String })
 const SettingsPath = Schema.Struct({ vendor: Schema.String, name: Schema.String })
 
 export class ClientApi extends HttpApiGroup.make("client")
-  .add(HttpApiEndpoint.get("slots", "/api/client/host/slots").addSuccess(SlotsBody).pipe(failsWith(401)))
-  .add(HttpApiEndpoint.get("extensions", "/api/client/host/extensions").addSuccess(ExtensionsBody).pipe(failsWith(401)))
-  .add(HttpApiEndpoint.get("config", "/api/client/host/config").addSuccess(ConfigBody).pipe(failsWith(401)))
-  .add(HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").addSuccess(BootstrapBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("slots", "/api/client/host/slots").middleware(SignedIn).addSuccess(SlotsBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("extensions", "/api/client/host/extensions").middleware(SignedIn).addSuccess(ExtensionsBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("config", "/api/client/host/config").middleware(SignedIn).addSuccess(ConfigBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").middleware(SignedIn).addSuccess(BootstrapBody).pipe(failsWith(401)))
   .add(
-    HttpApiEndpoint.get("publicSettings", "/api/client/host/extensions/:vendor/:name/settings")
+    HttpApiEndpoint.get("publicSettings", "/api/client/host/extensions/:vendor/:name/settings").middleware(SignedIn)
       .setPath(SettingsPath)
       .addSuccess(PublicSettingsBody)
       .pipe(failsWith(401, 404))
   )
   .add(
-    HttpApiEndpoint.post("diagnostics", "/api/client/host/diagnostics")
+    HttpApiEndpoint.post("diagnostics", "/api/client/host/diagnostics").middleware(SignedIn)
       .setPayload(FrontendErrorReport)
       .addSuccess(DiagnosticsAccepted, { status: 202 })
       .pipe(failsWith(400, 401, 403, 404, 429))
   )
   .add(
-    HttpApiEndpoint.get("accessList", "/api/client/host/servers/:server/access")
+    HttpApiEndpoint.get("accessList", "/api/client/host/servers/:server/access").middleware(OwnsServer)
       .setPath(ServerPath)
       .addSuccess(AccessListingBody)
       .pipe(failsWith(401, 403, 404))
   )
   .add(
-    HttpApiEndpoint.put("accessGrant", "/api/client/host/servers/:server/access")
+    HttpApiEndpoint.put("accessGrant", "/api/client/host/servers/:server/access").middleware(OwnsServer)
       .setPath(ServerPath)
       .setPayload(GrantRequest)
       .addSuccess(GrantResult)
       .pipe(failsWith(400, 401, 403, 404, 409))
   )
   .add(
-    HttpApiEndpoint.del("accessRevoke", "/api/client/host/servers/:server/access")
+    HttpApiEndpoint.del("accessRevoke", "/api/client/host/servers/:server/access").middleware(OwnsServer)
       .setPath(ServerPath)
       .setPayload(GrantRequest)
       .addSuccess(GrantResult)

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
+import { Anyone } from "./Security.js"
 
 // What Host says about its own HTTP surface: the OpenAPI 3.1 document generated from the HttpApi
 // (http/api/OpenApiDocument.ts; docs/http.md "OpenAPI document"). Public: it describes, it grants nothing.
@@ -9,5 +10,5 @@ export const OpenApiDocumentBody = Schema.Struct({ openapi: Schema.Literal("3.1.
   .annotations({ identifier: "OpenApiDocument" })
 
 export class MetaApi extends HttpApiGroup.make("meta")
-  .add(HttpApiEndpoint.get("openapi", "/host/openapi.json").addSuccess(OpenApiDocumentBody))
+  .add(HttpApiEndpoint.get("openapi", "/host/openapi.json").middleware(Anyone).addSuccess(OpenApiDocumentBody))
 {}

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { AccountView } from "./Client.js"
+import { SignedIn } from "./Security.js"
 import { failsWith } from "./Statuses.js"
 
 // The reference panel's JSON (docs/frontend.md "Reference panel") as typed contracts: the signed-in account,
@@ -28,10 +29,10 @@ export const ServersBody = Schema.Struct({ data: Schema.Array(ServerView) })
 export const ServerBody = Schema.Struct({ data: ServerView })
 
 export class PanelApi extends HttpApiGroup.make("panel")
-  .add(HttpApiEndpoint.get("account", "/api/client/account").addSuccess(AccountBody).pipe(failsWith(401)))
-  .add(HttpApiEndpoint.get("servers", "/api/client/servers").addSuccess(ServersBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("account", "/api/client/account").middleware(SignedIn).addSuccess(AccountBody).pipe(failsWith(401)))
+  .add(HttpApiEndpoint.get("servers", "/api/client/servers").middleware(SignedIn).addSuccess(ServersBody).pipe(failsWith(401)))
   .add(
-    HttpApiEndpoint.get("server", "/api/client/servers/:uuid")
+    HttpApiEndpoint.get("server", "/api/client/servers/:uuid").middleware(SignedIn)
       .setPath(Schema.Struct({ uuid: Schema.String }))
       .addSuccess(ServerBody)
       .pipe(failsWith(401, 404))

@@ -1,81 +1,226 @@
-import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, type Effect } from "effect"
+import type { Actor } from "../../domain/Installed.js"
+import type { PanelUser, ServerAccess } from "../../panel/Panel.js"
+import type { FrontDoor } from "../../usecases/FrontDoor.js"
+import type { AuthenticatedRequest } from "../Context.js"
+import type { HttpFailure } from "../Errors.js"
+import { HostError } from "./Errors.js"
 
-// Who may call each endpoint of the HttpApi, stated once per group (and per endpoint where it differs):
-// the OpenAPI document names the security schemes from it (http/api/OpenApiDocument.ts), and the
-// authorization test tries every endpoint of the API against it (test/http/authz.test.ts "R5: every endpoint of the HttpApi").
-// The handlers enforce it (http/Context.ts `requireUser`, http/admin `adminActor`, http/ServerAccess.ts,
-// http/admin/Webhook.ts); docs/http.md "Authentication" and "Admin JSON API".
+// Who may call each endpoint of the HttpApi, stated on the endpoint as an HttpApiMiddleware (docs/http.md
+// "Authentication" and "Admin JSON API"). The middleware is the check: HttpApiBuilder runs it around the
+// whole route, before the path, query or body is decoded, so a signed-out request is 401 before its body is
+// looked at. It provides the caller (a signed-in user, the server's owner, the admin as the lifecycle's
+// actor, a signed delivery) to the handler, which reads it as a service: a handler that needs an admin does
+// not compile under an endpoint without the admin middleware (its requirement stays unsatisfied, checked
+// in http/api/Handlers.ts). Every endpoint of HostApi must carry exactly one statement (`Unstated` below,
+// checked in contracts/Api.ts); the OpenAPI document takes each operation's security from it, and the
+// authorization test tries every endpoint against it (test/http/authz.test.ts "R5: every endpoint of the HttpApi").
+// The checks themselves are http/api/Callers.ts.
+
+// ---- the security schemes (named in the OpenAPI document) -----------------------------------------
+
+/** The panel's session cookie: unsafe methods also need the CSRF token (docs/http.md "CSRF"). */
+export const panelSession = HttpApiSecurity.apiKey({ in: "cookie", key: "host_session" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "The panel's session cookie (embedded panel: host_session; under Pterodactyl or Pelican, the panel's own session cookie). Unsafe methods also need the CSRF header (docs/http.md \"Errors\", 403 CsrfTokenMismatch)."
+  )
+)
+
+/** A panel API token. */
+export const bearerToken = HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API token of the panel (Authorization: Bearer …)."))
+
+/** A signed webhook delivery (docs/gitops.md "Apply with a signed webhook"). */
+export const webhookSignature = HttpApiSecurity.apiKey({ in: "header", key: "X-Host-Signature-256" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "HMAC-SHA256 of the delivery with webhook_secret (docs/gitops.md \"Apply with a signed webhook\"), with X-Host-Delivery."
+  )
+)
+
+/** A signed-in user: the session cookie, or a bearer token. */
+const signedIn = { panelSession, bearerToken } as const
+
+// ---- what each statement provides to the handler ---------------------------------------------------
+
+/** The request of a signed-in user (its CSRF check, for an unsafe method, passed). */
+export interface SignedInCaller extends AuthenticatedRequest {
+  readonly user: PanelUser
+}
+export class SignedInUser extends Context.Tag("host/http/SignedInUser")<SignedInUser, SignedInCaller>() {}
+
+/** The request of the owner of the path's `{server}`, or of an administrator, with the server. */
+export interface ServerOwnerCaller extends SignedInCaller {
+  /** The path's `{server}` as given (a uuid, or a real panel's short identifier). */
+  readonly serverId: string
+  readonly server: ServerAccess
+}
+export class ServerOwner extends Context.Tag("host/http/ServerOwner")<ServerOwner, ServerOwnerCaller>() {}
+
+/** The admin making the request, as the lifecycle's actor (the CSRF check passed). */
+export interface AdminCaller extends SignedInCaller {
+  readonly actor: Actor & { readonly type: "admin"; readonly user: string }
+}
+export class AdminActor extends Context.Tag("host/http/AdminActor")<AdminActor, AdminCaller>() {}
 
 /**
+ * An admin sending an upload: the CSRF token of a multipart form is one of its fields, read with the
+ * archive, so the actor is had only through `actorAfterCsrf` (the header, a urlencoded form's `_token`, or
+ * the `formToken` the handler read from the form). An operation needs the actor: none runs unchecked.
+ */
+export interface UploadingAdminCaller extends SignedInCaller {
+  readonly actorAfterCsrf: (formToken: string | undefined) => Effect.Effect<AdminCaller["actor"], HttpFailure>
+}
+export class UploadingAdmin extends Context.Tag("host/http/UploadingAdmin")<UploadingAdmin, UploadingAdminCaller>() {}
+
+/** Who asked for a reconcile: an admin, or a signed delivery; with the body (read once: a signature covers its bytes). */
+export interface ReconcileCallerService {
+  readonly door: Extract<FrontDoor, { readonly _tag: "Admin" | "Webhook" }>
+  readonly bodyText: string
+}
+export class ReconcileCaller extends Context.Tag("host/http/ReconcileCaller")<ReconcileCaller, ReconcileCallerService>() {}
+
+// ---- the statements --------------------------------------------------------------------------------
+
+/**
+ * The caller kind each statement declares (the OpenAPI document's `x-host-caller`, the authorization test):
  * - `anyone`: no credential needed;
  * - `user`: a signed-in user (panel session cookie or bearer token);
- * - `server`: a user with access to the path's `{server}` (its owner, or a subuser holding the grant);
+ * - `server`: the owner of the path's `{server}`, or an administrator (a subuser of it: 403; a user who
+ *   cannot see it: 404, its existence is not told);
  * - `admin`: a signed-in panel administrator;
  * - `admin-or-signed`: an administrator, or a webhook delivery signed with `webhook_secret`.
  */
 export type Caller = "anyone" | "user" | "server" | "admin" | "admin-or-signed"
 
-const byGroup: Record<string, Caller> = {
-  meta: "anyone",
-  client: "user",
-  panel: "user",
-  admin: "admin",
-  webhook: "admin-or-signed"
+/** Public: no credential is read. A marker, so that "anyone" is said, not forgotten. */
+export class Anyone extends HttpApiMiddleware.Tag<Anyone>()("host/http/Anyone") {
+  static readonly callerKind: Caller = "anyone"
 }
 
-/** Endpoints whose caller is not their group's. */
-const byEndpoint: Record<string, Caller> = {
-  "client.accessList": "server",
-  "client.accessGrant": "server",
-  "client.accessRevoke": "server"
+/**
+ * A signed-in user (401 signed out; an unsafe method with the session cookie needs the CSRF token: 403).
+ * @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext (the request, which HttpApiBuilder gives every middleware)
+ */
+export class SignedIn extends HttpApiMiddleware.Tag<SignedIn>()("host/http/SignedIn", {
+  failure: HostError,
+  provides: SignedInUser,
+  security: signedIn
+}) {
+  static readonly callerKind: Caller = "user"
 }
 
-/** The declared caller of `group.endpoint`; an unknown group is a programming error, caught by the tests. */
-export const callerOf = (group: string, endpoint: string): Caller => {
-  const caller = byEndpoint[`${group}.${endpoint}`] ?? byGroup[group]
-  if (caller === undefined) throw new Error(`http/contracts/Security.ts: no caller declared for the group ${group}`)
-  return caller
+/**
+ * The owner of the path's `{server}` or an administrator (then the CSRF check of an unsafe method).
+ * @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext (the request, which HttpApiBuilder gives every middleware)
+ */
+export class OwnsServer extends HttpApiMiddleware.Tag<OwnsServer>()("host/http/OwnsServer", {
+  failure: HostError,
+  provides: ServerOwner,
+  security: signedIn
+}) {
+  static readonly callerKind: Caller = "server"
 }
 
-/** Every group and endpoint of an HttpApi, for the document and the tests that walk the API. */
+/**
+ * A panel administrator (401 signed out, 403 not an admin or a wrong CSRF token: header or `_token` form field).
+ * @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext (the request, which HttpApiBuilder gives every middleware)
+ */
+export class Admin extends HttpApiMiddleware.Tag<Admin>()("host/http/Admin", {
+  failure: HostError,
+  provides: AdminActor,
+  security: signedIn
+}) {
+  static readonly callerKind: Caller = "admin"
+}
+
+/**
+ * A panel administrator sending a multipart upload: the CSRF check waits for the form (`UploadingAdmin`).
+ * @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext (the request, which HttpApiBuilder gives every middleware)
+ */
+export class AdminUpload extends HttpApiMiddleware.Tag<AdminUpload>()("host/http/AdminUpload", {
+  failure: HostError,
+  provides: UploadingAdmin,
+  security: signedIn
+}) {
+  static readonly callerKind: Caller = "admin"
+}
+
+/**
+ * A webhook delivery signed with `webhook_secret` (a request carrying X-Host-Signature-256), or else an
+ * administrator as `Admin` says; 401 for neither, naming all three ways.
+ * @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext (the request, which HttpApiBuilder gives every middleware)
+ */
+export class AdminOrSigned extends HttpApiMiddleware.Tag<AdminOrSigned>()("host/http/AdminOrSigned", {
+  failure: HostError,
+  provides: ReconcileCaller,
+  security: { webhookSignature, ...signedIn }
+}) {
+  static readonly callerKind: Caller = "admin-or-signed"
+}
+
+/** Every statement of who may call an endpoint. */
+export const statements = [Anyone, SignedIn, OwnsServer, Admin, AdminUpload, AdminOrSigned] as const
+export type Statement = InstanceType<(typeof statements)[number]>
+
+// ---- the compiler's check: every endpoint states its caller, once -----------------------------------
+
+type IsUnion<T, All = T> = T extends unknown ? ([All] extends [T] ? false : true) : never
+
+/** `group.endpoint` of each endpoint of `Groups` that states no caller, or more than one. */
+export type Unstated<Groups extends HttpApiGroup.HttpApiGroup.Any> = Groups extends
+  HttpApiGroup.HttpApiGroup<infer GroupName, infer Endpoints, infer _E, infer _R, infer _TopLevel> ? UnstatedIn<GroupName, Endpoints>
+  : never
+
+type UnstatedIn<GroupName extends string, Endpoints> = Endpoints extends HttpApiEndpoint.HttpApiEndpoint<
+  infer Name,
+  infer _Method,
+  infer _Path,
+  infer _UrlParams,
+  infer _Payload,
+  infer _Headers,
+  infer _Success,
+  infer _Error,
+  infer R,
+  infer _RE
+> ? [Extract<R, Statement>] extends [never] ? `${GroupName}.${Name}: no caller stated`
+  : true extends IsUnion<Extract<R, Statement>> ? `${GroupName}.${Name}: more than one caller stated`
+  : never
+  : never
+
+/** The unstated endpoints of an HttpApi. */
+export type UnstatedEndpoints<A> = A extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Unstated<Groups> : never
+
+/** What `Verdict<UnstatedEndpoints<typeof Api>>` must be: the verdict names each endpoint at fault otherwise. */
+export const everyEndpointStated = "every endpoint states who may call it"
+export type Verdict<Faults extends string> = [Faults] extends [never] ? typeof everyEndpointStated : Faults
+
+// ---- reading the statements back -----------------------------------------------------------------
+
+const callerOfMiddleware = (middlewares: ReadonlySet<HttpApiMiddleware.TagClassAny>, where: string): Caller => {
+  const stated = [...middlewares].flatMap((middleware) => {
+    const caller = (middleware as { readonly callerKind?: Caller }).callerKind
+    return caller === undefined ? [] : [caller]
+  })
+  if (stated.length !== 1) throw new Error(`http/contracts/Security.ts: ${where} states ${stated.length} callers`)
+  return stated[0]!
+}
+
+/** Every group and endpoint of an HttpApi with the caller its middleware states, for the document and the tests that walk the API. */
 export const endpointsOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) => {
   const endpoints: Array<{ readonly group: string; readonly name: string; readonly method: string; readonly path: string; readonly caller: Caller }> = []
   HttpApi.reflect(api, {
     onGroup: () => undefined,
-    onEndpoint: ({ endpoint, group }) => {
-      endpoints.push({ group: group.identifier, name: endpoint.name, method: endpoint.method, path: endpoint.path, caller: callerOf(group.identifier, endpoint.name) })
+    onEndpoint: ({ endpoint, group, middleware }) => {
+      endpoints.push({
+        group: group.identifier,
+        name: endpoint.name,
+        method: endpoint.method,
+        path: endpoint.path,
+        caller: callerOfMiddleware(middleware, `${group.identifier}.${endpoint.name}`)
+      })
     }
   })
   return endpoints
-}
-
-/** The security schemes of the OpenAPI document (https://spec.openapis.org/oas/v3.1.0#security-scheme-object). */
-export const securitySchemes = {
-  panelSession: {
-    type: "apiKey",
-    in: "cookie",
-    name: "host_session",
-    description: "The panel's session cookie (embedded panel: host_session; under Pterodactyl or Pelican, the panel's own session cookie). Unsafe methods also need the CSRF header (docs/http.md \"Errors\", 403 CsrfTokenMismatch)."
-  },
-  bearerToken: { type: "http", scheme: "bearer", description: "An API token of the panel (Authorization: Bearer …)." },
-  webhookSignature: {
-    type: "apiKey",
-    in: "header",
-    name: "X-Host-Signature-256",
-    description: "HMAC-SHA256 of the delivery with webhook_secret (docs/gitops.md \"Apply with a signed webhook\")."
-  }
-} as const
-
-/** The OpenAPI security requirements for a caller: any one of the listed alternatives suffices. */
-export const securityOf = (caller: Caller): ReadonlyArray<Record<string, ReadonlyArray<string>>> => {
-  switch (caller) {
-    case "anyone":
-      return []
-    case "user":
-    case "server":
-    case "admin":
-      return [{ panelSession: [] }, { bearerToken: [] }]
-    case "admin-or-signed":
-      return [{ webhookSignature: [] }, { panelSession: [] }, { bearerToken: [] }]
-  }
 }

@@ -1,0 +1,183 @@
+import { HttpRouter, HttpServerRequest, UrlParams } from "@effect/platform"
+import { Clock, Effect, Either, Layer, Option } from "effect"
+import { HostConfig } from "../../config/HostConfig.js"
+import { LiveRuntime } from "../../runtime/LiveState.js"
+import { unsafeMethods } from "../Auth.js"
+import { TrustedProxies } from "../ClientAddress.js"
+import { type AuthenticatedRequest, authenticateWith, csrfChecked, header, ServerSessions } from "../Context.js"
+import { forbidden, HttpFailure, type HttpError, notFound, panelUnavailable, unauthorized } from "../Errors.js"
+import * as Webhook from "../Webhook.js"
+import {
+  Admin,
+  type AdminCaller,
+  AdminOrSigned,
+  AdminUpload,
+  Anyone,
+  OwnsServer,
+  type ReconcileCallerService,
+  SignedIn,
+  type SignedInCaller
+} from "../contracts/Security.js"
+
+// The checks behind the statements of who may call an endpoint (http/contracts/Security.ts), as the
+// HttpApiMiddleware layers HttpApiBuilder runs around each route, before anything of the request is
+// decoded. They hold the runtime, the session signer, the trusted proxies and the configuration from the
+// server's start; a request brings only itself. Status codes and error bodies are the ones the handlers
+// answered when each checked its own caller (docs/http.md "Authentication", "CSRF", "Admin JSON API").
+
+type Check<A> = Effect.Effect<A, HttpError, HttpRouter.HttpRouter.Provided>
+
+/**
+ * An HttpApiMiddleware with security schemes tries each scheme in turn until one succeeds. Host's check
+ * reads the whole request (the session cookie and the bearer token together, as the panel drivers do), so
+ * it runs once, for the first scheme; the others answer with the same failure without asking again.
+ */
+const oncePerRequest = <A>(check: Check<A>) => {
+  const failed = new WeakMap<HttpServerRequest.HttpServerRequest, HttpError>()
+  const first = (_credential: unknown): Check<A> =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.tapError(check, (failure) => Effect.sync(() => failed.set(request, failure))))
+  const again = (_credential: unknown): Check<A> =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const failure = failed.get(request)
+      return failure === undefined ? check : Effect.fail(failure)
+    })
+  return { first, again }
+}
+
+/** Where the admin API's CSRF token belongs, as its refusal words it. */
+const adminCsrfPlaces = "X-CSRF-Token header or _token form field"
+
+const make = Effect.gen(function*() {
+  const runtime = yield* LiveRuntime
+  const sessions = yield* ServerSessions
+  const proxies = yield* TrustedProxies
+  const hostConfig = yield* HostConfig
+  const authenticated = authenticateWith(runtime, sessions)
+
+  /** The CSRF check of an unsafe request made with the session cookie (others pass at once). */
+  const csrf = (caller: AuthenticatedRequest, options: { readonly formToken?: string | undefined; readonly expected?: string } = {}) =>
+    unsafeMethods.has(caller.request.method) ? csrfChecked(caller, proxies, options) : Effect.void
+
+  const signedInUnchecked: Check<SignedInCaller> = Effect.flatMap(authenticated, (caller) =>
+    caller.auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed({ ...caller, user: caller.auth.user }))
+
+  const signedIn: Check<SignedInCaller> = Effect.flatMap(signedInUnchecked, (caller) => Effect.as(csrf(caller), caller))
+
+  /** The owner of `{server}` or an admin: 404 for a server the user cannot see, 403 for a subuser of it. */
+  const ownsServer = Effect.gen(function*() {
+    const caller = yield* signedInUnchecked
+    const { server: id = "" } = yield* HttpRouter.params
+    const server = yield* caller.live.access.serverAccess(caller.auth, id).pipe(Effect.mapError(panelUnavailable))
+    if (server === undefined) return yield* notFound(`server ${id} not found`)
+    if (server.role === "subuser") return yield* forbidden("only the server's owner or an administrator manages extension access")
+    yield* csrf(caller)
+    return { ...caller, serverId: id, server }
+  })
+
+  const signedInAdmin = Effect.flatMap(signedInUnchecked, (caller) =>
+    caller.user.admin ? Effect.succeed(caller) : Effect.fail(forbidden("this needs a panel administrator")))
+
+  /**
+   * The admin API's CSRF rule: the header, a `formToken` the handler read from a multipart form, or the
+   * `_token` field of a urlencoded form (the embedded panel's rule; a real panel's refusal names its own headers).
+   */
+  const adminCsrf = (caller: SignedInCaller, formToken: string | undefined) =>
+    Effect.gen(function*() {
+      const passed = yield* Effect.either(csrf(caller, { formToken, expected: adminCsrfPlaces }))
+      if (passed._tag === "Right") return
+      if (formToken !== undefined || !(header(caller.request, "content-type") ?? "").startsWith("application/x-www-form-urlencoded")) {
+        return yield* passed.left
+      }
+      const formField = yield* caller.request.urlParamsBody.pipe(
+        Effect.map((params) => Option.getOrUndefined(UrlParams.getFirst(params, "_token"))),
+        Effect.orElseSucceed(() => undefined)
+      )
+      yield* csrf(caller, { formToken: formField, expected: adminCsrfPlaces })
+    })
+
+  const actorOf = (caller: SignedInCaller): AdminCaller["actor"] => ({ type: "admin", user: caller.user.username })
+
+  const admin: Check<AdminCaller> = Effect.flatMap(signedInAdmin, (caller) => Effect.as(adminCsrf(caller, undefined), { ...caller, actor: actorOf(caller) }))
+
+  const adminUpload = Effect.map(signedInAdmin, (caller) => ({
+    ...caller,
+    actorAfterCsrf: (formToken: string | undefined) => Effect.as(adminCsrf(caller, formToken), actorOf(caller))
+  }))
+
+  /**
+   * A request carrying X-Host-Signature-256 is a webhook: it must be signed with `webhook_secret` and carry
+   * an unanswered X-Host-Delivery (the handler claims it), and needs no session, token or CSRF token.
+   * Anything else is an admin's, whose 401 names all three ways.
+   */
+  const adminOrSigned: Check<ReconcileCallerService> = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const signature = header(request, Webhook.signatureHeader)
+    if (signature === undefined) {
+      const caller = yield* authenticated
+      if (caller.auth.user === undefined) {
+        return yield* unauthorized(
+          `sign the request (${Webhook.signatureHeader} with webhook_secret, docs/gitops.md), sign in, or send an admin API token`
+        )
+      }
+      const user = caller.auth.user
+      if (!user.admin) return yield* forbidden("this needs a panel administrator")
+      yield* adminCsrf({ ...caller, user }, undefined)
+      return { door: { _tag: "Admin", user: user.username }, bodyText: yield* request.text } satisfies ReconcileCallerService
+    }
+    const { config } = hostConfig
+    if (config.webhook_secret === "") {
+      return yield* new HttpFailure({
+        status: 401,
+        code: "WebhookNotConfigured",
+        detail: "signed webhooks are refused: no webhook_secret is configured (config/host.yaml or HOST_WEBHOOK_SECRET)"
+      })
+    }
+    // The delivery id is part of what is signed (docs/gitops.md), so it is read first.
+    const delivery = header(request, Webhook.deliveryHeader)
+    if (delivery === undefined || !Webhook.validDelivery(delivery)) {
+      return yield* new HttpFailure({
+        status: 400,
+        code: "DeliveryMissing",
+        detail: `a signed request needs ${Webhook.deliveryHeader}: a unique id of up to 100 visible characters (a UUID, the CI job id)`
+      })
+    }
+    // The signature covers the exact bytes received, so the body is read once, as bytes.
+    const body = new Uint8Array(yield* request.arrayBuffer)
+    const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    yield* Either.match(
+      Webhook.verifySignature({
+        secret: config.webhook_secret,
+        body,
+        header: signature,
+        delivery,
+        nowSeconds,
+        legacyAllowed: config.webhook_legacy_signatures
+      }),
+      {
+        onLeft: (refusal) => Effect.fail(new HttpFailure({ status: 401, code: refusal.code, detail: refusal.detail })),
+        onRight: () => Effect.void
+      }
+    )
+    return { door: { _tag: "Webhook", delivery }, bodyText: new TextDecoder().decode(body) } satisfies ReconcileCallerService
+  })
+
+  return { signedIn, ownsServer, admin, adminUpload, adminOrSigned }
+})
+
+/** The implementation of every statement, for HttpApiBuilder (http/api/Handlers.ts). */
+export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) => {
+  const signedIn = oncePerRequest(checks.signedIn)
+  const ownsServer = oncePerRequest(checks.ownsServer)
+  const admin = oncePerRequest(checks.admin)
+  const adminUpload = oncePerRequest(checks.adminUpload)
+  const adminOrSigned = oncePerRequest(checks.adminOrSigned)
+  return Layer.mergeAll(
+    Layer.succeed(Anyone, Effect.void),
+    Layer.succeed(SignedIn, { panelSession: signedIn.first, bearerToken: signedIn.again }),
+    Layer.succeed(OwnsServer, { panelSession: ownsServer.first, bearerToken: ownsServer.again }),
+    Layer.succeed(Admin, { panelSession: admin.first, bearerToken: admin.again }),
+    Layer.succeed(AdminUpload, { panelSession: adminUpload.first, bearerToken: adminUpload.again }),
+    Layer.succeed(AdminOrSigned, { webhookSignature: adminOrSigned.first, panelSession: adminOrSigned.again, bearerToken: adminOrSigned.again })
+  )
+}))
+
