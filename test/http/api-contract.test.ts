@@ -64,6 +64,25 @@ describe("the HttpApi as the list of endpoints", () => {
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(["bearerToken", "panelSession", "webhookSignature"])
     expect(document.paths["/admin/host/reconcile"]?.post?.security).toEqual([{ webhookSignature: [] }, { panelSession: [] }, { bearerToken: [] }])
     expect(document.paths["/host/openapi.json"]?.get?.security).toEqual([])
+    // Each operation's security and caller are its endpoint's statement (the middleware on it), whatever the kind.
+    const securityOf: Record<Caller, unknown> = {
+      anyone: [],
+      user: [{ panelSession: [] }, { bearerToken: [] }],
+      server: [{ panelSession: [] }, { bearerToken: [] }],
+      admin: [{ panelSession: [] }, { bearerToken: [] }],
+      "admin-or-signed": [{ webhookSignature: [] }, { panelSession: [] }, { bearerToken: [] }]
+    }
+    const misdocumented = endpoints.flatMap((endpoint) => {
+      const operation = document.paths[endpoint.path.replace(/:(\w+)/g, "{$1}")]?.[endpoint.method.toLowerCase()]
+      return JSON.stringify(operation?.security) === JSON.stringify(securityOf[endpoint.caller]) && operation?.["x-host-caller"] === endpoint.caller
+        ? []
+        : [`${endpoint.group}.${endpoint.name} (${endpoint.caller}): ${JSON.stringify(operation?.security)} ${operation?.["x-host-caller"]}`]
+    })
+    expect(misdocumented).toEqual([])
+    // The statements: the webhook and both reconciles take a signature, the access endpoints the server's owner, the document anyone.
+    const callerOf = (name: string) => endpoints.find((endpoint) => `${endpoint.group}.${endpoint.name}` === name)?.caller
+    expect([callerOf("webhook.reconcile"), callerOf("admin.reconcile"), callerOf("client.accessGrant"), callerOf("meta.openapi"), callerOf("admin.install")])
+      .toEqual(["admin-or-signed", "admin-or-signed", "server", "anyone", "admin"])
     const again = await request(`${server.url}/host/openapi.json`, { headers: { "if-none-match": etag ?? "" } })
     expect(again.status).toBe(304)
     expect(again.text).toBe("")

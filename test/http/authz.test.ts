@@ -137,7 +137,7 @@ describe("R5: the authorization matrix", () => {
 })
 
 // Every endpoint of the HttpApi, each tried by every caller and credential against the caller its
-// contract declares (http/contracts/Security.ts). Unsafe methods carry a body no payload schema accepts:
+// contract states: the middleware on the endpoint (http/contracts/Security.ts; `endpointsOf` reads it back). Unsafe methods carry a body no payload schema accepts:
 // the caller is judged before the body, so an allowed caller gets the endpoint's 400 (or its own refusal
 // of the dummy path) and nothing changes.
 const refused = (status: number) => status === 401 || status === 403
@@ -185,6 +185,11 @@ describe("R5: every endpoint of the HttpApi", () => {
           })
           if (!answersAsDeclared[endpoint.caller](caller, answer.status)) {
             mismatches.push(`${credential} ${caller} ${endpoint.method} ${endpoint.path} (${endpoint.caller}): ${answer.status} ${answer.text.slice(0, 160)}`)
+          }
+          // A refusal of the caller is the error body with its own code: Unauthorized signed out, Forbidden otherwise.
+          const code = (answer.json as { errors?: ReadonlyArray<{ code?: unknown }> } | undefined)?.errors?.[0]?.code
+          if (refused(answer.status) && code !== (answer.status === 401 ? "Unauthorized" : "Forbidden")) {
+            mismatches.push(`${credential} ${caller} ${endpoint.method} ${endpoint.path}: ${answer.status} with code ${String(code)}`)
           }
         }
       }

@@ -191,6 +191,30 @@ describe("bodies and connections", () => {
     expect(allowed.data.startsWith("HTTP/1.1 100 Continue\r\n")).toBe(true)
   }, 20_000)
 
+  it("a reconcile declaring a body and sending none: 401 signed out and 403 for a user at once, its caller judged before its body", async () => {
+    // The request's head goes out, its body never does: only an answer that does not wait for the body arrives.
+    const statusWithoutBody = (path: string, authorization: string | undefined) =>
+      new Promise<number>((resolve, reject) => {
+        const call = httpRequest({
+          host: "127.0.0.1",
+          port,
+          path,
+          method: "POST",
+          agent: false,
+          headers: { ...(authorization === undefined ? {} : { authorization }), "content-type": "application/json", "content-length": "1000" }
+        }, (answer) => {
+          resolve(answer.statusCode ?? 0)
+          call.destroy()
+        })
+        call.on("error", (error) => (call.destroyed ? undefined : reject(error)))
+        call.flushHeaders()
+      })
+    for (const path of ["/admin/host/reconcile", "/admin/host/api/reconcile"]) {
+      expect(await statusWithoutBody(path, undefined), path).toBe(401)
+      expect(await statusWithoutBody(path, `Bearer ${tokens.alice}`), path).toBe(403)
+    }
+  })
+
   it("request headers must arrive within server.headers_timeout (here 1 s): 408 and the connection closed", async () => {
     const slow = await exchange(port, "GET /host/ready HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     expect(slow.closed).toBe(true)
