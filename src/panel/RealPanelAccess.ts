@@ -1,4 +1,4 @@
-import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, Option, Schema } from "effect"
+import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, Option, Runtime, Schema } from "effect"
 import { CoreRows } from "../store/CoreRows.js"
 import {
   anonymous,
@@ -144,14 +144,21 @@ const stoppedClock: Clock.Clock = {
  * expired entry stays for the slow path exactly as it was (it still counts as a credential seen, which the
  * lookup limit exempts), and the slow path replaces it as it always did.
  */
-const warmReader = <A, E>(cache: Cache.Cache<Key, A, E>, lifetime: (exit: Exit.Exit<A, E>) => Duration.Duration, clock: Clock.Clock) => {
+const warmReader = <A, E>(
+  cache: Cache.Cache<Key, A, E>,
+  lifetime: (exit: Exit.Exit<A, E>) => Duration.Duration,
+  clock: Clock.Clock,
+  stopped: Runtime.Runtime<never>
+) => {
+  // The stopped clock is the runtime's, made once: setting it per read (Effect.withClock) cost more than the read.
+  const runStopped = Runtime.runSyncExit(stopped)
   const entry = (key: Key) =>
     Effect.flatMap(cache.entryStats(key), (stats) =>
       Option.isNone(stats)
         ? Effect.succeedNone
-        : Effect.map(Effect.withClock(cache.getOptionComplete(key), stoppedClock), Option.map((value) => ({ value, loadedMillis: stats.value.loadedMillis }))))
+        : Effect.map(cache.getOptionComplete(key), Option.map((value) => ({ value, loadedMillis: stats.value.loadedMillis }))))
   return (key: Key): Option.Option<A> => {
-    const read = Effect.runSyncExit(entry(key))
+    const read = runStopped(entry(key))
     // A failed lookup is dropped at once by its caller (`cached`); until then it is nothing to answer from.
     if (Exit.isFailure(read) || Option.isNone(read.value)) return Option.none()
     const { loadedMillis, value } = read.value.value
@@ -171,7 +178,7 @@ export const makePanelCaches = (client: PanelClient, flavor: Flavor, window: Dur
       timeToLive: (exit) => Exit.isSuccess(exit) ? window : Duration.zero
     })
     // The clock the caches judge expiry by is the one of the fibers that use them: the process's, as here.
-    const warmIdentity = warmReader(identity, identityLifetime, yield* Effect.clock)
+    const warmIdentity = warmReader(identity, identityLifetime, yield* Effect.clock, yield* Effect.withClock(Effect.runtime<never>(), stoppedClock))
     return { identity, servers, lists, warmIdentity }
   })
 

@@ -66,14 +66,16 @@ const bootFor = async (referer: string, authenticate: PanelAccess["authenticate"
   const logger = Logger.make(({ cause, logLevel, message }) => {
     if (logLevel._tag === "Error") logged.push(`${String(message)} ${Cause.pretty(cause)}`)
   })
-  const response: HttpServerResponse.HttpServerResponse = await Effect.runPromise(withErrorBodies(bootScript).pipe(
-    Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-    Effect.provideService(LiveRuntime, runtime),
-    Effect.provideService(ServerSessions, noSessions),
-    Effect.provideService(ServerSettings, { publicDirectories: [publicDirectory], frameworkRoot: root, env: {} }),
-    Effect.provide(Layer.mergeAll(ServerState.layer, Layer.provideMerge(hostConfigLayer({ root, env: {} }), NodeContext.layer))),
-    Effect.provide(Logger.replace(Logger.defaultLogger, logger))
-  ))
+  const services = Layer.mergeAll(
+    Layer.succeed(HttpServerRequest.HttpServerRequest, request),
+    Layer.succeed(LiveRuntime, runtime),
+    Layer.succeed(ServerSessions, noSessions),
+    Layer.succeed(ServerSettings, { publicDirectories: [publicDirectory], frameworkRoot: root, env: {} }),
+    ServerState.layer,
+    Layer.provideMerge(hostConfigLayer({ root, env: {} }), NodeContext.layer),
+    Logger.replace(Logger.defaultLogger, logger)
+  )
+  const response: HttpServerResponse.HttpServerResponse = await Effect.runPromise(withErrorBodies(bootScript).pipe(Effect.provide(services)))
   const body = response.body._tag === "Uint8Array" ? Buffer.from(response.body.body).toString("utf8") : ""
   return { status: response.status, body, logged, asked }
 }
