@@ -7,10 +7,37 @@ import { Registry } from "../registry/Registry.js"
 import type { RegistryLookupFailed } from "../registry/RegistryErrors.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { type AddOptions, Lifecycle, type OperationResult } from "./Lifecycle.js"
+import { type PinnedRegistryVersion, pinRegistryVersion } from "./RegistryPin.js"
 import { SourceSpec } from "./Source.js"
 
 // Updates from the registry (`host update [id] [--check]`, the admin API): which extensions, which
-// version, and updating them all with one failure not stopping the rest.
+// version, and updating them all with one failure not stopping the rest. Every version is pinned by
+// ./RegistryPin.ts, the one pinning rule of every front door (DESIGN.md §23).
+
+/** A pinned registry version as the lifecycle's source: that exact version, from that registry. */
+export const pinnedSource = (pinned: PinnedRegistryVersion): SourceSpec =>
+  SourceSpec.Registry({ id: pinned.id, range: pinned.version, registry: pinned.registry })
+
+/**
+ * The registry an update of an installed extension resolves in: `asked` (`--registry`) when given, else
+ * the one its record remembers while that one is still configured (docs/registry.md "Several registries"),
+ * else undefined (the resolution order).
+ */
+const updateRegistryOf = (record: InstalledExtension, configured: ReadonlySet<string>, asked: string | undefined) =>
+  asked ?? (record.source.registry !== undefined && configured.has(record.source.registry) ? record.source.registry : undefined)
+
+/**
+ * An update of installed `reference.id` from the registry, pinned: resolved in the registry `updateTargets`
+ * would pick for it (the one it was installed from, while configured). Not installed: in the resolution
+ * order (the update itself then refuses it).
+ */
+export const pinUpdate = (reference: RegistryReference, asked?: string) =>
+  Effect.gen(function*() {
+    const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(reference.id))
+    const configured = new Set((yield* Registry).registries.map((entry) => entry.name))
+    const registry = Option.match(record, { onNone: () => asked, onSome: (found) => updateRegistryOf(found, configured, asked) })
+    return yield* pinRegistryVersion(reference, registry)
+  })
 
 export interface UpdateTarget {
   readonly reference: RegistryReference
@@ -37,8 +64,7 @@ export const updateTargets = (reference: Option.Option<RegistryReference>, regis
   Effect.gen(function*() {
     const installed = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
     const configured = new Set((yield* Registry).registries.map((entry) => entry.name))
-    const registryOf = (record: InstalledExtension) =>
-      registry ?? (record.source.registry !== undefined && configured.has(record.source.registry) ? record.source.registry : undefined)
+    const registryOf = (record: InstalledExtension) => updateRegistryOf(record, configured, registry)
     if (Option.isNone(reference)) {
       return installed
         .filter((record) => record.source.type === "registry")
@@ -50,14 +76,16 @@ export const updateTargets = (reference: Option.Option<RegistryReference>, regis
   })
 
 /**
- * The version to update to, or undefined when there is nothing to do: the registry's latest when it is
- * newer, or the version an explicit `@version`/`@range` resolves to when it differs from the installed one.
+ * The version to update to, pinned (`pinRegistryVersion`), or undefined when there is nothing to do: the
+ * registry's latest when it is newer, or the version an explicit `@version`/`@range` resolves to when it
+ * differs from the installed one.
  */
 export const availableUpdate = (target: UpdateTarget) =>
-  Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(target.reference, { registry: target.registry })), (resolved) => {
-    const newer = semver.valid(target.current) === null || semver.gt(resolved.version, target.current)
-    const wanted = target.reference.range === undefined ? newer : resolved.version !== target.current
-    return wanted ? resolved.version : undefined
+  Effect.map(pinRegistryVersion(target.reference, target.registry), (pinned) => {
+    const { version } = pinned
+    const newer = semver.valid(target.current) === null || semver.gt(version, target.current)
+    const wanted = target.reference.range === undefined ? newer : version !== target.current
+    return wanted ? pinned : undefined
   })
 
 /**
@@ -70,7 +98,7 @@ export const checkUpdates = (reference: Option.Option<RegistryReference>, regist
     const updates = yield* Effect.forEach(targets, (target) =>
       availableUpdate(target).pipe(
         Effect.map((available): ReadonlyArray<AvailableUpdate> =>
-          available === undefined ? [] : [{ id: target.reference.id, current: target.current, available }]
+          available === undefined ? [] : [{ id: target.reference.id, current: target.current, available: available.version }]
         ),
         Effect.catchTag("RegistryLookupFailed", (error: RegistryLookupFailed) =>
           Option.isNone(reference) ? Effect.as(Effect.logWarning(error.message), []) : Effect.fail(error))
@@ -92,18 +120,15 @@ const upToDate = (target: UpdateTarget, enabled: boolean): OperationResult => ({
 /** Updates one target to what the registry offers now, or reports it unchanged. */
 export const updateTarget = (target: UpdateTarget, options: Omit<AddOptions, "expectedId" | "disabled">) =>
   Effect.gen(function*() {
-    const version = yield* availableUpdate(target)
-    if (version === undefined) {
+    const pinned = yield* availableUpdate(target)
+    if (pinned === undefined) {
       const record = yield* Effect.flatMap(ExtensionsRepo, (repo) => repo.find(target.reference.id))
       return upToDate(target, Option.match(record, { onNone: () => false, onSome: (found) => found.enabled }))
     }
     const lifecycle = yield* Lifecycle
     // A version asked for by name (`vendor/name@1.0.0`) may be older: asking is the --force.
-    const pinned = target.reference.range !== undefined
-    return yield* lifecycle.update(target.reference.id, SourceSpec.Registry({ id: target.reference.id, range: version, registry: target.registry }), {
-      ...options,
-      force: options.force === true || pinned
-    })
+    const named = target.reference.range !== undefined
+    return yield* lifecycle.update(target.reference.id, pinnedSource(pinned), { ...options, force: options.force === true || named })
   })
 
 /** Updates every extension installed from the registry, each on its own: one failure does not stop the rest. */

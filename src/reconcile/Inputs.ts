@@ -16,6 +16,7 @@ import { type ActualExtension, type Candidate, capabilitiesOf, type Integrity, n
 import { problem } from "../domain/Problems.js"
 import { desiredStateYamlLimits, manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
+import { pinRegistryVersion } from "../lifecycle/RegistryPin.js"
 import { Registry, type RegistryService, type ResolvedExtension } from "../registry/Registry.js"
 import { ExtensionsRepo } from "../store/ExtensionsRepo.js"
 import { CoreKeys, CoreRows, type SensitiveKeys } from "../store/CoreRows.js"
@@ -384,7 +385,9 @@ export const readRegistryCandidate = Effect.fn("Reconcile.readRegistryCandidate"
   const registry = yield* Registry
   // While the installed version satisfies the range it stays: a repair or a settings change reads that
   // version, not a newer one in the range.
-  const resolved = yield* registry.resolve({ id, range: keepsInstalled ? installed.version : range }, { registry: registryName })
+  // Pinned as every front door pins (lifecycle/RegistryPin.ts): the plan carries this exact version and
+  // registry, and the apply installs the bytes downloaded here.
+  const { resolved } = yield* pinRegistryVersion({ id, range: keepsInstalled ? installed.version : range }, registryName)
   const { downloaded, inspection } = yield* inspectRegistryVersion(registry, resolved)
   // The registry is named in the plan when the entry chose one or several are configured (docs/plan-format.md).
   const from = registryName !== undefined || registry.registries.length > 1 ? { registry: resolved.registry } : {}

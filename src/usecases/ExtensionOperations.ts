@@ -6,6 +6,7 @@ import { migrationsFolderOf } from "../domain/Installed.js"
 import type { RegistryReference } from "../domain/Registry.js"
 import { type AddOptions, Lifecycle, type OperationOptions, type RemoveOptions, type ToggleOptions } from "../lifecycle/Lifecycle.js"
 import { discoverMigrations } from "../lifecycle/Migrations.js"
+import { pinRegistryVersion } from "../lifecycle/RegistryPin.js"
 import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { classify } from "../lifecycle/Errors.js"
 import { describeSource, SourceSpec } from "../lifecycle/Source.js"
@@ -20,13 +21,13 @@ import { OperationLocks } from "../store/OperationLock.js"
 // CLI command does not load the server's live runtime.
 
 /**
- * A registry source pinned to the version the registry resolves now (so what is checked is what installs):
- * the one pinning rule of every front door (DESIGN.md §23; the reconciler's plan pins the same way).
+ * A registry source pinned to the version the registry resolves now (so what is checked is what installs),
+ * through the one pinning rule of every front door, lifecycle/RegistryPin.ts `pinRegistryVersion`
+ * (DESIGN.md §23; the reconciler's plan resolves through it too).
  */
 export const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLookupFailed | RegistryIndexError, Registry> =>
   spec._tag === "Registry"
-    ? Effect.map(Effect.flatMap(Registry, (registry) => registry.resolve(spec, { registry: spec.registry })), (resolved) =>
-      SourceSpec.Registry({ id: resolved.id, range: resolved.version, registry: resolved.registry }))
+    ? Effect.map(pinRegistryVersion({ id: spec.id, range: spec.range }, spec.registry), RegistryUpdates.pinnedSource)
     : Effect.succeed(spec)
 
 /**
@@ -35,6 +36,17 @@ export const pinned = (spec: SourceSpec): Effect.Effect<SourceSpec, RegistryLook
  */
 export const pinnedFor = (operation: "add" | "update", id: string, spec: SourceSpec) =>
   Effect.mapError(pinned(spec), (error) => classify(operation, id, `resolving ${describeSource(spec)} in the registry`, error, ""))
+
+/**
+ * An update of installed `id` from the registry, pinned as `host update <id>[@version]` pins it: in the
+ * registry it was installed from while that one is configured (RegistryUpdates `pinUpdate`), failing as the
+ * update itself would have. For the admin API.
+ */
+export const pinnedUpdateFor = (id: string, range: string | undefined) =>
+  Effect.mapError(
+    RegistryUpdates.pinUpdate({ id, range }),
+    (error) => classify("update", id, `resolving ${describeSource(SourceSpec.Registry({ id, range }))} in the registry`, error, "")
+  ).pipe(Effect.map(RegistryUpdates.pinnedSource))
 
 /** `host add`: installs from a folder, an archive or the registry (pinned first; the id must be the one asked for). */
 export const addExtension = (spec: SourceSpec, options: Omit<AddOptions, "expectedId">) =>

@@ -3,7 +3,10 @@ import type { Actor } from "../domain/Installed.js"
 // Who asked for an operation, and the two rules that follow from it and nowhere else (DESIGN.md §23
 // "One rule in one place", docs/decisions.md "One rule in one place"): the actor the activity log names,
 // and how long the operation waits for another operation's lock. The CLI, the admin API and the webhook
-// each name their door; none of them decides either rule itself.
+// each name their door; none of them decides either rule itself. The third rule of that list, registry
+// version pinning, does not depend on the door at all: every install or update from the registry, and
+// every plan, resolves through lifecycle/RegistryPin.ts `pinRegistryVersion` (the reconciler sits below
+// this layer, so the rule lives below it too).
 
 export type FrontDoor =
   /** A CLI command: `--lock-timeout` seconds (default 0, DESIGN.md §8: fail at once with the holder). */

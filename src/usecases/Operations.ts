@@ -4,7 +4,7 @@ import * as RegistryUpdates from "../lifecycle/RegistryUpdates.js"
 import { SourceSpec } from "../lifecycle/Source.js"
 import { Lifecycle } from "../lifecycle/Lifecycle.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
-import { addExtension, pinnedFor, removeExtension, setEnabled } from "./ExtensionOperations.js"
+import { addExtension, pinnedFor, pinnedUpdateFor, removeExtension, setEnabled } from "./ExtensionOperations.js"
 import { serverLockWaitSeconds } from "./FrontDoor.js"
 import type { AvailableUpdate, UpdateOutcome } from "./Views.js"
 // The operations the admin API runs: those of ./ExtensionOperations.ts (which the CLI runs) with the
@@ -55,9 +55,12 @@ export const installFromRegistry = (
 export const updateFromUpload = (id: string, upload: UploadSource, force: boolean, actor: Actor) =>
   Effect.flatMap(Lifecycle, (lifecycle) => thenSwap(lifecycle.update(id, upload, { actor, lockTimeout: adminLockTimeout, force })))
 
-/** `update` from the registry: the latest version, or the one asked for (asking by name is the force: it may be older). */
+/**
+ * `update` from the registry: the latest version, or the one asked for (asking by name is the force: it may
+ * be older), pinned in the registry `host update` resolves it in (./ExtensionOperations.ts `pinnedUpdateFor`).
+ */
 export const updateFromRegistry = (id: string, version: string | undefined, actor: Actor) =>
-  Effect.flatMap(pinnedFor("update", id, SourceSpec.Registry({ id, range: version })), (source) =>
+  Effect.flatMap(pinnedUpdateFor(id, version), (source) =>
     Effect.flatMap(Lifecycle, (lifecycle) =>
       thenSwap(lifecycle.update(id, source, { actor, lockTimeout: adminLockTimeout, force: version !== undefined }))))
 
