@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Either, type ParseResult, Schema } from "effect"
 import semver from "semver"
 import { ExtensionId, extensionIdProblem } from "./Manifest.js"
 import { problem, type Problem } from "./Problems.js"
@@ -115,6 +115,128 @@ export const RegistryIndex = IndexShape.pipe(
   })
 )
 export type RegistryIndex = typeof RegistryIndex.Type
+
+// ---------------------------------------------------------------------------------------------
+// Decoding an index quickly
+//
+// An index of thousands of entries decoded through the schema cost seconds of CPU in a short command (the
+// CLI runs without V8's optimising compiler, docs/decisions.md "Short commands run without the optimising
+// compiler"), and every `registry:sync`, `host add` and `host update` decodes one or two of them. Most
+// entries are already in the form the schema gives (registry:build writes every field; the cache holds
+// decoded entries), so `decodeRegistryIndex` checks each entry against that form with plain code and keeps
+// it as it is; any entry that is not in that form is decoded by the schema, and any failure at all is
+// decoded again by the whole schema, so errors are exactly the schema's (docs/decisions.md "A registry index
+// is decoded once, quickly").
+
+/** The index without its entries: decoded by the schema (a handful of fields). */
+const { extensions: _entries, ...indexHeaderFields } = IndexShape.fields
+const IndexHeader = Schema.Struct(indexHeaderFields)
+const decodeIndexHeader = Schema.decodeUnknownEither(IndexHeader)
+const decodeEntry = Schema.decodeUnknownEither(RegistryEntry)
+const decodeWholeIndex = Schema.decodeUnknownEither(RegistryIndex, { errors: "all" })
+
+const entryKeys: ReadonlySet<string> = new Set(Object.keys(RegistryEntry.fields))
+const authorKeys: ReadonlySet<string> = new Set(Object.keys(RegistryAuthor.fields))
+const lowercaseSha256 = /^[0-9a-f]{64}$/
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype
+
+const hasOnlyKeys = (value: Record<string, unknown>, known: ReadonlySet<string>): boolean => {
+  for (const key in value) if (!known.has(key)) return false
+  return true
+}
+
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === "string"
+
+const isStringArray = (value: unknown, each: (text: string) => boolean = () => true): boolean => {
+  if (!Array.isArray(value)) return false
+  for (const item of value) if (typeof item !== "string" || !each(item)) return false
+  return true
+}
+
+const isStringRecord = (value: unknown, each: (text: string) => boolean = () => true): boolean => {
+  if (!isPlainObject(value)) return false
+  for (const key in value) {
+    // The schema builds a new object, where a "__proto__" key is lost; such a record is left to it.
+    if (key === "__proto__") return false
+    const item = value[key]
+    if (typeof item !== "string" || !each(item)) return false
+  }
+  return true
+}
+
+/**
+ * The entry itself (its defaults filled) when it is already what the schema decodes it to: only the schema's
+ * keys, each of the exact type and passing the same checks (the same functions: `extensionIdProblem`,
+ * `semver.valid`), sha256 digests in lowercase (the schema would lowercase them). Undefined otherwise, and
+ * the schema decides. `isVersion` is `semver.valid` remembered for the index.
+ */
+const entryAsDecoded = (raw: unknown, isVersion: (text: string) => boolean): RegistryEntry | undefined => {
+  if (!isPlainObject(raw) || !hasOnlyKeys(raw, entryKeys)) return undefined
+  const { authors, dependencies, requires, sha256, tags, versions } = raw
+  const valid = typeof raw.id === "string" && extensionIdProblem(raw.id) === undefined &&
+    typeof raw.name === "string" &&
+    isOptionalString(raw.description) &&
+    isOptionalString(raw.repository) &&
+    typeof raw.latest_version === "string" && isVersion(raw.latest_version) &&
+    (versions === undefined || isStringArray(versions, isVersion)) &&
+    isOptionalString(raw.license) &&
+    (authors === undefined ||
+      (Array.isArray(authors) && authors.every((author) =>
+        isPlainObject(author) && hasOnlyKeys(author, authorKeys) && typeof author.name === "string" && isOptionalString(author.email)
+      ))) &&
+    (tags === undefined || isStringArray(tags)) &&
+    (requires === undefined || isStringRecord(requires)) &&
+    (dependencies === undefined || isStringRecord(dependencies)) &&
+    isOptionalString(raw.archive_url) &&
+    isOptionalString(raw.signature_url) &&
+    (sha256 === undefined || (typeof sha256 === "string" ? lowercaseSha256.test(sha256) : isStringRecord(sha256, (hex) => lowercaseSha256.test(hex))))
+  if (!valid) return undefined
+  const complete = raw.description !== undefined && versions !== undefined && raw.license !== undefined && authors !== undefined &&
+    tags !== undefined && requires !== undefined && dependencies !== undefined
+  const entry = complete ? raw : {
+    ...raw,
+    description: raw.description ?? "",
+    versions: versions ?? [],
+    license: raw.license ?? "",
+    authors: authors ?? [],
+    tags: tags ?? [],
+    requires: requires ?? {},
+    dependencies: dependencies ?? {}
+  }
+  return entry as unknown as RegistryEntry
+}
+
+/**
+ * Decodes a parsed registry index: the same answer as the `RegistryIndex` schema with every error
+ * (`errors: "all"`), decoded or refused, only faster for entries already in decoded form (see above).
+ */
+export const decodeRegistryIndex = (raw: unknown): Either.Either<RegistryIndex, ParseResult.ParseError> => {
+  const header = decodeIndexHeader(raw)
+  const entries = isPlainObject(raw) ? raw.extensions : undefined
+  if (Either.isLeft(header) || !Array.isArray(entries)) return decodeWholeIndex(raw)
+  const versions = new Map<string, boolean>()
+  const isVersion = (text: string) => {
+    let valid = versions.get(text)
+    if (valid === undefined) versions.set(text, valid = semver.valid(text) !== null)
+    return valid
+  }
+  const extensions: Array<RegistryEntry> = []
+  const seen = new Set<string>()
+  for (const rawEntry of entries) {
+    let entry = entryAsDecoded(rawEntry, isVersion)
+    if (entry === undefined) {
+      const decoded = decodeEntry(rawEntry)
+      if (Either.isLeft(decoded)) return decodeWholeIndex(raw)
+      entry = decoded.right
+    }
+    if (seen.has(entry.id)) return decodeWholeIndex(raw)
+    seen.add(entry.id)
+    extensions.push(entry)
+  }
+  return Either.right({ ...header.right, extensions })
+}
 
 /** One entry as `host registry:build` writes it (the §9 fields, in this key order). */
 export interface BuiltRegistryEntry {

@@ -1,10 +1,10 @@
 import { FileSystem } from "@effect/platform"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Either, Option, Schema } from "effect"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
 import { configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
-import { ageSeconds, cacheStatus, type CacheStatus, RegistryCacheFile } from "../domain/Registry.js"
-import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
+import { ageSeconds, cacheStatus, type CacheStatus, decodeRegistryIndex, RegistryCacheFile } from "../domain/Registry.js"
+import { isWithinJsonDepth, parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { problemsFromParseError } from "../domain/Problems.js"
 import { RegistryCacheError } from "./RegistryErrors.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
@@ -105,8 +105,9 @@ export const readRegistriesReport = Effect.gen(function*() {
       const path = cachePathOf(paths.registryCache, registry.name)
       const report = yield* cacheReport(path, config.registry_cache_ttl)
       const read = yield* readCache(path)
-      const trust = read._tag === "Read" && (read.cache.registry_url === undefined || read.cache.registry_url === resolveRegistryUrl(registry.url, paths.root))
-        ? read.cache
+      const trust = read._tag === "Read" && (read.header.registry_url === undefined || read.header.registry_url === resolveRegistryUrl(registry.url, paths.root)) &&
+          Either.isRight(read.document())
+        ? read.header
         : undefined
       return {
         name: registry.name,
@@ -132,32 +133,101 @@ export const resolveRegistryUrl = (configured: string, root: string): string => 
   return url.replace(/\/+$/, "")
 }
 
+/** The cache file without its index: where and when it was fetched, and the trust record. */
+export type CacheHeader = Omit<CacheDocument, "registry">
+
 export type CacheRead =
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Unreadable"; readonly detail: string }
-  | { readonly _tag: "Read"; readonly cache: CacheDocument; readonly bytes: number }
+  | {
+    readonly _tag: "Read"
+    readonly header: CacheHeader
+    readonly bytes: number
+    /**
+     * The whole document, decoded when asked (a sync that fetches anyway needs only the header); Left:
+     * why it is unreadable, as `Unreadable` says it.
+     */
+    readonly document: () => Either.Either<CacheDocument, string>
+  }
 
 const decodeCache = Schema.decodeUnknownEither(parseJsonWithinDepth(CacheDocument), { errors: "all" })
 
-/** Reads and decodes the whole cache file. */
+/** The first problem of the whole schema's refusal of the text: what `Unreadable` reports. */
+const unreadableDetail = (text: string): string =>
+  Either.match(decodeCache(text), {
+    onLeft: (error) => {
+      const first = problemsFromParseError(error)[0]
+      return first === undefined ? "malformed" : `${first.path}: ${first.message}`
+    },
+    // Not reached: the quick decoding refuses only what the schema refuses.
+    onRight: () => "malformed"
+  })
+
+/**
+ * The cache file around its index: decoded by the schema; the index (an object: a file without one is
+ * unreadable at once) by `decodeRegistryIndex`.
+ */
+const CacheEnvelope = Schema.Struct({ ...CacheDocument.fields, registry: Schema.Object })
+const decodeCacheEnvelope = Schema.decodeUnknownEither(CacheEnvelope)
+
+/**
+ * The cache file's text: the envelope decoded by its schema now, the index by `decodeRegistryIndex` (the
+ * quick path for entries in decoded form, which is how the cache holds them) when it is asked for. Any
+ * refusal is explained by the whole schema, so the problem reported is the schema's, as before.
+ */
+const readCacheText = (text: string): CacheRead => {
+  const unreadable = (): CacheRead => ({ _tag: "Unreadable", detail: unreadableDetail(text) })
+  if (!isWithinJsonDepth(text)) return unreadable()
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch {
+    return unreadable()
+  }
+  const envelope = decodeCacheEnvelope(raw)
+  if (Either.isLeft(envelope)) return unreadable()
+  const { registry, ...header } = envelope.right
+  let document: Either.Either<CacheDocument, string> | undefined
+  return {
+    _tag: "Read",
+    header,
+    bytes: Buffer.byteLength(text),
+    document: () =>
+      document ??= Either.match(decodeRegistryIndex(registry), {
+        onLeft: () => Either.left(unreadableDetail(text)),
+        onRight: (index) => Either.right({ ...header, registry: index })
+      })
+  }
+}
+
+/** Reads the cache file and decodes its header; its index is decoded by `document()`. */
 export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(Effect.option)
     if (Option.isNone(text)) return { _tag: "Missing" } as const
-    const decoded = decodeCache(text.value)
-    if (decoded._tag === "Left") {
-      const first = problemsFromParseError(decoded.left)[0]
-      return { _tag: "Unreadable", detail: first === undefined ? "malformed" : `${first.path}: ${first.message}` } as const
-    }
-    return { _tag: "Read", cache: decoded.right, bytes: Buffer.byteLength(text.value) } as const
+    return readCacheText(text.value)
   }).pipe(Effect.withSpan("RegistryCache.read"))
+
+/**
+ * The cache document as JSON: the index is written as it was decoded (its decoded form is also a valid
+ * encoded form, and encoding thousands of entries through the schema again cost as much as decoding
+ * them); only `fetched_at` is a Date. The keys in the schema's order, as before.
+ */
+const encodeCacheDocument = (cache: CacheDocument) => ({
+  fetched_at: cache.fetched_at.toISOString(),
+  ...(cache.registry_url === undefined ? {} : { registry_url: cache.registry_url }),
+  registry: cache.registry,
+  ...(cache.registry_name === undefined ? {} : { registry_name: cache.registry_name }),
+  ...(cache.signed_by === undefined ? {} : { signed_by: cache.signed_by }),
+  ...(cache.serial === undefined ? {} : { serial: cache.serial }),
+  ...(cache.highest_serial === undefined ? {} : { highest_serial: cache.highest_serial }),
+  ...(cache.expires_at === undefined ? {} : { expires_at: cache.expires_at })
+})
 
 /** Writes the cache next to its final place and renames it over, so a reader never sees half a file. */
 export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: CacheDocument) {
-  const encoded = yield* Schema.encode(CacheDocument)(cache).pipe(
-    Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
-  )
+  const encoded = encodeCacheDocument(cache)
   yield* writeFileAtomic(file, `${JSON.stringify(encoded, null, 2)}\n`).pipe(
     Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )

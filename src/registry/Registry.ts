@@ -1,5 +1,5 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
-import { Context, DateTime, Duration, Effect, Either, Layer, Option, Schema } from "effect"
+import { Context, DateTime, Duration, Effect, Either, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { type ConfiguredRegistry, configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
 import { isWithinJsonDepth, tooDeepJson } from "../domain/JsonDepth.js"
@@ -9,6 +9,7 @@ import {
   archiveName,
   archiveUrl,
   cacheStatus,
+  decodeRegistryIndex,
   expectedSha256,
   formatReference,
   indexUrl,
@@ -16,7 +17,7 @@ import {
   jsonProblem,
   parseReference,
   type RegistryEntry,
-  RegistryIndex,
+  type RegistryIndex,
   type RegistryReference,
   resolveVersion,
   searchEntries,
@@ -24,6 +25,7 @@ import {
 } from "../domain/Registry.js"
 import {
   type CacheDocument,
+  type CacheHeader,
   cacheReport,
   type CacheReport,
   cachePathOf,
@@ -210,8 +212,6 @@ const formatAge = (seconds: number): string => {
   return `${Math.floor(seconds / 86400)} days`
 }
 
-const decodeIndex = Schema.decodeUnknownEither(RegistryIndex, { errors: "all" })
-
 export { resolveRegistryUrl }
 
 /** What every step below works with: one configured registry, the HTTP client and its cache file. */
@@ -272,7 +272,7 @@ const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySo
   // Counted before parsing and before the schema, whose messages format the value (docs/decisions.md "JSON from outside nests at most 64 levels").
   if (!isWithinJsonDepth(text)) return yield* invalid([problem("(json)", tooDeepJson)])
   const raw = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (error) => invalid(jsonProblem(error)) })
-  const index = yield* Either.match(decodeIndex(raw), {
+  const index = yield* Either.match(decodeRegistryIndex(raw), {
     onLeft: (error) => Effect.fail(invalid(problemsFromParseError(error))),
     onRight: Effect.succeed
   })
@@ -305,24 +305,40 @@ const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySo
 const writeFetched = (source: RegistrySource) => (fetchedAt: Date, fetched: FetchedIndex) =>
   source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched.index, ...fetched.trust }))
 
+/** The cache file as `loadIndex` uses it: its header now, its index when it is used. */
+interface CachedIndex {
+  readonly header: CacheHeader
+  /** The whole document; undefined (with a warning) when its index is unreadable. */
+  readonly document: Effect.Effect<CacheDocument | undefined>
+}
+
 /**
  * The cache file when it is of this registry (a cache of another URL does not count) and, for a keyed
  * registry, was verified with this key; and the highest serial accepted from the registry, which
- * counts as long as the URL and key are the same.
+ * counts as long as the URL and key are the same. Its index is decoded only when it is used (a sync
+ * that fetches anyway never decodes it).
  */
 const cachedIndex = (source: RegistrySource) =>
   Effect.gen(function*() {
+    const unreadable = (detail: string) =>
+      Effect.logWarning(`the registry cache ${source.cachePath} is unreadable and is ignored: ${detail}`)
     const read = yield* source.provide(readCache(source.cachePath))
-    if (read._tag === "Unreadable") {
-      yield* Effect.logWarning(`the registry cache ${source.cachePath} is unreadable and is ignored: ${read.detail}`)
-    }
+    if (read._tag === "Unreadable") yield* unreadable(read.detail)
     if (read._tag !== "Read") return { cache: undefined, highestSerial: undefined }
-    const cache = read.cache
-    const sameRegistry = cache.registry_url === undefined || cache.registry_url === source.registryUrl
-    const sameKey = source.publicKey === undefined || cache.signed_by === source.publicKey
+    const header = read.header
+    const sameRegistry = header.registry_url === undefined || header.registry_url === source.registryUrl
+    const sameKey = source.publicKey === undefined || header.signed_by === source.publicKey
+    // Decoded (and warned about) once, though the fresh-cache path and the stale fallback may both ask.
+    const document = yield* Effect.cached(Effect.suspend(() =>
+      Either.match(read.document(), {
+        onLeft: (detail) => Effect.as(unreadable(detail), undefined),
+        onRight: (decoded) => Effect.succeed(decoded)
+      })
+    ))
+    const cache: CachedIndex = { header, document }
     return {
       cache: sameRegistry && sameKey ? cache : undefined,
-      highestSerial: sameRegistry && sameKey ? cache.highest_serial ?? cache.serial : undefined
+      highestSerial: sameRegistry && sameKey ? header.highest_serial ?? header.serial : undefined
     }
   })
 
@@ -339,7 +355,7 @@ const resultOf = (source: RegistrySource, cache: CacheDocument, origin: IndexRes
 })
 
 /** Whether a cached index of a keyed registry is past its expires_at (then it is not used, not even stale). */
-const cacheExpired = (source: RegistrySource, cache: CacheDocument, now: Date) =>
+const cacheExpired = (source: RegistrySource, cache: CacheHeader, now: Date) =>
   source.publicKey !== undefined && (cache.expires_at === undefined || new Date(cache.expires_at).getTime() <= now.getTime())
 
 /**
@@ -355,9 +371,10 @@ const loadIndex = <E>(
   Effect.gen(function*() {
     const at = DateTime.toDateUtc(yield* DateTime.now)
     const { cache: cachedRaw, highestSerial } = yield* cachedIndex(source)
-    const cached = cachedRaw !== undefined && cacheExpired(source, cachedRaw, at) ? undefined : cachedRaw
-    if (!force && cached !== undefined && isUsable(cacheStatus(cached.fetched_at, at, source.config.registry_cache_ttl))) {
-      return resultOf(source, cached, "cache")
+    const cached = cachedRaw !== undefined && cacheExpired(source, cachedRaw.header, at) ? undefined : cachedRaw
+    if (!force && cached !== undefined && isUsable(cacheStatus(cached.header.fetched_at, at, source.config.registry_cache_ttl))) {
+      const document = yield* cached.document
+      if (document !== undefined) return resultOf(source, document, "cache")
     }
     const fetched = yield* Effect.either(fetchIndex(source, highestSerial))
     if (Either.isRight(fetched)) {
@@ -368,12 +385,13 @@ const loadIndex = <E>(
     // (docs/registry.md "Trust"). A registry without a key falls back as it always did.
     const fallsBack = fetched.left._tag === "RegistryFetchFailed" ||
       (fetched.left._tag === "RegistryIndexInvalid" && source.publicKey === undefined)
-    if (cached === undefined || !fallsBack || !staleFallback) return yield* fetched.left
-    const warning = `${fetched.left.message}; using the cached index from ${cached.fetched_at.toISOString()} (${
-      formatAge(ageSeconds(cached.fetched_at, at))
+    const stale = cached === undefined || !fallsBack || !staleFallback ? undefined : yield* cached.document
+    if (stale === undefined) return yield* fetched.left
+    const warning = `${fetched.left.message}; using the cached index from ${stale.fetched_at.toISOString()} (${
+      formatAge(ageSeconds(stale.fetched_at, at))
     } old)`
     yield* Effect.logWarning(warning)
-    return resultOf(source, cached, "stale-cache", warning)
+    return resultOf(source, stale, "stale-cache", warning)
   }).pipe(Effect.withSpan("Registry.index", { attributes: { force, registry: source.name } }))
 
 /** The registries' indexes as one: each id from the first registry listing it. */

@@ -294,4 +294,22 @@ describe("a stale cache stands in for an unreachable registry", () => {
     expect(JSON.parse(run.stdout).source).toBe("network")
     expect(run.stderr).toContain(`warning: the registry cache ${join(dir, "registry-cache.json")} is unreadable and is ignored`)
   })
+
+  it("a fresh cache whose index is broken is ignored with a warning naming the entry, and fetched again", async () => {
+    // The cache's index is decoded only when it is used (docs/decisions.md "A registry index is decoded once,
+    // quickly"); used, a broken entry is named as before.
+    const root = temp("host-root-")
+    writeConfig(root, `registry_url: ${registryUrl}\n`)
+    expect((await host(root, {}, "registry:sync")).code).toBe(0)
+    const cache = JSON.parse(readFileSync(cachePath(root), "utf8"))
+    delete cache.registry.extensions[1].latest_version
+    writeFileSync(cachePath(root), JSON.stringify(cache))
+    const run = await host(root, {}, "registry:sync", "--json")
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ source: "network", extensions: 2 })
+    expect(run.stderr).toBe(
+      `warning: the registry cache ${cachePath(root)} is unreadable and is ignored: registry.extensions[1].latest_version: is missing\n`
+    )
+    expect(JSON.parse(readFileSync(cachePath(root), "utf8")).registry.extensions[1].latest_version).toBe("1.2.0")
+  })
 })
