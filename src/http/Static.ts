@@ -34,14 +34,17 @@ const contentTypes: Readonly<Record<string, string>> = {
 /**
  * The one ETag answer (docs/http.md "Static files" and "Framework client endpoints (client-api: a user is required)"): the validators on
  * every answer, and 304 without a body when `If-None-Match` names the bytes the client already holds.
- * Pure, so the server's fast path (http/Server.ts) writes the same answer to node's response.
+ * Pure, so the fast lane (http/FastLane.ts) writes the same answer to node's response.
  */
 export const conditional = (ifNoneMatch: string | undefined, etag: string, cacheControl: string) => ({
   status: ifNoneMatch === etag ? 304 as const : 200 as const,
   headers: { etag, "cache-control": cacheControl }
 })
 
-/** The precomputed client bodies revalidate on every use: they change with each runtime generation. */
+/**
+ * The precomputed client bodies revalidate on every use: they change with each runtime generation. The one
+ * Cache-Control of both routes that answer them (http/api/Handlers.ts, http/FastLane.ts).
+ */
 export const clientBodyCaching = "private, no-cache"
 
 /** `conditional` as an HTTP answer: 304, or the bytes with their content type. */
