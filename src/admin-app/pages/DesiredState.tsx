@@ -68,7 +68,7 @@ const useApply = ({ setError, setMessage, state }: Desired) => {
       // what went through and the action that failed.
       const failed = answer.apply?.failed ?? null
       if (failed === null) setMessage(`Apply complete: ${applied} action(s) applied.`)
-      else setError(new Error(`Apply stopped: ${failed.action.type} ${failed.action.id} failed: ${failed.error} (${applied} action(s) applied before it).`))
+      else setError(new Error(`Apply stopped at ${failed.action.type} ${failed.action.id} (${applied} action(s) applied before it): ${failed.error}`))
       setConfirming(false)
       state.reload()
     } catch (failure) {

@@ -1,17 +1,19 @@
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs"
+import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { request } from "../http/helpers.js"
 import { entryFor, exportArchives, index, writeIndex } from "../registry/helpers.js"
 import { describeBrowser, openPage, type PanelHarness, screenshot, startPanel, type ViewportName } from "../support/browser.js"
-import { runHost, tempDir } from "../support/cli.js"
+import { fixture, runHost, tempDir } from "../support/cli.js"
 
 // Update all and the registry of each installed extension on the admin screens, in real Chromium against
 // a real `host serve` (docs/admin.md; docs/registry.md "Several registries"). Two extensions installed
 // from the registry `official` have updates; one update's archive does not match its listed sha256. The
 // screen reads the server's UpdateOutcomes (usecases/Views.ts): the update that went through, and apart
-// from it, as an error, the one that failed with the server's reason.
+// from it, as an error, the one that failed with the server's reason. An Apply of the desired state that
+// stops on an update whose migration fails answers 422 with its plan (the contract's second success of
+// reconcile), and the screen says which action failed and why.
 
 const patient = { timeout: 20_000, interval: 50 }
 const work = tempDir("host-admin-update-all-")
@@ -107,6 +109,30 @@ describeBrowser("Update all and each extension's registry on the admin screens",
     expect(Object.fromEntries(list.data.map((row) => [row.id, row.version]))).toEqual({ "acme/hello-world": "1.1.0", "acme/full": "1.2.0" })
     await expect.poll(() => page.locator('tr[data-extension="acme/hello-world"] td[data-label="Version"]').textContent(), patient).toBe("1.1.0")
     expect(errors, errors.join("\n")).toEqual([])
+    await context.close()
+  })
+
+  it("says which action stopped an Apply of the desired state, and why", async () => {
+    // acme/full 1.4.0 from a folder, with a migration the database refuses: planned, then stopped while applied.
+    const broken = join(work.path, "full-1.4.0")
+    cpSync(fixture("extensions", "full"), broken, { recursive: true })
+    const manifest = join(broken, "extension.yaml")
+    writeFileSync(manifest, readFileSync(manifest, "utf8").replace(/^version: .*$/m, "version: 1.4.0"))
+    writeFileSync(join(broken, "database", "migrations", "2024_03_01_000000_refused.sql"), "-- up\nTHIS IS NOT SQL;\n\n-- down\nSELECT 1;\n")
+    mkdirSync(join(harness.root, "desired-state"), { recursive: true })
+    writeFileSync(join(harness.root, "desired-state", "extensions.yaml"), `host: "1.0"\nextensions:\n  acme/full:\n    source: { path: ${broken} }\n`)
+    const { context, errors, page } = await openPage(harness, { user: "admin", path: "/admin/host/desired-state" })
+    await expect.poll(() => page.getByTestId("plan-actions").textContent(), patient).toContain("acme/full")
+    await page.getByTestId("apply").click()
+    await page.getByTestId("confirm-apply").click()
+    const alert = page.locator("div[role=alert]")
+    await expect.poll(() => alert.textContent(), patient).toMatch(/^Apply stopped at update acme\/full \(0 action\(s\) applied before it\): .*2024_03_01_000000_refused/)
+    expect(await page.getByTestId("desired-result").count()).toBe(0)
+    await shot(page, "apply-stopped-desktop")
+    const list = (await request(`${harness.url}/admin/host/api/extensions`, { as: "admin" })).json as { data: ReadonlyArray<{ id: string; version: string }> }
+    expect(list.data.find((row) => row.id === "acme/full")?.version).toBe("1.2.0")
+    // Chromium logs the 422 itself; nothing else went wrong on the page.
+    expect(errors).toEqual(["Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"])
     await context.close()
   })
 })
