@@ -1,6 +1,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Effect } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { PanelAccess, RequestAuth, RequestCredentials } from "../panel/Access.js"
 import type { Sessions } from "../panel/Session.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 import type { LiveRuntimeService } from "../runtime/LiveState.js"
@@ -47,6 +48,19 @@ export const fastLaneRoutes: ReadonlyMap<string, FastLaneRoute> = routesOf()
 
 const headerText = (value: string | ReadonlyArray<string> | undefined) => (typeof value === "string" ? value : undefined)
 
+/**
+ * The driver's synchronous answer, or undefined when it has none — or when it throws: a defect here is not
+ * the listener's to answer (thrown out of node's request listener it would end the process). The router
+ * meets the same defect inside its fiber, logs it and answers 500 (http/Errors.ts `withErrorBodies`).
+ */
+const peekOrDecline = (access: PanelAccess, credentials: RequestCredentials, sessions: Sessions<unknown>): RequestAuth | undefined => {
+  try {
+    return access.peek(credentials, sessions)
+  } catch {
+    return undefined
+  }
+}
+
 /** Answers a fast-lane request and returns true, or returns false to let the router answer it. */
 export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) =>
 (request: IncomingMessage, response: ServerResponse): boolean => {
@@ -58,7 +72,7 @@ export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unk
   // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in.
   const live = Effect.runSync(runtime.current)
   if (live === undefined) return false
-  const auth = live.access.peek({ authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
+  const auth = peekOrDecline(live.access, { authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
   // Only a signed-in user is answered here. An embedded session is checked against the sign-outs in the
   // database, which a synchronous answer cannot read: the router answers it. A real panel's session has
   // no such record (the panel is the authority, and `peek` answers only from an entry the router would use).

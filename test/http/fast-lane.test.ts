@@ -1,8 +1,15 @@
-import { request as httpRequest } from "node:http"
+import { Effect, Stream } from "effect"
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fastLaneRoutes } from "../../src/http/FastLane.js"
+import { fastLaneRoutes, makeFastLane } from "../../src/http/FastLane.js"
 import { HostApi } from "../../src/http/contracts/Api.js"
+import { embeddedAccess, type PanelAccess } from "../../src/panel/Access.js"
+import { makeDirectory } from "../../src/panel/Panel.js"
+import type { Sessions } from "../../src/panel/Session.js"
+import { precompute } from "../../src/runtime/ClientView.js"
+import type { LiveGeneration, LiveRuntimeService } from "../../src/runtime/LiveState.js"
 import { fixture, tempDir } from "../support/cli.js"
 import { writePanelRoot } from "../support/panel-root.js"
 import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
@@ -107,6 +114,49 @@ describe("the fast lane's routes come from the contract", () => {
       endpoints.map((endpoint) => [client.endpoints[endpoint]!.path, endpoint])
     )
     for (const route of fastLaneRoutes.values()) expect(route.contentType).toBe("application/json")
+  })
+})
+
+describe("a driver whose synchronous answer throws", () => {
+  it("leaves the request to the router (which logs the defect and answers 500) instead of throwing out of node's listener", async () => {
+    const access: PanelAccess = {
+      ...embeddedAccess(makeDirectory({ users: [], servers: [] })),
+      peek: () => {
+        throw new Error("a bug in the panel driver")
+      }
+    }
+    const body = precompute({ data: {} })
+    // Only `access` and `bodies` are read by the fast lane; the rest of a generation is not reached.
+    const live = { access, bodies: { slots: body, extensions: body, config: body } } as unknown as LiveGeneration
+    const runtime: LiveRuntimeService = {
+      current: Effect.succeed(live),
+      changes: Stream.die("not reached"),
+      refresh: () => Effect.die("not reached"),
+      baseUrl: Effect.die("not reached"),
+      useListenUrl: () => Effect.die("not reached")
+    }
+    const sessions: Sessions<unknown> = {
+      issue: () => {
+        throw new Error("no sessions are issued here")
+      },
+      verify: () => undefined,
+      revoked: () => Effect.succeed(false),
+      revoke: () => Effect.void
+    }
+    const fast = makeFastLane(runtime, sessions)
+    const server = createServer((request, response) => {
+      if (fast(request, response)) return
+      response.writeHead(500, { "content-type": "text/plain" })
+      response.end("the router's answer")
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const answer = await ask(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "GET", "/api/client/host/slots", { authorization: "Bearer x" })
+      expect(answer.status).toBe(500)
+      expect(Buffer.from(answer.body, "hex").toString()).toBe("the router's answer")
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })
 
