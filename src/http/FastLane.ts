@@ -17,9 +17,9 @@ import { clientBodyCaching, conditional } from "./Static.js"
 // the 401), an embedded session cookie (its sign-out is a database read, docs/http.md "Signing out"), a
 // credential the driver cannot answer for without asking the panel, a runtime still booting.
 //
-// Paths, content type and caching are the contract's: the paths and the success encoding of the client
-// group's endpoints (http/contracts/Client.ts), and `clientBodyCaching`, the Cache-Control the router's
-// answer carries (http/api/Handlers.ts).
+// Paths and content type are the contract's: the paths and the success encoding of the client group's
+// endpoints (http/contracts/Client.ts). The contract declares no caching: the Cache-Control is
+// `clientBodyCaching`, the one the router's answer carries (http/api/Handlers.ts).
 
 /** One precomputed answer: which body, and the content type its endpoint declares. */
 export interface FastLaneRoute {
