@@ -154,6 +154,20 @@ export type HttpError =
   | RuntimeCodeFailed
   | RouteCodeFailed
 
+/**
+ * A path, query or body the contract's schema refused (HttpApiBuilder decoded it): the first problem of each
+ * field, with the field, on one line (an optional field's union adds "Expected undefined" after the real
+ * problem; the schema's tree of the refusal would print the whole schema).
+ */
+const decodeRefusal = (error: HttpApiDecodeError) => {
+  const byField = new Map<string, string>()
+  for (const issue of error.issues) {
+    const field = issue.path.join(".")
+    if (!byField.has(field)) byField.set(field, field === "" ? issue.message : `${field}: ${issue.message}`)
+  }
+  return `the request does not fit the endpoint's contract: ${[...byField.values()].join("; ")}`
+}
+
 /** What a failure answers: a status, code and detail of its own, or the logged 500 that says nothing internal. */
 type Answer =
   | {
@@ -178,7 +192,7 @@ const answers: { readonly [Tag in HttpError["_tag"]]: (error: Extract<HttpError,
   RequestError: own(400),
   ParseError: own(400),
   MultipartError: own(400),
-  HttpApiDecodeError: (error) => ({ status: 400, code: "BadRequest", detail: error.message }),
+  HttpApiDecodeError: (error) => ({ status: 400, code: "BadRequest", detail: decodeRefusal(error) }),
   HttpBodyError: () => "internal",
   ManifestInvalid: own(422),
   DesiredStateInvalid: own(422),

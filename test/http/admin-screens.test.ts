@@ -220,6 +220,15 @@ describe("admin screens API", () => {
     expect(filtered.body.data.map((row) => [row.extensionId, row.action])).toEqual([["acme/full", "installed"]])
     expect(filtered.body.meta).toMatchObject({ total: 1, extension: "acme/full", action: "installed" })
     expect((await admin("/activity/page?action=exploded")).status).toBe(400)
+    // The query is the contract's (setUrlParams), decoded after the caller is known: a refusal names the field.
+    const fractional = await admin("/activity/page?limit=1.5")
+    expect([fractional.status, (fractional.json as { errors: Array<{ code: string; detail: string }> }).errors[0]]).toEqual([400, {
+      code: "BadRequest",
+      status: "400",
+      detail: "the request does not fit the endpoint's contract: limit: Expected an integer, actual 1.5"
+    }])
+    expect((await request(api("/activity/page?limit=1.5"))).status).toBe(401)
+    expect((await request(api("/activity/page?action=exploded"), { as: "alice" })).status).toBe(403)
   })
 
   it("shows the plan and the drift, and adopts only after the diff was seen", async () => {

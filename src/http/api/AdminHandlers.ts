@@ -3,10 +3,11 @@ import * as Admin from "../admin/index.js"
 import { HostApi } from "../contracts/Api.js"
 
 // The admin API and the CI webhook (http/contracts/Admin.ts) implemented with HttpApiBuilder. Each
-// handler is the admin module's own (http/admin/): it checks the caller first, then reads its query or
-// body (declared in the contract, decoded by http/admin/Decode.ts), calls one use case, and answers the
-// contract's body through api/Respond.ts. The endpoints with a body are `handleRaw` so that nothing is
-// decoded before the caller is known.
+// handler is the admin module's own (http/admin/): it reads its caller (the endpoint's statement checked
+// it first, http/contracts/Security.ts), takes its query as HttpApiBuilder decoded it or reads its body
+// (declared in the contract, decoded by http/admin/Decode.ts), calls one use case, and answers the
+// contract's body through api/Respond.ts. Why the endpoints with a body are `handleRaw`: the note atop
+// http/contracts/Admin.ts.
 
 export const AdminLive = HttpApiBuilder.group(HostApi, "admin", (handlers) =>
   handlers
@@ -23,13 +24,13 @@ export const AdminLive = HttpApiBuilder.group(HostApi, "admin", (handlers) =>
     .handleRaw("operation", ({ path }) => Admin.extensionOperation(path))
     .handle("updates", () => Admin.availableUpdates)
     .handle("updateAll", () => Admin.updateAll)
-    .handle("activity", () => Admin.activity)
-    .handle("activityPage", () => Admin.activityPage)
+    .handle("activity", ({ urlParams }) => Admin.activity(urlParams))
+    .handle("activityPage", ({ urlParams }) => Admin.activityPage(urlParams))
     .handle("health", () => Admin.health)
     .handleRaw("reconcile", () => Admin.reconcile)
     .handleRaw("createServer", () => Admin.createServer)
     .handle("deleteServer", ({ path }) => Admin.deleteServer(path))
-    .handle("registrySearch", () => Admin.registrySearch)
+    .handle("registrySearch", ({ urlParams }) => Admin.registrySearch(urlParams))
     .handleRaw("registryInstall", () => Admin.registryInstall)
     .handle("desiredState", () => Admin.desiredState)
     .handleRaw("adopt", () => Admin.adoptDesiredState))

@@ -22,9 +22,10 @@ import { respond } from "./Respond.js"
 
 // The typed endpoints (http/contracts) implemented with HttpApiBuilder, and turned into routes the
 // server's router mounts beside its own (http/App.ts). Only the routes are taken from HttpApiBuilder: a
-// failure goes on to the server's one error renderer (http/Errors.ts), so every error body stays Host's,
-// and bodies with a payload are decoded inside the handler, after the caller is known (a signed-out
-// request is 401 before its body is looked at), with the handler's own message.
+// failure goes on to the server's one error renderer (http/Errors.ts), so every error body stays Host's.
+// Each endpoint's statement of its caller (http/contracts/Security.ts, checked by api/Callers.ts) runs
+// first, around the whole route, so a signed-out request is 401 before its path, query or body is looked
+// at; query strings are decoded by HttpApiBuilder, bodies by the handlers (the note atop contracts/Admin.ts).
 
 // The precomputed client bodies are bytes made below http/ (runtime/ClientView.ts), once per generation;
 // the compiler holds the values they are made of to the contract here.
@@ -81,9 +82,11 @@ const MetaLive = HttpApiBuilder.group(HostApi, "meta", (handlers) =>
 
 /**
  * What the routes HttpApiBuilder builds can fail with: the errors the contracts declare (every one is
- * HostError, whose type is HttpError) and the decode failure of a path. The compiler checks each handler
- * against its endpoint's error schema; HttpApiBuilder's router only forgets the type (its error channel
- * is `unknown` whatever the API), so it is stated again here, and checked to be within HttpError.
+ * HostError, whose type is HttpError) and the decode failure of a path or query. The compiler checks each handler
+ * against its endpoint's error schema, and the statements' failures are among them (HttpApiEndpoint.middleware
+ * adds a middleware's failure schema to the endpoint's); HttpApiBuilder's router only forgets the type (its
+ * error channel is `unknown` whatever the API, middleware or not), so it is stated again here, and checked
+ * to be within HttpError.
  */
 type ContractFailure =
   | (typeof HostApi extends HttpApi.HttpApi<string, infer Groups, infer ApiError, unknown>

@@ -32,11 +32,15 @@ import { failsWith, groupFailsWith } from "./Statuses.js"
 // token or session)") and the CI webhook POST /admin/host/reconcile (docs/gitops.md) as typed contracts.
 // The bodies are the use cases' read models (usecases/Views.ts), wrapped as `{data}`.
 //
-// What a request carries is declared here too, but read by the handler (http/admin/), after the caller is
-// known: a signed-out or non-admin request is 401/403 before its query or body is looked at, and a
-// refused input is a 400 worded by http/admin/Decode.ts. That is why no endpoint uses `setUrlParams`
-// (HttpApiBuilder would decode the query before the handler runs) and why the ones with a body are
-// implemented with `handleRaw` (docs/decisions.md "Typed HTTP contracts, exhaustive error answers, one CSRF check, one ETag answer").
+// Who may call each endpoint is stated on it (http/contracts/Security.ts): HttpApiBuilder checks it before
+// anything of the request is decoded, so a signed-out or non-admin request is 401/403 before its query or
+// body is looked at. The query strings of the GET endpoints are declared with `setUrlParams` and decoded by
+// HttpApiBuilder. The bodies are declared here too but read by the handler (http/admin/, decoded by
+// http/admin/Decode.ts with these schemas), with `handleRaw`: an upload streams its multipart form under
+// the archive's limits; a reconcile's signature covers the exact bytes; a JSON body is bounded to 64 levels
+// and an empty one reads as `{}` before its schema sees it, and a malformed one is a 400 — HttpApiBuilder
+// would read it with `request.json` and turn a malformed body into a defect (docs/decisions.md "Typed HTTP
+// contracts, exhaustive error answers, one CSRF check, one ETag answer" and "Who may call an endpoint is its middleware").
 
 const data = <S extends Schema.Schema.Any>(schema: S) => Schema.Struct({ data: schema })
 
@@ -234,8 +238,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(HttpApiEndpoint.get("updates", `${api}/updates`).middleware(Admin).addSuccess(UpdatesBody).pipe(failsWith(409, 502)))
   .add(HttpApiEndpoint.post("updateAll", `${api}/updates`).middleware(Admin).addSuccess(UpdateAllBody).pipe(failsWith(409)))
-  .add(HttpApiEndpoint.get("activity", `${api}/activity`).middleware(Admin).addSuccess(ActivityBody).pipe(failsWith(400)))
-  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).middleware(Admin).addSuccess(ActivityPage).pipe(failsWith(400)))
+  .add(HttpApiEndpoint.get("activity", `${api}/activity`).middleware(Admin).setUrlParams(RecentActivityQuery).addSuccess(ActivityBody).pipe(failsWith(400)))
+  .add(HttpApiEndpoint.get("activityPage", `${api}/activity/page`).middleware(Admin).setUrlParams(ActivityPageQuery).addSuccess(ActivityPage).pipe(failsWith(400)))
   .add(HttpApiEndpoint.get("health", `${api}/health`).middleware(Admin).addSuccess(HealthBody))
   .add(reconcile("reconcile", `${api}/reconcile`))
   .add(
@@ -252,6 +256,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.get("registrySearch", `${api}/registry`).middleware(Admin)
+      .setUrlParams(RegistrySearchQuery)
       .addSuccess(RegistrySearchBody)
       .pipe(failsWith(400, 409, 502))
   )
