@@ -208,6 +208,40 @@ const entryAsDecoded = (raw: unknown, isVersion: (text: string) => boolean): Reg
   return entry as unknown as RegistryEntry
 }
 
+const indexKeys: ReadonlySet<string> = new Set(Object.keys(IndexShape.fields))
+
+/** `semver.valid`, remembered for one index (most entries list the same few versions). */
+const versionCheck = () => {
+  const versions = new Map<string, boolean>()
+  return (text: string) => {
+    let valid = versions.get(text)
+    if (valid === undefined) versions.set(text, valid = semver.valid(text) !== null)
+    return valid
+  }
+}
+
+/**
+ * The index when it is entirely in decoded form: no key the schema does not know (at the top or in an
+ * entry), every entry as `entryAsDecoded` takes it, no id twice. Such an index nests at most five levels
+ * (index, extensions, entry, authors, author), which spares a reader the count of its text's nesting
+ * (registry/CacheFile.ts). Undefined otherwise: then `decodeRegistryIndex` decides.
+ */
+export const indexInDecodedForm = (raw: unknown): RegistryIndex | undefined => {
+  if (!isPlainObject(raw) || !hasOnlyKeys(raw, indexKeys) || !Array.isArray(raw.extensions)) return undefined
+  const header = decodeIndexHeader(raw)
+  if (Either.isLeft(header)) return undefined
+  const isVersion = versionCheck()
+  const extensions: Array<RegistryEntry> = []
+  const seen = new Set<string>()
+  for (const rawEntry of raw.extensions) {
+    const entry = entryAsDecoded(rawEntry, isVersion)
+    if (entry === undefined || seen.has(entry.id)) return undefined
+    seen.add(entry.id)
+    extensions.push(entry)
+  }
+  return { ...header.right, extensions }
+}
+
 /**
  * Decodes a parsed registry index: the same answer as the `RegistryIndex` schema with every error
  * (`errors: "all"`), decoded or refused, only faster for entries already in decoded form (see above).
@@ -216,12 +250,7 @@ export const decodeRegistryIndex = (raw: unknown): Either.Either<RegistryIndex, 
   const header = decodeIndexHeader(raw)
   const entries = isPlainObject(raw) ? raw.extensions : undefined
   if (Either.isLeft(header) || !Array.isArray(entries)) return decodeWholeIndex(raw)
-  const versions = new Map<string, boolean>()
-  const isVersion = (text: string) => {
-    let valid = versions.get(text)
-    if (valid === undefined) versions.set(text, valid = semver.valid(text) !== null)
-    return valid
-  }
+  const isVersion = versionCheck()
   const extensions: Array<RegistryEntry> = []
   const seen = new Set<string>()
   for (const rawEntry of entries) {

@@ -1,15 +1,18 @@
 import { Effect, Schema } from "effect"
+import { createPublicKey, verify } from "node:crypto"
 
 // The trust fields of a registry index (docs/registry.md "Trust"): the detached Ed25519 signature of
 // registry.json's exact bytes, and the `serial` and `expires_at` that `host registry:build` writes.
-// Ed25519 is @noble/ed25519, as archive/Signing.ts uses it; registry/ may not import archive/ (they sit
-// side by side, docs/architecture.md "Layers"), so the few lines of verifying are here. The library is
-// loaded on the first keyed registry, not on every start.
-const ed25519 = () => import("@noble/ed25519")
+// Signatures are made with @noble/ed25519 (archive/Signing.ts) and checked here with Node's own Ed25519
+// (OpenSSL): RFC 8032 verification, which like noble's strict mode (`zip215: false`) refuses an S that is
+// not below the group order and an R that is not canonically encoded (the R computed is compared byte for
+// byte). Noble's pure-JavaScript check cost a short command about 30 ms of CPU on its first call, most of
+// a `registry:sync` of a keyed registry (docs/decisions.md "A registry index is decoded once, quickly").
 
 const hex = (length: number) => new RegExp(`^[0-9a-fA-F]{${length}}$`)
 
-const fromHex = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text, "hex"))
+/** The DER prefix of an Ed25519 public key in SubjectPublicKeyInfo form (RFC 8410); the 32 key bytes follow. */
+const ed25519SpkiPrefix = Buffer.from("302a300506032b6570032100", "hex")
 
 /**
  * Why `signature` (the text of registry.json.sig) is not a valid signature of `bytes` by `publicKey`;
@@ -17,10 +20,15 @@ const fromHex = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text, 
  */
 export const verifyIndexSignature = (signature: string, bytes: Uint8Array, publicKey: string): Effect.Effect<string | undefined> => {
   if (!hex(128).test(signature)) return Effect.succeed("is not an Ed25519 signature (128 hex characters)")
-  return Effect.tryPromise(() =>
-    ed25519().then((ed) => ed.verifyAsync(fromHex(signature), bytes, fromHex(publicKey), { zip215: false }))
-  ).pipe(
-    Effect.orElseSucceed(() => false),
+  return Effect.sync(() => {
+    try {
+      const key = createPublicKey({ key: Buffer.concat([ed25519SpkiPrefix, Buffer.from(publicKey, "hex")]), format: "der", type: "spki" })
+      return verify(null, bytes, key, Buffer.from(signature, "hex"))
+    } catch {
+      // A public_key that is no point of the curve verifies nothing.
+      return false
+    }
+  }).pipe(
     Effect.map((valid) =>
       valid ? undefined : `is not a signature of registry.json by the registry's public_key ${publicKey.slice(0, 12)}… (the index or its signature was altered, or signed with another key)`
     )

@@ -370,13 +370,19 @@ const loadIndex = <E>(
 ) =>
   Effect.gen(function*() {
     const at = DateTime.toDateUtc(yield* DateTime.now)
-    const { cache: cachedRaw, highestSerial } = yield* cachedIndex(source)
-    const cached = cachedRaw !== undefined && cacheExpired(source, cachedRaw.header, at) ? undefined : cachedRaw
+    const readCached = Effect.map(cachedIndex(source), ({ cache, highestSerial }) => ({
+      cached: cache !== undefined && cacheExpired(source, cache.header, at) ? undefined : cache,
+      highestSerial
+    }))
+    // The cache is read first unless the index is fetched anyway and no serial from it counts: a forced sync
+    // of a registry without a key reads it only to stand in for a registry that cannot be fetched.
+    const early = !force || source.publicKey !== undefined ? yield* readCached : undefined
+    const cached = early?.cached
     if (!force && cached !== undefined && isUsable(cacheStatus(cached.header.fetched_at, at, source.config.registry_cache_ttl))) {
       const document = yield* cached.document
       if (document !== undefined) return resultOf(source, document, "cache")
     }
-    const fetched = yield* Effect.either(fetchIndex(source, highestSerial))
+    const fetched = yield* Effect.either(fetchIndex(source, early?.highestSerial))
     if (Either.isRight(fetched)) {
       yield* store(at, fetched.right)
       return resultOf(source, { fetched_at: at, registry_url: source.registryUrl, registry: fetched.right.index, ...fetched.right.trust }, "network")
@@ -385,7 +391,8 @@ const loadIndex = <E>(
     // (docs/registry.md "Trust"). A registry without a key falls back as it always did.
     const fallsBack = fetched.left._tag === "RegistryFetchFailed" ||
       (fetched.left._tag === "RegistryIndexInvalid" && source.publicKey === undefined)
-    const stale = cached === undefined || !fallsBack || !staleFallback ? undefined : yield* cached.document
+    const fallback = !fallsBack || !staleFallback ? undefined : (early ?? (yield* readCached)).cached
+    const stale = fallback === undefined ? undefined : yield* fallback.document
     if (stale === undefined) return yield* fetched.left
     const warning = `${fetched.left.message}; using the cached index from ${stale.fetched_at.toISOString()} (${
       formatAge(ageSeconds(stale.fetched_at, at))
