@@ -1,9 +1,9 @@
 import * as NodePath from "@effect/platform-node/NodePath"
 import { FileSystem, type Path, Terminal } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Cause, Effect, Layer, Scope, Sink, Stream } from "effect"
+import { Cause, Context, Effect, Layer, Scope, Sink, Stream } from "effect"
 import { join } from "node:path"
-import { type DebugSettings, faultsLayer } from "./config/Debug.js"
+import { type DebugSettings, Faults, faultsFrom } from "./config/Debug.js"
 import * as HostConfigModule from "./config/HostConfig.js"
 import { HostConfig } from "./config/HostConfig.js"
 import { InterruptedMigrations, recover } from "./lifecycle/FileSwitch.js"
@@ -47,92 +47,96 @@ const cliActor = { type: "cli" } as const
  * made, and opening stdin costs every command several milliseconds of its cold start although only
  * prompts read it (docs/architecture.md, "Startup").
  */
-const lazyTerminalLayer = Layer.scoped(
-  Terminal.Terminal,
-  Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    // Its module (and Node's readline under it) is loaded on first use too.
-    const terminal = yield* Effect.cached(
-      Effect.flatMap(
-        Effect.promise(() => import("@effect/platform-node/NodeTerminal")),
-        (NodeTerminal) => Effect.provideService(NodeTerminal.make(), Scope.Scope, scope)
-      )
+const lazyTerminal = Effect.gen(function*() {
+  const scope = yield* Effect.scope
+  // Its module (and Node's readline under it) is loaded on first use too.
+  const terminal = yield* Effect.cached(
+    Effect.flatMap(
+      Effect.promise(() => import("@effect/platform-node/NodeTerminal")),
+      (NodeTerminal) => Effect.provideService(NodeTerminal.make(), Scope.Scope, scope)
     )
-    return Terminal.Terminal.of({
-      columns: Effect.sync(() => process.stdout.columns ?? 0),
-      rows: Effect.sync(() => process.stdout.rows ?? 0),
-      isTTY: Effect.sync(() => Boolean(process.stdout.isTTY)),
-      readInput: Effect.flatMap(terminal, (real) => real.readInput),
-      readLine: Effect.flatMap(terminal, (real) => real.readLine),
-      display: (text) => Effect.flatMap(terminal, (real) => real.display(text))
-    })
+  )
+  return Terminal.Terminal.of({
+    columns: Effect.sync(() => process.stdout.columns ?? 0),
+    rows: Effect.sync(() => process.stdout.rows ?? 0),
+    isTTY: Effect.sync(() => Boolean(process.stdout.isTTY)),
+    readInput: Effect.flatMap(terminal, (real) => real.readInput),
+    readLine: Effect.flatMap(terminal, (real) => real.readLine),
+    display: (text) => Effect.flatMap(terminal, (real) => real.display(text))
   })
-)
+})
 
 /**
  * Node's file system, its module loaded on first use: it brings node:crypto with it, milliseconds that
  * `host list` and the other commands whose startup checks are synchronous never need (docs/architecture.md,
  * "Startup"). Every method hands over to the real one.
  */
-const lazyFileSystemLayer = Layer.effect(
-  FileSystem.FileSystem,
-  Effect.gen(function*() {
-    const real = yield* Effect.cached(
-      Effect.flatMap(
-        Effect.promise(() => import("@effect/platform-node/NodeFileSystem")),
-        (NodeFileSystem) => Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
-      )
+const lazyFileSystem = Effect.gen(function*() {
+  const real = yield* Effect.cached(
+    Effect.flatMap(
+      Effect.promise(() => import("@effect/platform-node/NodeFileSystem")),
+      (NodeFileSystem) => Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
     )
-    const on = <A, E, R>(use: (fs: FileSystem.FileSystem) => Effect.Effect<A, E, R>) => Effect.flatMap(real, use)
-    return FileSystem.FileSystem.of({
-      access: (path, options) => on((fs) => fs.access(path, options)),
-      copy: (from, to, options) => on((fs) => fs.copy(from, to, options)),
-      copyFile: (from, to) => on((fs) => fs.copyFile(from, to)),
-      chmod: (path, mode) => on((fs) => fs.chmod(path, mode)),
-      chown: (path, uid, gid) => on((fs) => fs.chown(path, uid, gid)),
-      exists: (path) => on((fs) => fs.exists(path)),
-      link: (from, to) => on((fs) => fs.link(from, to)),
-      makeDirectory: (path, options) => on((fs) => fs.makeDirectory(path, options)),
-      makeTempDirectory: (options) => on((fs) => fs.makeTempDirectory(options)),
-      makeTempDirectoryScoped: (options) => on((fs) => fs.makeTempDirectoryScoped(options)),
-      makeTempFile: (options) => on((fs) => fs.makeTempFile(options)),
-      makeTempFileScoped: (options) => on((fs) => fs.makeTempFileScoped(options)),
-      open: (path, options) => on((fs) => fs.open(path, options)),
-      readDirectory: (path, options) => on((fs) => fs.readDirectory(path, options)),
-      readFile: (path) => on((fs) => fs.readFile(path)),
-      readFileString: (path, encoding) => on((fs) => fs.readFileString(path, encoding)),
-      readLink: (path) => on((fs) => fs.readLink(path)),
-      realPath: (path) => on((fs) => fs.realPath(path)),
-      remove: (path, options) => on((fs) => fs.remove(path, options)),
-      rename: (from, to) => on((fs) => fs.rename(from, to)),
-      sink: (path, options) => Sink.unwrap(Effect.map(real, (fs) => fs.sink(path, options))),
-      stat: (path) => on((fs) => fs.stat(path)),
-      stream: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.stream(path, options))),
-      symlink: (from, to) => on((fs) => fs.symlink(from, to)),
-      truncate: (path, length) => on((fs) => fs.truncate(path, length)),
-      utimes: (path, atime, mtime) => on((fs) => fs.utimes(path, atime, mtime)),
-      watch: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.watch(path, options))),
-      writeFile: (path, data, options) => on((fs) => fs.writeFile(path, data, options)),
-      writeFileString: (path, data, options) => on((fs) => fs.writeFileString(path, data, options))
-    })
+  )
+  const on = <A, E, R>(use: (fs: FileSystem.FileSystem) => Effect.Effect<A, E, R>) => Effect.flatMap(real, use)
+  return FileSystem.FileSystem.of({
+    access: (path, options) => on((fs) => fs.access(path, options)),
+    copy: (from, to, options) => on((fs) => fs.copy(from, to, options)),
+    copyFile: (from, to) => on((fs) => fs.copyFile(from, to)),
+    chmod: (path, mode) => on((fs) => fs.chmod(path, mode)),
+    chown: (path, uid, gid) => on((fs) => fs.chown(path, uid, gid)),
+    exists: (path) => on((fs) => fs.exists(path)),
+    link: (from, to) => on((fs) => fs.link(from, to)),
+    makeDirectory: (path, options) => on((fs) => fs.makeDirectory(path, options)),
+    makeTempDirectory: (options) => on((fs) => fs.makeTempDirectory(options)),
+    makeTempDirectoryScoped: (options) => on((fs) => fs.makeTempDirectoryScoped(options)),
+    makeTempFile: (options) => on((fs) => fs.makeTempFile(options)),
+    makeTempFileScoped: (options) => on((fs) => fs.makeTempFileScoped(options)),
+    open: (path, options) => on((fs) => fs.open(path, options)),
+    readDirectory: (path, options) => on((fs) => fs.readDirectory(path, options)),
+    readFile: (path) => on((fs) => fs.readFile(path)),
+    readFileString: (path, encoding) => on((fs) => fs.readFileString(path, encoding)),
+    readLink: (path) => on((fs) => fs.readLink(path)),
+    realPath: (path) => on((fs) => fs.realPath(path)),
+    remove: (path, options) => on((fs) => fs.remove(path, options)),
+    rename: (from, to) => on((fs) => fs.rename(from, to)),
+    sink: (path, options) => Sink.unwrap(Effect.map(real, (fs) => fs.sink(path, options))),
+    stat: (path) => on((fs) => fs.stat(path)),
+    stream: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.stream(path, options))),
+    symlink: (from, to) => on((fs) => fs.symlink(from, to)),
+    truncate: (path, length) => on((fs) => fs.truncate(path, length)),
+    utimes: (path, atime, mtime) => on((fs) => fs.utimes(path, atime, mtime)),
+    watch: (path, options) => Stream.unwrap(Effect.map(real, (fs) => fs.watch(path, options))),
+    writeFile: (path, data, options) => on((fs) => fs.writeFile(path, data, options)),
+    writeFileString: (path, data, options) => on((fs) => fs.writeFileString(path, data, options))
   })
-)
+})
 
 /**
  * The Node services Host uses: files, paths and the terminal (@effect/cli prompts). Narrower than
  * NodeContext, which also starts a worker manager and a command executor nothing here needs.
  */
-export const platformLayer = Layer.mergeAll(lazyFileSystemLayer, NodePath.layer, lazyTerminalLayer)
+export const platformLayer = Layer.merge(
+  NodePath.layer,
+  // The two lazy services in one layer: each layer is a memoised build of its own (docs/decisions.md "P1: the stack's floor").
+  Layer.scopedContext(
+    Effect.zipWith(lazyFileSystem, lazyTerminal, (fs, terminal) => Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Terminal.Terminal, terminal)))
+  )
+)
 
-export const configLayer = (invocation: Invocation) =>
-  Layer.effect(
-    HostConfig,
-    HostConfigModule.loadHostConfig(invocation).pipe(
-      Effect.tap(({ warnings }) =>
-        Effect.forEach(warnings, (warning) => Effect.logWarning(`config/host.yaml: ${warning.path}: ${warning.message}`))
-      )
+/** The configuration of this root, its warnings logged (config/host.yaml, the environment, the defaults). */
+const loadConfig = (invocation: Invocation) =>
+  HostConfigModule.loadHostConfig(invocation).pipe(
+    Effect.tap(({ warnings }) =>
+      Effect.forEach(warnings, (warning) => Effect.logWarning(`config/host.yaml: ${warning.path}: ${warning.message}`))
     )
-  ).pipe(Layer.provide(platformLayer))
+  )
+
+/**
+ * The configuration alone. Like every layer here it stands on the platform (files, paths), which the CLI
+ * builds once for the whole run (`platformLayer`, provided by cli/main.ts) rather than once per layer.
+ */
+export const configLayer = (invocation: Invocation) => Layer.effect(HostConfig, loadConfig(invocation))
 
 export const repositoriesLayer = Layer.mergeAll(
   CoreRows.Default,
@@ -169,45 +173,61 @@ export const moduleLoaderLayer = (invocation: Invocation) =>
  * Undoing an interrupted operation's migrations (MySQL/MariaDB) needs the migration runner and the module
  * loader: loaded only when a journal entry asks for it, so recovery stays light otherwise.
  */
-const interruptedMigrationsLayer = (invocation: Invocation) =>
-  Layer.effect(
-    InterruptedMigrations,
-    Effect.map(Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo>(), (context) => ({
-      undo: (entry: JournalEntry) =>
-        Effect.promise(() => import("./lifecycle/MigrationUndo.js")).pipe(
-          Effect.flatMap(({ undoStartedMigrations }) => Effect.provide(undoStartedMigrations(entry, { strict: true }), moduleLoaderLayer(invocation))),
-          Effect.provide(context),
-          // Not a warning: recovery stops and says so (DESIGN.md §23); the entry stays for the next attempt.
-          Effect.catchAllCause((cause) =>
-            Effect.fail(
-              new StoreError({
-                operation: `undoing the migrations of an interrupted ${entry.operation} of ${entry.extensionId}`,
-                cause: Cause.squash(cause),
-                outcome: "recovery stopped and that migration's changes stay in the database: undo them by hand and delete its row from host_migrations, then run any host command to finish recovery"
-              })
-            ))
-        )
-    }))
-  )
+const interruptedMigrations = (invocation: Invocation) =>
+  Effect.map(Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | SqlClient.SqlClient | MigrationsRepo>(), (context) => ({
+    undo: (entry: JournalEntry) =>
+      Effect.promise(() => import("./lifecycle/MigrationUndo.js")).pipe(
+        Effect.flatMap(({ undoStartedMigrations }) => Effect.provide(undoStartedMigrations(entry, { strict: true }), moduleLoaderLayer(invocation))),
+        Effect.provide(context),
+        // Not a warning: recovery stops and says so (DESIGN.md §23); the entry stays for the next attempt.
+        Effect.catchAllCause((cause) =>
+          Effect.fail(
+            new StoreError({
+              operation: `undoing the migrations of an interrupted ${entry.operation} of ${entry.extensionId}`,
+              cause: Cause.squash(cause),
+              outcome: "recovery stopped and that migration's changes stay in the database: undo them by hand and delete its row from host_migrations, then run any host command to finish recovery"
+            })
+          ))
+      )
+  }))
 
-/** Configuration, database (schema ensured), repositories, the operation lock and the faults HOST_DEBUG asks for. */
-export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => {
-  const recovery = Layer.effectDiscard(options.recover !== false ? recover(cliActor, { sweepLeftovers: options.sweepLeftovers !== false }) : Effect.void).pipe(
-    Layer.provide(interruptedMigrationsLayer(invocation))
-  )
-  // Checked before the database is opened, so a half-removed framework is not given its tables back.
-  const database = (options.uninstalling === true
-    ? Database.layer
-    : Layer.provide(Database.layer, Layer.effectDiscard(refuseWhileUninstalling))).pipe(
-      Layer.provide(Layer.succeed(Database.DatabaseInitialisation, { allowEmpty: invocation.initDatabase === true }))
+/**
+ * What the database stands on, made in one step: the configuration, the operation lock's lease, the faults
+ * HOST_DEBUG asks for and whether an empty database may be given the tables; then (unless
+ * `framework:uninstall` itself runs) the check that no uninstall is pending, before the database is opened,
+ * so a half-removed framework is not given its tables back. One layer rather than one per value: every
+ * layer is a memoised build of its own, the short commands' largest cost after loading the bundle
+ * (docs/decisions.md "P1: the stack's floor").
+ */
+const foundationLayer = (invocation: Invocation, options: DataOptions) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const hostConfig = yield* loadConfig(invocation)
+    const context = Context.make(HostConfig, hostConfig).pipe(
+      Context.add(LeaseLength, { millis: hostConfig.config.lock_lease_seconds * 1000 }),
+      Context.add(Faults, faultsFrom(invocation.debug ?? {})),
+      Context.add(Database.DatabaseInitialisation, { allowEmpty: invocation.initDatabase === true })
     )
-  const lease = Layer.effect(LeaseLength, Effect.map(HostConfig, ({ config }) => ({ millis: config.lock_lease_seconds * 1000 })))
+    if (options.uninstalling !== true) yield* Effect.provide(refuseWhileUninstalling, context)
+    return context
+  }))
+
+/**
+ * Configuration, database (schema ensured), repositories, the operation lock and the faults HOST_DEBUG asks
+ * for, with interrupted operations finished or rolled back first. It stands on the platform layer (files,
+ * paths), which the caller provides once for the whole run.
+ */
+export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => {
+  const recovery = Layer.effectDiscard(
+    options.recover !== false
+      ? Effect.flatMap(interruptedMigrations(invocation), (undo) =>
+        Effect.provideService(recover(cliActor, { sweepLeftovers: options.sweepLeftovers !== false }), InterruptedMigrations, undo))
+      : Effect.void
+  )
   return recovery.pipe(
-    Layer.provideMerge(OperationLocks.Default.pipe(Layer.provide(lease))),
+    Layer.provideMerge(OperationLocks.Default),
     Layer.provideMerge(repositoriesLayer),
-    Layer.provideMerge(database),
-    Layer.provideMerge(configLayer(invocation)),
-    Layer.provideMerge(Layer.merge(platformLayer, faultsLayer(invocation.debug)))
+    Layer.provideMerge(Database.layer),
+    Layer.provideMerge(foundationLayer(invocation, options))
   )
 }
 

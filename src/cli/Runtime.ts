@@ -1,4 +1,4 @@
-import { Effect, Layer, Logger } from "effect"
+import { Effect, FiberRef, HashSet, Layer, Logger } from "effect"
 import { dataLayer, type Invocation, moduleLoaderLayer, registryLayer } from "../CompositionRoot.js"
 import { Progress } from "../kernel/Events.js"
 
@@ -7,13 +7,17 @@ import { Progress } from "../kernel/Events.js"
 export { configLayer, dataLayer, type Invocation, platformLayer, registryLayer, repositoriesLayer, operationsLayer } from "../CompositionRoot.js"
 
 /** Logs go to stderr as `warning: …` lines, so stdout stays the command's output (and pure JSON). */
-export const stderrLogger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.make(({ logLevel, message }) => {
-    const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
-    process.stderr.write(`${logLevel._tag.toLowerCase()}: ${text}\n`)
-  })
-)
+const stderrLoggerOf = Logger.make(({ logLevel, message }) => {
+  const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+  process.stderr.write(`${logLevel._tag.toLowerCase()}: ${text}\n`)
+})
+
+/**
+ * Runs `effect` with its logs on stderr instead of the default logger: a fiber ref set for the run, not a
+ * layer (each layer is a memoised build of its own, docs/decisions.md "P1: the stack's floor").
+ */
+export const withStderrLogger = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) => HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), stderrLoggerOf))
 
 /** Prints each step of a long operation on stderr, so stdout stays the result. */
 export const progressLayer = Layer.succeed(Progress, {

@@ -1,5 +1,5 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Either, Exit, Option } from "effect"
 import { clockStartingAt, debugSettingsFrom, spansLayer } from "../config/Debug.js"
 import { frameworkVersion } from "../config/HostConfig.js"
 import type { ConfigInvalid } from "../domain/Errors.js"
@@ -11,7 +11,7 @@ import type { StoreError } from "../store/StoreError.js"
 import { builtinCommandRuns } from "./CodeCache.js"
 import { CliInvocation } from "./Invocation.js"
 import { CommandExit } from "./Output.js"
-import { type Invocation, platformLayer, stderrLogger } from "./Runtime.js"
+import { type Invocation, platformLayer, withStderrLogger } from "./Runtime.js"
 
 /**
  * The built-in commands, each loaded only when it runs: a command module pulls in the code below it
@@ -262,14 +262,13 @@ export const main = async (
     program.pipe(
       withUsageErrorLines(command),
       Effect.provideService(CliInvocation, invocation),
-      Effect.provide(Layer.mergeAll(
-        platformLayer,
-        stderrLogger,
-        // HOST_DEBUG's `now`: the whole run reads time from this clock (docs/operations.md).
-        invocation.debug?.now === undefined ? Layer.empty : Layer.setClock(clockStartingAt(invocation.debug.now)),
-        // HOST_DEBUG's `spans`: each span of the run is written to that file as it ends.
-        spansLayer(invocation.debug)
-      ))
+      // The platform is built once for the whole run: the commands' layers stand on it.
+      Effect.provide(platformLayer),
+      withStderrLogger,
+      // HOST_DEBUG's `now`: the whole run reads time from this clock (docs/operations.md).
+      (run) => invocation.debug?.now === undefined ? run : Effect.withClock(run, clockStartingAt(invocation.debug.now)),
+      // HOST_DEBUG's `spans`: each span of the run is written to that file as it ends.
+      (run) => invocation.debug?.spans === undefined ? run : Effect.provide(run, spansLayer(invocation.debug))
     )
   )
   return renderExit(exit, command, invocation.verbose, args.includes("--json"))

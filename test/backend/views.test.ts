@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { operationsLayer } from "../../src/CompositionRoot.js"
+import { operationsLayer, platformLayer } from "../../src/CompositionRoot.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { bootForCli } from "../../src/runtime/Backend.js"
@@ -54,7 +54,7 @@ describe("view namespaces", () => {
         expect.stringContaining("view pages::broken: ")
       ])
     }).pipe(
-      Effect.provide(Layer.fresh(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }))),
+      Effect.provide(Layer.fresh(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }).pipe(Layer.provideMerge(platformLayer)))),
       Effect.ensuring(Effect.sync(() => {
         root.cleanup()
         src.cleanup()

@@ -1,7 +1,7 @@
 import { expect, it } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { describe, expectTypeOf } from "vitest"
-import { operationsLayer } from "../../src/CompositionRoot.js"
+import { operationsLayer, platformLayer } from "../../src/CompositionRoot.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
 import { Reconciler } from "../../src/reconcile/Reconciler.js"
@@ -28,7 +28,7 @@ describe("required services", () => {
       )
       expect(failure).toMatchObject({ _tag: "SourceRejected", reason: "RegistryNotConfigured", step: "verifying and staging acme/not-here@^1.0" })
     }).pipe(
-      Effect.provide(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }, { listeners: false })),
+      Effect.provide(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: {} }, { listeners: false }).pipe(Layer.provideMerge(platformLayer))),
       Effect.ensuring(Effect.sync(root.cleanup))
     )
   })

@@ -3,7 +3,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { HostConfig } from "../../src/config/HostConfig.js"
-import { operationsLayer } from "../../src/CompositionRoot.js"
+import { operationsLayer, platformLayer } from "../../src/CompositionRoot.js"
 import * as Converge from "../../src/lifecycle/Converge.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
 import { SourceSpec } from "../../src/lifecycle/Source.js"
@@ -21,7 +21,8 @@ describeDatabases("convergence and this host's operation lock", () => {
   it.effect("defers while a live process on this host holds the lock, and converges once it is released", () => {
     const root = tempDir("host-root-")
     const layer = Converge.layer.pipe(
-      Layer.provideMerge(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: currentDatabase().env }))
+      Layer.provideMerge(operationsLayer({ frameworkRoot: repoRoot, root: root.path, verbose: false, env: currentDatabase().env })),
+      Layer.provideMerge(platformLayer)
     )
     return Effect.gen(function*() {
       const lifecycle = yield* Lifecycle

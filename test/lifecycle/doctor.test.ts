@@ -1,10 +1,10 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { appendFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { dataLayer } from "../../src/CompositionRoot.js"
+import { dataLayer, platformLayer } from "../../src/CompositionRoot.js"
 import { recordFrontendError } from "../../src/runtime/FrontendErrors.js"
 import { repoRoot, runHost, tempDir, tempDirsPerTest } from "../support/cli.js"
 import { writeExtension } from "../support/extensions.js"
@@ -160,7 +160,7 @@ describe("host doctor", () => {
     // Render errors the bridge reported for acme/styled 1.0.0, recorded as the server records them.
     await Effect.runPromise(
       recordFrontendError({ extensionId: "acme/styled", message: "Cannot read properties of undefined", slot: "server.overview.after" }, { version: "1.0.0", user: "admin" })
-        .pipe(Effect.provide(dataLayer({ frameworkRoot: repoRoot, root, verbose: false, env: {} })))
+        .pipe(Effect.provide(dataLayer({ frameworkRoot: repoRoot, root, verbose: false, env: {} }).pipe(Layer.provideMerge(platformLayer))))
     )
 
     const result = await doctor(root)

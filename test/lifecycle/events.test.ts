@@ -2,7 +2,7 @@ import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { operationsLayer } from "../../src/CompositionRoot.js"
+import { operationsLayer, platformLayer } from "../../src/CompositionRoot.js"
 import type { LifecycleEvent } from "../../src/domain/Events.js"
 import { LifecycleEvents } from "../../src/kernel/Events.js"
 import { Lifecycle } from "../../src/lifecycle/Lifecycle.js"
@@ -16,7 +16,8 @@ const panelIn = (root: string, panel: string) => {
   writeFileSync(join(root, "config", "panel.yaml"), panel)
 }
 
-const withPanel = (root: string) => operationsLayer({ frameworkRoot: repoRoot, root, verbose: false, env: currentDatabase().env })
+const withPanel = (root: string) =>
+  operationsLayer({ frameworkRoot: repoRoot, root, verbose: false, env: currentDatabase().env }).pipe(Layer.provideMerge(platformLayer))
 
 describeDatabases("events", () => {
   it.effect("are published after each operation commits; a failing listener undoes nothing", () => {

@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Console, Effect, Layer } from "effect"
 import { HostConfig } from "../../config/HostConfig.js"
@@ -60,6 +60,8 @@ export const setupCommand = Command.make(
       yield* Effect.gen(function*() {
         const { paths } = yield* HostConfig
         const fs = yield* FileSystem.FileSystem
+        // The run's platform (cli/main.ts builds it once), for the steps the use case runs on its own.
+        const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
         const asRoot = asRootCommand(paths.root)
         if (flags.remove) {
           const outcome = yield* Effect.either(runSetupRemove({ panelRoot: flags.panelRoot, dryRun, env: invocation.env, asRoot, onStep }))
@@ -102,8 +104,11 @@ export const setupCommand = Command.make(
             return yield* installedExtensionFacts.pipe(
               Effect.provide(dryRun ? dataLayer(invocation, { recover: false }) : operationsLayer(invocation, { listeners: false }))
             )
-          }),
-          doctor: cliDoctor(undefined).pipe(Effect.provide(Layer.merge(NodeHttpClient.layer, operationsLayer(invocation, { sweepLeftovers: false })))),
+          }).pipe(Effect.provide(platform)),
+          doctor: cliDoctor(undefined).pipe(
+            Effect.provide(Layer.merge(NodeHttpClient.layer, operationsLayer(invocation, { sweepLeftovers: false }))),
+            Effect.provide(platform)
+          ),
           onStep,
           onWait: (message) => (json ? Effect.void : Effect.sync(() => process.stderr.write(`${message}\n`)))
         }))
