@@ -77,6 +77,37 @@ const CssClass = Schema.String.pipe(
   Schema.filter((name) => /^-?[_a-zA-Z][_a-zA-Z0-9-]*$/.test(name) || `"${name}" is not a CSS class name`)
 )
 
+/** At most this many `tags`, each at most this long (docs/authoring.md "The manifest"). */
+export const maxTags = 20
+export const maxTagLength = 32
+
+/** One of `tags`: words a registry search finds the extension by (docs/registry.md). */
+const Tag = Schema.String.pipe(
+  Schema.filter((tag) => {
+    if (tag.trim() === "") return "a tag must not be empty"
+    if (tag.length > maxTagLength) return `tag "${tag.slice(0, maxTagLength)}…" is longer than ${maxTagLength} characters`
+    if (tag !== tag.trim() || /[\u0000-\u001f\u007f]/.test(tag)) return `tag ${JSON.stringify(tag)} must not start or end with spaces or hold control characters`
+    return true
+  })
+)
+
+const Tags = Schema.Array(Tag).pipe(
+  Schema.filter((tags) => tags.length <= maxTags || `at most ${maxTags} tags (there are ${tags.length})`)
+)
+
+/** `repository`: where the source lives, an http(s) URL; registry:build copies it into the index. */
+const RepositoryUrl = Schema.String.pipe(
+  Schema.filter((text) => {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      return `"${text}" is not a URL (like https://github.com/acme/hello-world)`
+    }
+    return url.protocol === "https:" || url.protocol === "http:" || `"${text}" must be an http(s) URL (like https://github.com/acme/hello-world)`
+  })
+)
+
 export const ManifestDocument = Schema.Struct({
   host: SchemaVersion,
   id: ExtensionId,
@@ -84,6 +115,9 @@ export const ManifestDocument = Schema.Struct({
   version: SemverVersion,
   description: Schema.String,
   license: Schema.NonEmptyString,
+  /** For the registry index (`host registry:build`) and its search; not used by the runtime. */
+  tags: Schema.optional(Tags),
+  repository: Schema.optional(RepositoryUrl),
   authors: Schema.optional(
     Schema.Array(Schema.Struct({
       name: Schema.NonEmptyString,

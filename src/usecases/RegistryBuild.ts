@@ -6,7 +6,6 @@ import type { ArchiveIOError, ArchiveRefused, KeyInvalid } from "../archive/Arch
 import { SecretKeyMissing } from "../archive/ArchiveErrors.js"
 import { decodeSecretKey, type Keyring, signBytes } from "../archive/Signing.js"
 import { type BuiltRegistryEntry, encodeBuiltIndex } from "../domain/Registry.js"
-import { manifestYamlLimits, readYaml } from "../domain/YamlText.js"
 import { writeFilesAtomic } from "../system/AtomicFile.js"
 
 // `host registry:build <dir>` (DESIGN §25, docs/registry.md "Publishing"): the folder of exported
@@ -87,24 +86,6 @@ const checkBaseUrl = (text: string): Either.Either<string, string> => {
   return Either.right(url.href.replace(/\/+$/, ""))
 }
 
-/**
- * The keys `tags` and `repository` are not part of the manifest schema (validate warns that they are
- * ignored), but an author who writes them means them for the registry, so the index takes them
- * (docs/decisions.md "registry:build").
- */
-const extraManifestFields = (yamlBytes: Uint8Array | undefined): { tags: ReadonlyArray<string>; repository: string | undefined } => {
-  if (yamlBytes === undefined) return { tags: [], repository: undefined }
-  const text = Buffer.from(yamlBytes).toString("utf8")
-  // Parsed a second time only when it may have them: most manifests do not.
-  if (!/^(tags|repository)\s*:/m.test(text)) return { tags: [], repository: undefined }
-  const read = readYaml(text, manifestYamlLimits)
-  if (Either.isLeft(read) || read.right === null || typeof read.right !== "object") return { tags: [], repository: undefined }
-  const raw = read.right as Record<string, unknown>
-  const tags = Array.isArray(raw.tags) ? raw.tags.filter((tag): tag is string => typeof tag === "string") : []
-  const repository = typeof raw.repository === "string" && raw.repository !== "" ? raw.repository : undefined
-  return { tags, repository }
-}
-
 /** The serial of the registry.json already in the folder (0 when there is none or it has none). */
 const previousSerial = (indexPath: string) =>
   Effect.gen(function*() {
@@ -165,7 +146,6 @@ const verifyOne = (file: string, hasSignature: boolean, options: RegistryBuildOp
       })
     }
     const document = manifest.document
-    const extra = extraManifestFields(inspection.files.find((entry) => entry.path === "extension.yaml")?.data)
     const verified: Verified = {
       file,
       name,
@@ -180,8 +160,8 @@ const verifyOne = (file: string, hasSignature: boolean, options: RegistryBuildOp
         authors: (document.authors ?? []).map((author) => ({ name: author.name, ...(author.email === undefined ? {} : { email: author.email }) })),
         requires: document.requires ?? {},
         dependencies: document.dependencies ?? {},
-        tags: extra.tags,
-        repository: extra.repository
+        tags: document.tags ?? [],
+        repository: document.repository
       }
     }
     return verified

@@ -72,6 +72,33 @@ describe("decodeManifest", () => {
     expect(result.warnings.map((p) => p.path)).toEqual(["homepage", "requires.python"])
   })
 
+  it("reads tags and repository for the registry, without a warning", () => {
+    const result = decodeManifest({ ...minimal, tags: ["charts", "Server stats"], repository: "https://github.com/acme/server-analytics" })
+    expect(result.errors).toEqual([])
+    expect(result.warnings).toEqual([])
+    expect(result.manifest?.document).toMatchObject({ tags: ["charts", "Server stats"], repository: "https://github.com/acme/server-analytics" })
+    expect(decodeManifest(minimal).manifest?.document.tags).toBeUndefined()
+  })
+
+  it("refuses a bad tag or repository, naming the field", () => {
+    const errors = (fields: Record<string, unknown>) => decodeManifest({ ...minimal, ...fields }).errors
+    expect(errors({ tags: ["charts", ""] })).toEqual([{ path: "tags[1]", message: "a tag must not be empty" }])
+    expect(errors({ tags: [" charts"] })).toEqual([
+      { path: "tags[0]", message: `tag " charts" must not start or end with spaces or hold control characters` }
+    ])
+    expect(errors({ tags: ["x".repeat(33)] })).toEqual([{ path: "tags[0]", message: `tag "${"x".repeat(32)}…" is longer than 32 characters` }])
+    expect(errors({ tags: Array.from({ length: 21 }, (_, n) => `t${n}`) })).toEqual([{ path: "tags", message: "at most 20 tags (there are 21)" }])
+    expect(errors({ tags: "charts" })).toEqual([{ path: "tags", message: expect.stringContaining("Expected ReadonlyArray<") }])
+    expect(errors({ tags: [3] })).toEqual([{ path: "tags[0]", message: expect.stringContaining("Expected string") }])
+    expect(errors({ repository: "git@github.com:acme/server-analytics.git" })).toEqual([
+      { path: "repository", message: `"git@github.com:acme/server-analytics.git" is not a URL (like https://github.com/acme/hello-world)` }
+    ])
+    expect(errors({ repository: "ftp://example.org/acme" })).toEqual([
+      { path: "repository", message: `"ftp://example.org/acme" must be an http(s) URL (like https://github.com/acme/hello-world)` }
+    ])
+    expect(errors({ repository: 1 })).toEqual([{ path: "repository", message: expect.stringContaining("Expected string") }])
+  })
+
   it("warns when requires.host excludes this framework", () => {
     const result = decodeManifest({ ...minimal, requires: { host: "^2.0" } }, "1.2.3")
     expect(result.warnings).toEqual([{ path: "requires.host", message: expect.stringContaining("does not satisfy") }])

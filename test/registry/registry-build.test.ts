@@ -289,6 +289,27 @@ describe("host registry:build", () => {
     expect(listing(dir)).toEqual([...before, "registry.json"].sort())
   })
 
+  it("takes tags and repository from the decoded manifest: validate accepts them, and refuses a bad one by its field", async () => {
+    const copy = join(temp("host-rb-src-"), "extension")
+    cpSync(fixture("extensions", "hello-world"), copy, { recursive: true })
+    const manifest = join(copy, "extension.yaml")
+    const text = readFileSync(manifest, "utf8")
+    writeFileSync(manifest, `${text}tags: [greeting, dashboard]\nrepository: https://git.example/acme/hello-world\n`)
+    const valid = await runHost(["validate", copy, "--json"])
+    expect(JSON.parse(valid.stdout)).toEqual({ valid: true, errors: [], warnings: [] })
+
+    writeFileSync(manifest, `${text}tags: [greeting, ""]\nrepository: git@git.example:acme/hello-world.git\n`)
+    const invalid = await runHost(["validate", copy, "--json"])
+    expect(invalid.code).toBe(1)
+    expect(JSON.parse(invalid.stdout).errors).toEqual([
+      { path: "tags[1]", message: "a tag must not be empty" },
+      { path: "repository", message: `"git@git.example:acme/hello-world.git" is not a URL (like https://github.com/acme/hello-world)` }
+    ])
+    const refused = await runHost(["export", copy, "--output", `${temp("host-rb-out-")}/`])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("tags[1]")
+  })
+
   it("names an archive whose file name is not <vendor>-<name>-<version>.host, which the index could not point at", async () => {
     const dir = temp("host-rb-renamed-")
     const made = await exportVersion(dir, "hello-world", "1.0.0")
