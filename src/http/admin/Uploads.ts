@@ -14,7 +14,7 @@ import { badRequest, HttpFailure } from "../Errors.js"
 import { archiveTooLargeDetail, uploadOverheadBytes } from "../Limits.js"
 import { inspectUpload, type UploadVerdict } from "../UploadInspection.js"
 import { respond } from "../api/Respond.js"
-import { InstallQuery, OperationBody, PreviewBody, UpdateQuery } from "../contracts/Admin.js"
+import { type InstallQuery, OperationBody, PreviewBody, UpdateQuery } from "../contracts/Admin.js"
 import { type AdminCaller, UploadingAdmin, type UploadingAdminCaller } from "../contracts/Security.js"
 import { queryParams } from "./Decode.js"
 import { uuid } from "../../system/Ids.js"
@@ -224,12 +224,12 @@ const sourceRefusal = (operation: "add" | "update", extensionId: (upload: Receiv
   })
 
 /** `POST extensions?force&disabled&noMigrate`: installs an uploaded archive. */
-export const uploadInstall = Effect.gen(function*() {
-  const caller = yield* UploadingAdmin
-  const flags = yield* queryParams(InstallQuery, "{force?, disabled?, noMigrate?}")
-  const result = yield* withUpload(caller, sourceRefusal("add", (upload) => upload.name), (upload, _facts, actor) => installUpload(upload, flags, actor))
-  return yield* respond(OperationBody, { data: result }, { status: 201 })
-})
+export const uploadInstall = (flags: typeof InstallQuery.Type) =>
+  Effect.gen(function*() {
+    const caller = yield* UploadingAdmin
+    const result = yield* withUpload(caller, sourceRefusal("add", (upload) => upload.name), (upload, _facts, actor) => installUpload(upload, flags, actor))
+    return yield* respond(OperationBody, { data: result }, { status: 201 })
+  })
 
 /** `POST extensions/{vendor}/{name}/update` with a multipart body: updates from an uploaded archive. */
 export const uploadUpdate = (id: string, caller: UploadingAdminCaller) =>

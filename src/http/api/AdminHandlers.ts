@@ -12,7 +12,7 @@ import { HostApi } from "../contracts/Api.js"
 export const AdminLive = HttpApiBuilder.group(HostApi, "admin", (handlers) =>
   handlers
     .handle("list", () => Admin.listExtensions)
-    .handleRaw("install", () => Admin.uploadInstall)
+    .handleRaw("install", ({ urlParams }) => Admin.uploadInstall(urlParams))
     .handle("overview", () => Admin.extensionsOverview)
     .handleRaw("preview", () => Admin.uploadPreview)
     .handle("detail", ({ path }) => Admin.extensionDetail(path))

@@ -34,8 +34,9 @@ import { failsWith, groupFailsWith } from "./Statuses.js"
 //
 // Who may call each endpoint is stated on it (http/contracts/Security.ts): HttpApiBuilder checks it before
 // anything of the request is decoded, so a signed-out or non-admin request is 401/403 before its query or
-// body is looked at. The query strings of the GET endpoints are declared with `setUrlParams` and decoded by
-// HttpApiBuilder. The bodies are declared here too but read by the handler (http/admin/, decoded by
+// body is looked at. Query strings are declared with `setUrlParams` and decoded by HttpApiBuilder (the
+// operation endpoint's excepted: its flags are read after the CSRF check and the action, and an update's
+// with the uploaded form). The bodies are declared here too but read by the handler (http/admin/, decoded by
 // http/admin/Decode.ts with these schemas), with `handleRaw`: an upload streams its multipart form under
 // the archive's limits; a reconcile's signature covers the exact bytes; a JSON body is bounded to 64 levels
 // and an empty one reads as `{}` before its schema sees it, and a malformed one is a 400 — HttpApiBuilder
@@ -190,6 +191,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("list", `${api}/extensions`).middleware(Admin).addSuccess(ExtensionListBody))
   .add(
     HttpApiEndpoint.post("install", `${api}/extensions`).middleware(AdminUpload)
+      .setUrlParams(InstallQuery)
       .setPayload(UploadForm)
       .addSuccess(OperationBody, { status: 201 })
       .pipe(failsWith(400, 404, 409, 413, 422, 502))
