@@ -7,7 +7,7 @@ import { LiveRuntime, type LiveGeneration } from "../runtime/LiveState.js"
 import { anonymous, identityLookupGate } from "../panel/Access.js"
 import { csrfVerdict, type RequestAuth, unsafeMethods } from "./Auth.js"
 import { TrustedProxies, type TrustedProxiesService } from "./ClientAddress.js"
-import { csrfMismatch, forbidden, HttpFailure, notReady, panelRefusal, unauthorized } from "./Errors.js"
+import { csrfMismatch, HttpFailure, notReady, panelRefusal, unauthorized } from "./Errors.js"
 import { panelLookupGate } from "./RateLimits.js"
 
 // What every handler of the server shares: the session signer and the request's user.
@@ -103,10 +103,6 @@ export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, Http
 
 export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
   auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed(auth.user)
-
-export const requireAdmin = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
-  Effect.flatMap(requireUser(auth), (user) =>
-    user.admin ? Effect.succeed(user) : Effect.fail(forbidden("this needs a panel administrator")))
 
 /**
  * The one CSRF check of an unsafe request (docs/http.md "Authentication (embedded panel)" and
