@@ -7,7 +7,8 @@
 // adds took 109 s; goal ≤ 2.5× a cold `host list`), each on its own temp root, interleaved with the others.
 // Beside P1, the stack's floor: bench/cli-floor.mjs, the least an Effect CLI on Host's stack does for the
 // same command, bundled as dist/host.cjs is and run through a copy of bin/host.js (docs/decisions.md
-// "P1: the stack's floor"). It shows how much of the goal the stack itself takes; it is not a goal.
+// "P1: the stack's floor"). It shows how much of the goal the stack itself takes. Host's own work on top of
+// it has a goal of its own (issue 36): `host list --json` at most 1.15x the floor, CPU, in the same run.
 import { build } from "esbuild"
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -94,6 +95,9 @@ rmSync(floorBuild.folder, { recursive: true, force: true })
 const ratio = cpu(host) / cpu(baseline)
 const floorRatio = cpu(floor) / cpu(baseline)
 report({ id: "P1", measure: "host list --json cold vs node -e 0, CPU", value: `${ratio.toFixed(2)}x (stack floor ${floorRatio.toFixed(2)}x)`, goal: "<= 2.0x", met: ratio <= 2.0 })
+const overFloor = cpu(host) / cpu(floor)
+console.log(`  host list over the floor   ${overFloor.toFixed(2)}x (goal <= 1.15x)`)
+report({ id: "P1 floor", measure: "host list --json cold vs the stack floor (bench/cli-floor.mjs), CPU", value: `${overFloor.toFixed(2)}x`, goal: "<= 1.15x", met: overFloor <= 1.15 })
 const addRatio = cpu(add) / cpu(host)
 report({ id: "add", measure: "host add of a small extension vs host list --json, cold, CPU", value: `${addRatio.toFixed(2)}x`, goal: "<= 2.5x", met: addRatio <= 2.5 })
 if (compareBin !== undefined) {
