@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { authenticate, header } from "./Context.js"
-import { bootstrapOfPage, scriptJson, serverSegmentOf } from "./PanelPages.js"
+import { bootstrapOfPage, decodedServerSegment, scriptJson, serverSegmentOf } from "./PanelPages.js"
 import { cachedFile, frameworkAsset, frameworkFile } from "./Static.js"
 
 // GET /host/boot.js (docs/frontend.md "/host/boot.js"). A real panel's page loads Host through this one
@@ -33,16 +33,6 @@ const pagePath = (referer: string | undefined): string => {
   }
 }
 
-/** Whether a path segment is valid percent-encoding (a server segment is decoded to name the server). */
-const decodes = (segment: string): boolean => {
-  try {
-    decodeURIComponent(segment)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** The caller's bootstrap to inline, or null when the plain file is the answer. */
 const inlineBootstrap = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -52,7 +42,7 @@ const inlineBootstrap = Effect.gen(function*() {
   if (path === "/admin" || path.startsWith("/admin/")) return null
   // A server segment that does not decode names no server: not a page to build a bootstrap for.
   const server = serverSegmentOf(path)
-  if (server !== null && !decodes(server)) return null
+  if (server !== null && decodedServerSegment(server) === undefined) return null
   const caller = yield* authenticate
   if (caller.auth.user === undefined) return null
   const data = yield* bootstrapOfPage(caller, caller.auth.user, path)

@@ -8,7 +8,7 @@ import type { PanelUser, ServerAccess } from "../panel/Panel.js"
 import { accountView, classifyPanelPath, serverContextView, serverView } from "../panel/PanelView.js"
 import { extensionMetadata } from "../runtime/ClientView.js"
 import { type AuthenticatedRequest, authenticate, header } from "./Context.js"
-import { type HttpFailure, notFound, panelUnavailable } from "./Errors.js"
+import { badRequest, type HttpFailure, notFound, panelUnavailable } from "./Errors.js"
 import { makeNonce, pageHeaders } from "./SecurityHeaders.js"
 import { frameworkAsset } from "./Static.js"
 import { respond } from "./api/Respond.js"
@@ -89,15 +89,24 @@ export const bootstrapFor = (live: Live, user: NonNullable<Effect.Effect.Success
  * a page of a panel Host does not render. With the page's path, a server page's server (and the user's
  * permissions on it) is included as the embedded shell includes it; 401 signed out.
  */
-export const bootstrapEndpoint = Effect.gen(function*() {
-  const caller = yield* SignedInUser
-  const path = new URL(caller.request.url, "http://panel.invalid").searchParams.get("path") ?? ""
-  const bootstrap = yield* bootstrapOfPage(caller, caller.user, path)
-  return yield* respond(BootstrapBody, { data: bootstrap }, { headers: { "cache-control": "no-store" } })
-})
+export const bootstrapEndpoint = (path: string) =>
+  Effect.gen(function*() {
+    const caller = yield* SignedInUser
+    const bootstrap = yield* bootstrapOfPage(caller, caller.user, path)
+    return yield* respond(BootstrapBody, { data: bootstrap }, { headers: { "cache-control": "no-store" } })
+  })
 
 /** The raw path segment naming the server of a server-area page (`/server/<id>/…`), else null. */
 export const serverSegmentOf = (path: string): string | null => /^\/server\/([^/]+)/.exec(path)?.[1] ?? null
+
+/** A server segment decoded to the server's id, or undefined when it is not valid percent-encoding. */
+export const decodedServerSegment = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The bootstrap of the page at `path` for a signed-in caller: the server of a server page (when the user
@@ -111,10 +120,11 @@ export const bootstrapOfPage = (
 ): Effect.Effect<typeof BootstrapBody.Encoded["data"], HttpFailure, HostConfig | LiveRuntime> =>
   Effect.gen(function*() {
     const { auth, live } = caller
-    const server = serverSegmentOf(path)
-    const access = server === null
-      ? undefined
-      : yield* live.access.serverAccess(auth, decodeURIComponent(server)).pipe(Effect.mapError(panelUnavailable))
+    const segment = serverSegmentOf(path)
+    const server = segment === null ? null : decodedServerSegment(segment)
+    // Refused before the panel is asked: such a segment names no server (boot.js leaves such a page the plain file).
+    if (server === undefined) return yield* badRequest(`path: the server segment "${segment}" is not valid percent-encoding`)
+    const access = server === null ? undefined : yield* live.access.serverAccess(auth, server).pipe(Effect.mapError(panelUnavailable))
     return (yield* bootstrapFor(live, user, auth.session?.csrfToken ?? null, access)).bootstrap
   })
 

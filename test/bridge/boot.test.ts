@@ -64,6 +64,12 @@ it("is the embedded shell's window.__HOST__, built by the same function", async 
   expect(plain.csrfToken).toBeNull()
   const other = ((await (await fetch(`${server.url}/api/client/host/bootstrap?path=/server/srv-other`, { headers: { authorization: `Bearer ${tokens.alice}` } })).json()) as { data: Bootstrap }).data
   expect(other.server).toBeNull()
+  // A server segment that is not valid percent-encoding names no server: 400 naming the field, asked of no panel.
+  const undecodable = await fetch(`${server.url}/api/client/host/bootstrap?path=${encodeURIComponent("/server/%E0/files")}`, { headers: { authorization: `Bearer ${tokens.alice}` } })
+  expect(undecodable.status).toBe(400)
+  expect(((await undecodable.json()) as { errors: ReadonlyArray<{ code: string; detail: string }> }).errors).toEqual([
+    expect.objectContaining({ code: "BadRequest", detail: `path: the server segment "%E0" is not valid percent-encoding` })
+  ])
 })
 
 it("serves /host/boot.js and /host/vendor.js, boot.js at most 3 KB gzip", async () => {

@@ -62,7 +62,7 @@ const ClientLive = HttpApiBuilder.group(HostApi, "client", (handlers) =>
     .handle("slots", () => slotsAnswer)
     .handle("extensions", () => extensionsAnswer)
     .handle("config", () => configAnswer)
-    .handle("bootstrap", () => PanelPages.bootstrapEndpoint)
+    .handle("bootstrap", ({ urlParams }) => PanelPages.bootstrapEndpoint(urlParams.path))
     .handle("publicSettings", ({ path }) => publicSettings(path))
     .handleRaw("diagnostics", () => Diagnostics.diagnostics)
     .handle("accessList", () => ServerAccess.list)

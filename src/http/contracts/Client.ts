@@ -115,6 +115,9 @@ export const GrantResult = Schema.Struct({
   data: Schema.Struct({ server: Schema.String, user: Schema.String, permission: Schema.String, granted: Schema.Boolean, changed: Schema.Boolean })
 })
 
+/** `GET bootstrap?path=<panel page path>`: the page whose server (if it is a server page) is included. */
+export const BootstrapQuery = Schema.Struct({ path: Schema.optionalWith(Schema.String, { default: () => "" }) })
+
 const ServerPath = Schema.Struct({ server: Schema.String })
 const SettingsPath = Schema.Struct({ vendor: Schema.String, name: Schema.String })
 
@@ -122,7 +125,13 @@ export class ClientApi extends HttpApiGroup.make("client")
   .add(HttpApiEndpoint.get("slots", "/api/client/host/slots").middleware(SignedIn).addSuccess(SlotsBody).pipe(failsWith(401)))
   .add(HttpApiEndpoint.get("extensions", "/api/client/host/extensions").middleware(SignedIn).addSuccess(ExtensionsBody).pipe(failsWith(401)))
   .add(HttpApiEndpoint.get("config", "/api/client/host/config").middleware(SignedIn).addSuccess(ConfigBody).pipe(failsWith(401)))
-  .add(HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").middleware(SignedIn).addSuccess(BootstrapBody).pipe(failsWith(401)))
+  .add(
+    HttpApiEndpoint.get("bootstrap", "/api/client/host/bootstrap").middleware(SignedIn)
+      .setUrlParams(BootstrapQuery)
+      .addSuccess(BootstrapBody)
+      // 400: a server page's segment that is not valid percent-encoding names no server.
+      .pipe(failsWith(400, 401))
+  )
   .add(
     HttpApiEndpoint.get("publicSettings", "/api/client/host/extensions/:vendor/:name/settings").middleware(SignedIn)
       .setPath(SettingsPath)
