@@ -179,9 +179,10 @@ const cacheKeys: ReadonlySet<string> = new Set(Object.keys(CacheDocument.fields)
  *
  * The nesting of the text is counted (docs/decisions.md "JSON from outside nests at most 64 levels") unless
  * the parsed document shows it cannot nest deeply: no key but the cache's own, and an index entirely in
- * decoded form (`indexInDecodedForm`: at most five levels). Counting cost a short command more than
- * parsing. Parsing first is safe here: `JSON.parse` does not recurse, and the file is the framework's own
- * (a remote index is counted before it is parsed, registry/Registry.ts).
+ * decoded form (`indexInDecodedForm`: the index five levels, the file six). Counting cost a short command
+ * more than parsing. Parsing first is safe here: `JSON.parse` does not recurse, and the file is the
+ * framework's own, so only someone who can write the root could make it slow to parse (a remote index is
+ * counted before it is parsed, registry/Registry.ts).
  */
 const readCacheText = (text: string): CacheRead => {
   const unreadable = (): CacheRead => ({ _tag: "Unreadable", detail: unreadableDetail(text) })
