@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
-import { anchorReportId, FrontendErrorReport } from "../domain/FrontendErrors.js"
+import { anchorReportId } from "../domain/FrontendErrors.js"
+import { declaredPayload } from "./api/Payload.js"
 import { respondNow } from "./api/Respond.js"
 import { DiagnosticsAccepted } from "./contracts/Client.js"
 import { SignedInUser } from "./contracts/Security.js"
@@ -16,6 +17,8 @@ import { ServerState } from "./ServerState.js"
 // extension (runtime/FrontendErrors.ts), answered 202.
 
 const decodeReportJson = Schema.decodeUnknown(parseJsonWithinDepth())
+// The report's schema is the one the endpoint declares (api/Payload.ts).
+const decodeReport = Schema.decodeUnknown(declaredPayload("client", "diagnostics"))
 
 export const diagnostics = Effect.gen(function*() {
   // Signed in, and the CSRF check of the session cookie passed (http/contracts/Security.ts SignedIn).
@@ -25,7 +28,7 @@ export const diagnostics = Effect.gen(function*() {
   const json = yield* Effect.flatMap(request.text, decodeReportJson).pipe(
     Effect.mapError((error) => jsonBodyRefused("{extensionId, message, stack?, componentStack?}", error))
   )
-  const report = yield* Schema.decodeUnknown(FrontendErrorReport)(json, { onExcessProperty: "ignore" }).pipe(
+  const report = yield* decodeReport(json, { onExcessProperty: "ignore" }).pipe(
     Effect.mapError((error) => badRequest(`invalid diagnostics report: ${error.message}`))
   )
   // A missing anchor is the panel's markup, not an extension's fault: kept under the bridge's own row.

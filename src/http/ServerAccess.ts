@@ -1,8 +1,9 @@
 import { Effect, Schema } from "effect"
 import { parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { grantsOn, setGrant } from "../panel/Grants.js"
+import { declaredPayload } from "./api/Payload.js"
 import { respond } from "./api/Respond.js"
-import { AccessListingBody, GrantRequest, GrantResult } from "./contracts/Client.js"
+import { AccessListingBody, GrantResult } from "./contracts/Client.js"
 import { ServerOwner } from "./contracts/Security.js"
 import { badRequest, HttpFailure, jsonBodyRefused, notFound, panelUnavailable } from "./Errors.js"
 
@@ -52,6 +53,10 @@ const listing = Effect.gen(function*() {
 
 export const list = Effect.flatMap(listing, (data) => respond(AccessListingBody, { data }))
 
+// Each body decoded by the schema its endpoint declares (api/Payload.ts), bounded in depth first.
+const decodeGrant = Schema.decodeUnknown(parseJsonWithinDepth(declaredPayload("client", "accessGrant")))
+const decodeRevoke = Schema.decodeUnknown(parseJsonWithinDepth(declaredPayload("client", "accessRevoke")))
+
 const write = (granted: boolean) =>
   Effect.gen(function*() {
     const { access, live, permissions, request, subusers } = yield* ownerOrAdmin
@@ -62,7 +67,7 @@ const write = (granted: boolean) =>
         detail: "this panel carries extension permissions in its own subuser permissions: change them in the panel"
       })
     }
-    const body = yield* Effect.flatMap(request.text, Schema.decodeUnknown(parseJsonWithinDepth(GrantRequest))).pipe(
+    const body = yield* Effect.flatMap(request.text, (granted ? decodeGrant : decodeRevoke)).pipe(
       Effect.mapError((error) => jsonBodyRefused(`{"user": "<panel username>", "permission": "<area>.<action>"}`, error))
     )
     if (!subusers.some((subuser) => subuser.username === body.user)) {

@@ -3,7 +3,7 @@ import { adoptDesiredState as adopt, desiredStateView } from "../../usecases/Des
 import { ServerSettings } from "../Context.js"
 import { HttpFailure } from "../Errors.js"
 import { respond } from "../api/Respond.js"
-import { AdoptBody, AdoptRequest, DesiredStateBody } from "../contracts/Admin.js"
+import { AdoptBody, DesiredStateBody } from "../contracts/Admin.js"
 import { AdminActor } from "../contracts/Security.js"
 import { jsonBody } from "./Decode.js"
 
@@ -19,7 +19,7 @@ export const desiredState = Effect.gen(function*() {
 /** `POST desired-state/adopt {write?, expected_sha256?}`: the diff adopt would make; with write, writes it. */
 export const adoptDesiredState = Effect.gen(function*() {
   yield* AdminActor
-  const body = yield* jsonBody(AdoptRequest, "{write?, expected_sha256?}")
+  const body = yield* jsonBody(["admin", "adopt"], "{write?, expected_sha256?}")
   const { env } = yield* ServerSettings
   const result = yield* adopt({ write: body.write, expectedSha256: body.expected_sha256 }, env).pipe(
     Effect.catchTag("AdoptRefused", (error) => new HttpFailure({ status: 409, code: "AdoptRefused", detail: error.message }))

@@ -2,11 +2,12 @@ import { Effect } from "effect"
 import * as Operations from "../../usecases/Operations.js"
 import { header } from "../Context.js"
 import { notFound } from "../Errors.js"
+import type { PayloadOf } from "../api/Payload.js"
 import { respond } from "../api/Respond.js"
 import { FlagsBody, FlagsQuery, OperationBody, type OperationPath, RegistryUpdate, UpdateAllBody, UpdatesBody } from "../contracts/Admin.js"
 import { AdminActor, UploadingAdmin } from "../contracts/Security.js"
 import { extensionId } from "./Caller.js"
-import { isJsonRequest, jsonBody, queryParams } from "./Decode.js"
+import { isJsonRequest, jsonBodyOfMember, queryParams } from "./Decode.js"
 import { uploadUpdate } from "./Uploads.js"
 
 // Operations on one installed extension (docs/http.md): `POST extensions/{vendor}/{name}/{action}` with
@@ -14,10 +15,14 @@ import { uploadUpdate } from "./Uploads.js"
 
 const operations = ["enable", "disable", "remove", "update"] as const
 
+// The two JSON bodies read below are members of the union the endpoint declares (contracts/Admin.ts).
+const _declaredMembers: (body: typeof FlagsBody.Type | typeof RegistryUpdate.Type) => PayloadOf<"admin", "operation"> = (body) => body
+void _declaredMembers
+
 /** `force` and `keepData` from the query string and, for a JSON request, the body (which wins). */
 const readFlags = Effect.gen(function*() {
   const query = yield* queryParams(FlagsQuery, "{force?, keepData?}")
-  const body = (yield* isJsonRequest) ? yield* jsonBody(FlagsBody, "{force?, keepData?, disabled?, noMigrate?}") : {}
+  const body = (yield* isJsonRequest) ? yield* jsonBodyOfMember(FlagsBody, "{force?, keepData?, disabled?, noMigrate?}") : {}
   const flags = { ...query, ...body }
   return { force: flags.force ?? false, keepData: flags.keepData ?? false } satisfies Operations.OperationFlags
 })
@@ -35,7 +40,7 @@ export const extensionOperation = ({ action, ...path }: OperationPath) =>
     if (operation === undefined) return yield* notFound(`unknown operation ${action}`)
     if (operation === "update") {
       // update from the registry (`{"version": "1.2.3" | "^1.2"}`, default latest); an upload is above.
-      const { version } = yield* jsonBody(RegistryUpdate, "{version?}")
+      const { version } = yield* jsonBodyOfMember(RegistryUpdate, "{version?}")
       return yield* respond(OperationBody, { data: yield* Operations.updateFromRegistry(id, version, actor) })
     }
     const flags = yield* readFlags

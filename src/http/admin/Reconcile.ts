@@ -6,7 +6,7 @@ import { ServerSettings } from "../Context.js"
 import { HttpFailure } from "../Errors.js"
 import * as Webhook from "../Webhook.js"
 import { respond } from "../api/Respond.js"
-import { ReconcileBody, ReconcileRequest } from "../contracts/Admin.js"
+import { ReconcileBody } from "../contracts/Admin.js"
 import { ReconcileCaller } from "../contracts/Security.js"
 import { decodeJson } from "./Decode.js"
 
@@ -18,10 +18,13 @@ import { decodeJson } from "./Decode.js"
  * holds the lock or a signed delivery was already answered, 422 when the plan cannot be made or the apply
  * stopped (the body then says what was and was not applied).
  */
+// The admin API's reconcile and the webhook declare one request (contracts/Admin.ts `reconcile`).
+const decodeReconcileRequest = decodeJson(["webhook", "reconcile"], "{dry_run?, prune?, allow_destroy?}")
+
 export const reconcile = Effect.gen(function*() {
   // A signed delivery or an admin (http/contracts/Security.ts AdminOrSigned), with the body it read.
   const { bodyText, door: caller } = yield* ReconcileCaller
-  const options = yield* decodeJson(ReconcileRequest, "{dry_run?, prune?, allow_destroy?}")(bodyText)
+  const options = yield* decodeReconcileRequest(bodyText)
   const { env } = yield* ServerSettings
   const run = reconcileDesiredState({
     dryRun: options.dry_run,

@@ -3,7 +3,7 @@ import { installFromRegistry } from "../../usecases/Operations.js"
 import { searchRegistry } from "../../usecases/RegistrySearch.js"
 import { HttpFailure } from "../Errors.js"
 import { respond } from "../api/Respond.js"
-import { OperationBody, RegistryInstallRequest, RegistrySearchBody, type RegistrySearchQuery } from "../contracts/Admin.js"
+import { OperationBody, RegistrySearchBody, type RegistrySearchQuery } from "../contracts/Admin.js"
 import { AdminActor } from "../contracts/Security.js"
 import { jsonBody } from "./Decode.js"
 import { answered } from "./Failures.js"
@@ -36,6 +36,6 @@ export const registrySearch = ({ q }: typeof RegistrySearchQuery.Type) =>
 /** `POST registry/install {id, version?}`: installs an extension (a chosen version) from the registry. */
 export const registryInstall = Effect.gen(function*() {
   const { actor } = yield* AdminActor
-  const body = yield* jsonBody(RegistryInstallRequest, "{id, version?}")
+  const body = yield* jsonBody(["admin", "registryInstall"], "{id, version?}")
   return yield* respond(OperationBody, { data: yield* installFromRegistry(body, actor) }, { status: 201 })
 })

@@ -1,5 +1,4 @@
 import { Effect } from "effect"
-import { NewServer } from "../../panel/Servers.js"
 import * as Servers from "../../usecases/Servers.js"
 import { HttpFailure, notFound } from "../Errors.js"
 import { respond } from "../api/Respond.js"
@@ -12,7 +11,7 @@ import { jsonBody } from "./Decode.js"
 /** `POST /admin/host/api/servers` `{uuid, name, owner}`: adds a server (ServerCreated follows). */
 export const createServer = Effect.gen(function*() {
   yield* AdminActor
-  const body = yield* jsonBody(NewServer, "{uuid, name, owner}")
+  const body = yield* jsonBody(["admin", "createServer"], "{uuid, name, owner}")
   const server = yield* Servers.createServer(body).pipe(
     Effect.catchTag("PanelServerConflict", (error) => new HttpFailure({ status: 409, code: "Conflict", detail: error.message }))
   )

@@ -3,7 +3,7 @@ import * as Extensions from "../../usecases/Extensions.js"
 import * as Settings from "../../usecases/Settings.js"
 import { HttpFailure } from "../Errors.js"
 import { respond } from "../api/Respond.js"
-import { type ExtensionPath, SettingsBody, SettingsFormBody } from "../contracts/Admin.js"
+import { type ExtensionPath, SettingsFormBody } from "../contracts/Admin.js"
 import { AdminActor } from "../contracts/Security.js"
 import { extensionId } from "./Caller.js"
 import { jsonBody } from "./Decode.js"
@@ -26,7 +26,7 @@ export const writeSettings = (path: ExtensionPath) =>
     const id = extensionId(path)
     // A missing extension is answered before its body is read.
     yield* answered(Extensions.findInstalled(id))
-    const body = yield* jsonBody(SettingsBody, "a JSON object of setting key → value", { emptyAsObject: false })
+    const body = yield* jsonBody(["admin", "writeSettings"], "a JSON object of setting key → value", { emptyAsObject: false })
     const values = "values" in body && typeof body.values === "object" && body.values !== null && !Array.isArray(body.values)
       ? body.values as Record<string, unknown>
       : body as Record<string, unknown>
