@@ -10,6 +10,7 @@ import {
   resolveLayout,
   studly
 } from "../../src/domain/Manifest.js"
+import { decodeInstalledManifest } from "../../src/domain/StoredManifest.js"
 
 const minimal = {
   host: "1.0",
@@ -97,6 +98,18 @@ describe("decodeManifest", () => {
       { path: "repository", message: `"ftp://example.org/acme" must be an http(s) URL (like https://github.com/acme/hello-world)` }
     ])
     expect(errors({ repository: 1 })).toEqual([{ path: "repository", message: expect.stringContaining("Expected string") }])
+  })
+
+  it("reads a stored manifest from before tags and repository were fields without them, not as corrupt", () => {
+    // Installed when these keys were ignored: whatever they held was stored as it was.
+    const stored = decodeInstalledManifest({ ...minimal, tags: "charts", repository: "git@github.com:acme/server-analytics.git" })
+    expect(stored._tag).toBe("Decoded")
+    expect(stored._tag === "Decoded" ? stored.manifest.document : undefined).toMatchObject({ id: "acme/server-analytics", version: "1.4.0" })
+    expect(stored._tag === "Decoded" ? [stored.manifest.document.tags, stored.manifest.document.repository] : []).toEqual([undefined, undefined])
+    // Valid values are kept, and any other problem still reads as corrupt, naming it.
+    const kept = decodeInstalledManifest({ ...minimal, tags: ["charts"] })
+    expect(kept._tag === "Decoded" ? kept.manifest.document.tags : undefined).toEqual(["charts"])
+    expect(decodeInstalledManifest({ ...minimal, tags: "charts", version: "one" })).toMatchObject({ _tag: "Corrupt", reason: expect.stringContaining("version") })
   })
 
   it("warns when requires.host excludes this framework", () => {
