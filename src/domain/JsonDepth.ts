@@ -31,7 +31,20 @@ const notABracket = /[^[\]{}]+/g
  * once, quickly").
  */
 export const nestingDepth = (text: string, limit: number): number => {
-  const brackets = text.replace(jsonString, "").replace(notABracket, "")
+  let brackets: string
+  try {
+    brackets = text.replace(jsonString, "").replace(notABracket, "")
+  } catch (error) {
+    // A string of millions of escapes runs V8's regular-expression backtracking stack out (a registry
+    // index may be 32 MiB): such a text is counted character by character instead.
+    if (error instanceof RangeError) return nestingDepthByScan(text, limit)
+    throw error
+  }
+  return deepestOf(brackets, limit)
+}
+
+/** The deepest nesting of a text of brackets only; stops at the first bracket past `limit`. */
+const deepestOf = (brackets: string, limit: number): number => {
   let depth = 0
   let deepest = 0
   for (let index = 0; index < brackets.length; index++) {
@@ -43,6 +56,28 @@ export const nestingDepth = (text: string, limit: number): number => {
         if (deepest > limit) return deepest
       }
     } else depth--
+  }
+  return deepest
+}
+
+/** `nestingDepth` in one pass over every character, skipping strings as it goes. */
+const nestingDepthByScan = (text: string, limit: number): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (inString) {
+      if (code === 0x5c) index++ // a backslash: the next character is escaped (\" does not end the string)
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x5b || code === 0x7b) {
+      depth++
+      if (depth > deepest) {
+        deepest = depth
+        if (deepest > limit) return deepest
+      }
+    } else if (code === 0x5d || code === 0x7d) depth--
   }
   return deepest
 }

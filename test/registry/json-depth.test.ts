@@ -66,3 +66,13 @@ describe("nestingDepth", () => {
     expect(nestingDepth(`${"[".repeat(100_000)}${"]".repeat(100_000)}`, 64)).toBe(65)
   })
 })
+
+describe("a string of millions of escapes", () => {
+  // 16 MB of `\a` inside one string ran V8's regular-expression backtracking stack out ("Maximum call
+  // stack size exceeded" out of the count, a defect instead of an answer); a registry index may be 32 MiB.
+  it("is counted as the loop counts it, without running out of stack", () => {
+    const escapes = "\\a".repeat(8_000_000)
+    expect(nestingDepth(`{"a":[["${escapes}"]]}`, 64)).toBe(3)
+    expect(nestingDepth(`[["${escapes}`, 64)).toBe(2)
+  })
+})
