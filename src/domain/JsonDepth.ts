@@ -61,7 +61,7 @@ const deepestOf = (brackets: string, limit: number): number => {
 }
 
 /** `nestingDepth` in one pass over every character, skipping strings as it goes. */
-const nestingDepthByScan = (text: string, limit: number): number => {
+export const nestingDepthByScan = (text: string, limit: number): number => {
   let depth = 0
   let deepest = 0
   let inString = false
