@@ -9,14 +9,10 @@ import { HostConfig } from "./config/HostConfig.js"
 import { InterruptedMigrations, recover } from "./lifecycle/FileSwitch.js"
 import type { JournalEntry } from "./lifecycle/Journal.js"
 import { refuseWhileUninstalling } from "./lifecycle/UninstallMarker.js"
-import { ActivityRepo } from "./store/ActivityRepo.js"
 import * as Database from "./store/Database.js"
-import { CoreRows } from "./store/CoreRows.js"
-import { ExtensionsRepo } from "./store/ExtensionsRepo.js"
 import { MigrationsRepo } from "./store/MigrationsRepo.js"
-import { LeaseLength, OperationLocks } from "./store/OperationLock.js"
-import { SettingsRepo } from "./store/SettingsRepo.js"
-import { StateGeneration } from "./store/StateGeneration.js"
+import { LeaseLength } from "./store/OperationLock.js"
+import * as StoreServices from "./store/Services.js"
 import { StoreError } from "./store/StoreError.js"
 
 // The one composition of Host's services, used by the CLI, the server (`host serve` builds it through
@@ -138,14 +134,8 @@ const loadConfig = (invocation: Invocation) =>
  */
 export const configLayer = (invocation: Invocation) => Layer.effect(HostConfig, loadConfig(invocation))
 
-export const repositoriesLayer = Layer.mergeAll(
-  CoreRows.Default,
-  ExtensionsRepo.Default,
-  MigrationsRepo.Default,
-  SettingsRepo.Default,
-  ActivityRepo.Default,
-  StateGeneration.Default
-)
+/** The six repositories, made in one layer build (store/Services.ts). */
+export const repositoriesLayer = StoreServices.repositoriesLayer
 
 export interface DataOptions {
   /** Finish or roll back interrupted operations while building the layer (default true). */
@@ -224,8 +214,7 @@ export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => 
       : Effect.void
   )
   return recovery.pipe(
-    Layer.provideMerge(OperationLocks.Default),
-    Layer.provideMerge(repositoriesLayer),
+    Layer.provideMerge(StoreServices.storeServicesLayer),
     Layer.provideMerge(Database.layer),
     Layer.provideMerge(foundationLayer(invocation, options))
   )

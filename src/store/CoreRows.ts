@@ -209,19 +209,20 @@ const removeFamily = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>,
  * absent: each kind has one writer that rewrites it whole, so such a value is treated as never written.
  * The compare-and-swap operations work on the stored text, which is what two processes agree on.
  */
-export class CoreRows extends Effect.Service<CoreRows>()("host/CoreRows", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const table: CoreTable = { sql, column: sql("key") }
-    return {
-      get: <A, I>(row: CoreKey<A, I>) => get(table, row),
-      getText: <A, I>(row: CoreKey<A, I>) => getText(table, row),
-      put: <A, I>(row: CoreKey<A, I>, value: A) => put(table, row, value),
-      insertNew: <A, I>(row: CoreKey<A, I>, value: A, at?: Date) => insertNew(table, row, value, at),
-      replaceIfUnchanged: <A, I>(row: CoreKey<A, I>, text: string, next: A) => replaceIfUnchanged(table, row, text, next),
-      remove: <A, I>(row: CoreKey<A, I>, text?: string) => remove(table, row, text),
-      list: <A, I>(of: CoreKeyFamily<A, I>) => list(table, of),
-      removeFamily: <A, I>(of: CoreKeyFamily<A, I>, options: FamilyCut) => removeFamily(table, of, options)
-    } as const
-  })
-}) {}
+/** What CoreRows is made of: the store's services are built together (store/Services.ts). */
+export const makeCoreRows = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const table: CoreTable = { sql, column: sql("key") }
+  return {
+    get: <A, I>(row: CoreKey<A, I>) => get(table, row),
+    getText: <A, I>(row: CoreKey<A, I>) => getText(table, row),
+    put: <A, I>(row: CoreKey<A, I>, value: A) => put(table, row, value),
+    insertNew: <A, I>(row: CoreKey<A, I>, value: A, at?: Date) => insertNew(table, row, value, at),
+    replaceIfUnchanged: <A, I>(row: CoreKey<A, I>, text: string, next: A) => replaceIfUnchanged(table, row, text, next),
+    remove: <A, I>(row: CoreKey<A, I>, text?: string) => remove(table, row, text),
+    list: <A, I>(of: CoreKeyFamily<A, I>) => list(table, of),
+    removeFamily: <A, I>(of: CoreKeyFamily<A, I>, options: FamilyCut) => removeFamily(table, of, options)
+  } as const
+})
+
+export class CoreRows extends Effect.Service<CoreRows>()("host/CoreRows", { effect: makeCoreRows }) {}

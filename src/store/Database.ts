@@ -5,7 +5,7 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, 
 import { dirname } from "node:path"
 import { HostConfig } from "../config/HostConfig.js"
 import { statIfExists } from "../config/LocalFiles.js"
-import { clientLayer, type DatabaseTarget, dialectOfUrl, redactUrl, sqliteImage } from "./Dialect.js"
+import { clientLayer, type DatabaseTarget, sqliteClientLayer, dialectOfUrl, redactUrl, sqliteImage } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
 import { beforeAnyChange, type StoreError, storeError } from "./StoreError.js"
 
@@ -126,7 +126,7 @@ const prepareSqliteFile = (filename: string): Effect.Effect<boolean, StoreError 
 
 /** A SQLite client for a file or `:memory:`, the file guarded or created as prepareSqliteFile says. */
 export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
-  Layer.unwrapEffect(Effect.as(prepareSqliteFile(filename), clientLayer({ dialect: "sqlite", file: filename })))
+  Layer.unwrapEffect(Effect.zipRight(prepareSqliteFile(filename), sqliteClientLayer(filename)))
 
 /** The database a `database` setting names (`file` is the SQLite file it resolves to inside the root). */
 export const targetOf = (database: string, file: string): DatabaseTarget => {
@@ -139,10 +139,13 @@ const labelOf = (target: DatabaseTarget) => target.dialect === "sqlite" ? target
 
 const schemaOutcome = "no extension was changed; the framework tables are completed on the next run"
 
-/** A client for `target` with the framework schema in place (a SQLite file guarded as sqliteLayer says). */
-export const layerFor = (
+/**
+ * The layer of a client for `target` with the framework schema in place, made by an effect (the SQLite
+ * file's checks), so the caller unwraps it in one layer build with whatever it reads first.
+ */
+const layerOf = (
   target: DatabaseTarget
-): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> => {
+): Effect.Effect<Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path>, StoreError | DatabaseUnusable> => {
   const schema = Layer.effectDiscard(ensureSchema.pipe(
     Effect.mapError((error) =>
       target.dialect === "sqlite" && isDamagedDatabase(error)
@@ -152,15 +155,20 @@ export const layerFor = (
         : beforeAnyChange(labelOf(target), schemaOutcome)(storeError("creating the framework tables")(error))
     )
   ))
-  if (target.dialect !== "sqlite") return Layer.provideMerge(schema, clientLayer(target))
+  if (target.dialect !== "sqlite") return Effect.succeed(Layer.provideMerge(schema, clientLayer(target)))
   // A file this process just created holds the whole schema already (or another process's copy,
   // made the same way): checking it again would cost a fresh panel's first command for nothing.
-  return Layer.unwrapEffect(Effect.map(prepareSqliteFile(target.file), (created) => {
-    const client = clientLayer(target)
-    return created ? client : Layer.provideMerge(schema, client)
-  }))
+  // The file's checks, the driver's import and the client are one layer build: each layer and
+  // `unwrapEffect` is a memoised build of its own (docs/decisions.md "P1: the stack's floor").
+  return Effect.map(Effect.zip(prepareSqliteFile(target.file), sqliteClientLayer(target.file)), ([created, client]) =>
+    created ? client : Layer.provideMerge(schema, client))
 }
+
+/** A client for `target` with the framework schema in place (a SQLite file guarded as sqliteLayer says). */
+export const layerFor = (
+  target: DatabaseTarget
+): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> => Layer.unwrapEffect(layerOf(target))
 
 /** The database of the `database` setting with the framework schema in place. */
 export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
-  .unwrapEffect(Effect.map(HostConfig, ({ config, paths }) => layerFor(targetOf(config.database, paths.databaseFile))))
+  .unwrapEffect(Effect.flatMap(HostConfig, ({ config, paths }) => layerOf(targetOf(config.database, paths.databaseFile))))

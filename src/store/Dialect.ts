@@ -59,6 +59,27 @@ const connectFailure = (url: string) => (cause: unknown): StoreError => {
 }
 
 /**
+ * The SQLite client's layer for a file (its folder created) or `:memory:`, made once the driver's module is
+ * loaded. Callers unwrap it in the one layer build they make anyway (store/Database.ts).
+ */
+export const sqliteClientLayer = (file: string): Effect.Effect<Layer.Layer<SqlClient.SqlClient, StoreError>, StoreError> =>
+  Effect.gen(function*() {
+    const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
+    if (file !== ":memory:") {
+      // Synchronous, like the other checks a command makes while it starts (docs/architecture.md, "Startup").
+      yield* Effect.try({
+        try: () => mkdirSync(dirname(file), { recursive: true }),
+        catch: storeError(`creating the folder of ${file}`)
+      })
+    }
+    // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
+    // defect: it is the database being unavailable, so it fails as a StoreError like any other.
+    return SqliteClient.layer({ filename: file }).pipe(
+      Layer.catchAllCause((cause) => Layer.fail(storeError(`opening ${file}`)(Cause.squash(cause))))
+    )
+  })
+
+/**
  * The SQL client of a target: the file's folder is created for SQLite; a server is connected to at once.
  * Each dialect's driver is imported only when its client is built: mysql2 and pg (with the fetch
  * implementation pg pulls in) cost a SQLite command about a third of its cold start
@@ -69,23 +90,7 @@ export const clientLayer = (
 ): Layer.Layer<SqlClient.SqlClient, StoreError, FileSystem.FileSystem | Path.Path> => {
   switch (target.dialect) {
     case "sqlite":
-      return Layer.unwrapEffect(
-        Effect.gen(function*() {
-          const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
-          if (target.file !== ":memory:") {
-            // Synchronous, like the other checks a command makes while it starts (docs/architecture.md, "Startup").
-            yield* Effect.try({
-              try: () => mkdirSync(dirname(target.file), { recursive: true }),
-              catch: storeError(`creating the folder of ${target.file}`)
-            })
-          }
-          // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
-          // defect: it is the database being unavailable, so it fails as a StoreError like any other.
-          return SqliteClient.layer({ filename: target.file }).pipe(
-            Layer.catchAllCause((cause) => Layer.fail(storeError(`opening ${target.file}`)(Cause.squash(cause))))
-          )
-        })
-      )
+      return Layer.unwrapEffect(sqliteClientLayer(target.file))
     case "mysql": {
       // mysql2 knows only mysql://; MariaDB speaks the same protocol.
       const url = new URL(target.url.replace(/^mariadb:/i, "mysql:"))

@@ -61,74 +61,75 @@ const toOptionalRecord = (row: Option.Option<ExtensionRow>): Effect.Effect<Optio
 export type { ExtensionWrite } from "../domain/Installed.js"
 
 /** host_extensions: the single source of truth for what is installed and enabled. */
-export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/ExtensionsRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    // SQLite has no boolean type to bind; the others take a real boolean.
-    const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
+/** What ExtensionsRepo is made of: the store's services are built together (store/Services.ts). */
+export const makeExtensionsRepo = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // SQLite has no boolean type to bind; the others take a real boolean.
+  const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
 
-    const selectAll = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: ExtensionRow,
-      execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
-    })
-    // Compiled when first used (a row decoder each): `host list` reads the table whole and never by id.
-    const selectOne = onFirstCall(() =>
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: ExtensionRow,
-        execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
-      })
-    )
-
-    const list = selectAll(undefined).pipe(
-      Effect.flatMap(toRecords),
-      Effect.mapError(storeError("listing extensions")),
-      Effect.withSpan("ExtensionsRepo.list")
-    )
-
-    const find = (extensionId: string) =>
-      selectOne(extensionId).pipe(
-        Effect.flatMap(toOptionalRecord),
-        Effect.mapError(storeError(`reading extension ${extensionId}`)),
-        Effect.withSpan("ExtensionsRepo.find")
-      )
-
-    /** Inserts or replaces the record of one extension in one statement (created_at kept on replace). */
-    const save = (write: ExtensionWrite) =>
-      Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
-        upsert(sql, "host_extensions", {
-          extension_id: write.extensionId,
-          name: write.name,
-          version: write.version,
-          enabled: bool(write.enabled),
-          manifest: JSON.stringify(write.manifest),
-          source: JSON.stringify(write.source),
-          signature: JSON.stringify(write.signature),
-          created_at: now,
-          updated_at: now
-        }, ["extension_id"], ["name", "version", "enabled", "manifest", "source", "signature", "updated_at"])).pipe(
-          Effect.asVoid,
-          Effect.mapError(storeError(`saving extension ${write.extensionId}`)),
-          Effect.withSpan("ExtensionsRepo.save")
-        )
-
-    const setEnabled = (extensionId: string, enabled: boolean) =>
-      Effect.flatMap(DateTime.now, (now) =>
-        sql`UPDATE host_extensions SET enabled = ${bool(enabled)}, updated_at = ${DateTime.formatIso(now)}
-            WHERE extension_id = ${extensionId}`).pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`updating extension ${extensionId}`)),
-        Effect.withSpan("ExtensionsRepo.setEnabled")
-      )
-
-    const remove = (extensionId: string) =>
-      sql`DELETE FROM host_extensions WHERE extension_id = ${extensionId}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`deleting extension ${extensionId}`)),
-        Effect.withSpan("ExtensionsRepo.remove")
-      )
-
-    return { list, find, save, setEnabled, remove } as const
+  const selectAll = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: ExtensionRow,
+    execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
   })
-}) {}
+  // Compiled when first used (a row decoder each): `host list` reads the table whole and never by id.
+  const selectOne = onFirstCall(() =>
+    SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ExtensionRow,
+      execute: (extensionId) => sql`SELECT * FROM host_extensions WHERE extension_id = ${extensionId}`
+    })
+  )
+
+  const list = selectAll(undefined).pipe(
+    Effect.flatMap(toRecords),
+    Effect.mapError(storeError("listing extensions")),
+    Effect.withSpan("ExtensionsRepo.list")
+  )
+
+  const find = (extensionId: string) =>
+    selectOne(extensionId).pipe(
+      Effect.flatMap(toOptionalRecord),
+      Effect.mapError(storeError(`reading extension ${extensionId}`)),
+      Effect.withSpan("ExtensionsRepo.find")
+    )
+
+  /** Inserts or replaces the record of one extension in one statement (created_at kept on replace). */
+  const save = (write: ExtensionWrite) =>
+    Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
+      upsert(sql, "host_extensions", {
+        extension_id: write.extensionId,
+        name: write.name,
+        version: write.version,
+        enabled: bool(write.enabled),
+        manifest: JSON.stringify(write.manifest),
+        source: JSON.stringify(write.source),
+        signature: JSON.stringify(write.signature),
+        created_at: now,
+        updated_at: now
+      }, ["extension_id"], ["name", "version", "enabled", "manifest", "source", "signature", "updated_at"])).pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError(`saving extension ${write.extensionId}`)),
+        Effect.withSpan("ExtensionsRepo.save")
+      )
+
+  const setEnabled = (extensionId: string, enabled: boolean) =>
+    Effect.flatMap(DateTime.now, (now) =>
+      sql`UPDATE host_extensions SET enabled = ${bool(enabled)}, updated_at = ${DateTime.formatIso(now)}
+          WHERE extension_id = ${extensionId}`).pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`updating extension ${extensionId}`)),
+      Effect.withSpan("ExtensionsRepo.setEnabled")
+    )
+
+  const remove = (extensionId: string) =>
+    sql`DELETE FROM host_extensions WHERE extension_id = ${extensionId}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`deleting extension ${extensionId}`)),
+      Effect.withSpan("ExtensionsRepo.remove")
+    )
+
+  return { list, find, save, setEnabled, remove } as const
+})
+
+export class ExtensionsRepo extends Effect.Service<ExtensionsRepo>()("host/ExtensionsRepo", { effect: makeExtensionsRepo }) {}

@@ -283,25 +283,26 @@ const claimOnce = Effect.fn("OperationLocks.claimOnce")(
 /** Whether the lock's holder is gone now, by this database's rules (leases on servers, pids everywhere). */
 const isDead = ({ leases }: LockRows, lock: OperationLock) => Effect.map(Clock.currentTimeMillis, (now) => isDeadHolder(lock, now, leases))
 
-export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const store: LockRows = {
-      rows: yield* CoreRows,
-      // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
-      // the whole of a long migration batch, so a renewal could not get through in time.
-      leases: dialectOf(sql) !== "sqlite",
-      lease: (yield* LeaseLength).millis,
-      traceLock: (yield* Faults).lockTraced
-    }
-    return {
-      current: store.rows.get(CoreKeys.operationLock),
-      /** Takes the operation lock for the scope (see acquireNamed). */
-      acquire: (options: AcquireOptions) => acquireNamed(store, CoreKeys.operationLock.key, options),
-      acquireNamed: (name: string, options: AcquireOptions) => acquireNamed(store, name, options),
-      claimOnce: <I>(of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) => claimOnce(store, of, name, holder),
-      isDead: (lock: OperationLock) => isDead(store, lock),
-      unlock: (lockId: string, force: boolean) => unlock(store, lockId, force)
-    } as const
-  })
-}) {}
+/** What OperationLocks is made of: the store's services are built together (store/Services.ts). */
+export const makeOperationLocks = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const store: LockRows = {
+    rows: yield* CoreRows,
+    // A SQLite database lives on one host, where the pid says all; and its one connection is busy for
+    // the whole of a long migration batch, so a renewal could not get through in time.
+    leases: dialectOf(sql) !== "sqlite",
+    lease: (yield* LeaseLength).millis,
+    traceLock: (yield* Faults).lockTraced
+  }
+  return {
+    current: store.rows.get(CoreKeys.operationLock),
+    /** Takes the operation lock for the scope (see acquireNamed). */
+    acquire: (options: AcquireOptions) => acquireNamed(store, CoreKeys.operationLock.key, options),
+    acquireNamed: (name: string, options: AcquireOptions) => acquireNamed(store, name, options),
+    claimOnce: <I>(of: CoreKeyFamily<OperationLock, I>, name: string, holder: string) => claimOnce(store, of, name, holder),
+    isDead: (lock: OperationLock) => isDead(store, lock),
+    unlock: (lockId: string, force: boolean) => unlock(store, lockId, force)
+  } as const
+})
+
+export class OperationLocks extends Effect.Service<OperationLocks>()("host/OperationLocks", { effect: makeOperationLocks }) {}

@@ -8,73 +8,74 @@ const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson()
 const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SettingRow)))
 
 /** host_settings: JSON values per extension and key (framework rows belong to `host/core`). */
-export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+/** What SettingsRepo is made of: the store's services are built together (store/Services.ts). */
+export const makeSettingsRepo = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const getAll = (extensionId: string) =>
-      sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} ORDER BY ${sql("key")}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
-        Effect.mapError(storeError(`reading settings of ${extensionId}`)),
-        Effect.withSpan("SettingsRepo.getAll")
-      )
-
-    /** Every extension's settings at once, by extension id (framework rows included). */
-    const getEverything = sql`SELECT extension_id, ${sql("key")}, value FROM host_settings ORDER BY extension_id, ${sql("key")}`.pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ extension_id: Schema.String, key: Schema.String, value: Schema.parseJson() })))),
-      Effect.map((rows) => {
-        const byExtension = new Map<string, Record<string, unknown>>()
-        for (const row of rows) {
-          const values = byExtension.get(row.extension_id) ?? {}
-          values[row.key] = row.value
-          byExtension.set(row.extension_id, values)
-        }
-        return byExtension as ReadonlyMap<string, Readonly<Record<string, unknown>>>
-      }),
-      Effect.mapError(storeError("reading all settings")),
-      Effect.withSpan("SettingsRepo.getEverything")
+  const getAll = (extensionId: string) =>
+    sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} ORDER BY ${sql("key")}`.pipe(
+      Effect.flatMap(decodeRows),
+      Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
+      Effect.mapError(storeError(`reading settings of ${extensionId}`)),
+      Effect.withSpan("SettingsRepo.getAll")
     )
 
-    const get = (extensionId: string, key: string) =>
-      sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
-        Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
-        Effect.withSpan("SettingsRepo.get")
-      )
+  /** Every extension's settings at once, by extension id (framework rows included). */
+  const getEverything = sql`SELECT extension_id, ${sql("key")}, value FROM host_settings ORDER BY extension_id, ${sql("key")}`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ extension_id: Schema.String, key: Schema.String, value: Schema.parseJson() })))),
+    Effect.map((rows) => {
+      const byExtension = new Map<string, Record<string, unknown>>()
+      for (const row of rows) {
+        const values = byExtension.get(row.extension_id) ?? {}
+        values[row.key] = row.value
+        byExtension.set(row.extension_id, values)
+      }
+      return byExtension as ReadonlyMap<string, Readonly<Record<string, unknown>>>
+    }),
+    Effect.mapError(storeError("reading all settings")),
+    Effect.withSpan("SettingsRepo.getEverything")
+  )
 
-    /** Writes one value in one statement (created_at kept when it replaces one). */
-    const put = (extensionId: string, key: string, value: unknown) => {
-      return Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
-        upsert(
-          sql,
-          "host_settings",
-          { extension_id: extensionId, key, value: JSON.stringify(value), created_at: now, updated_at: now },
-          ["extension_id", "key"],
-          ["value", "updated_at"]
-        )
-      ).pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`saving setting ${key} of ${extensionId}`)),
-        Effect.withSpan("SettingsRepo.put")
-      )
-    }
+  const get = (extensionId: string, key: string) =>
+    sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+      Effect.flatMap(decodeRows),
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
+      Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
+      Effect.withSpan("SettingsRepo.get")
+    )
 
-    const remove = (extensionId: string, key: string) =>
-      sql`DELETE FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`deleting setting ${key} of ${extensionId}`)),
-        Effect.withSpan("SettingsRepo.remove")
+  /** Writes one value in one statement (created_at kept when it replaces one). */
+  const put = (extensionId: string, key: string, value: unknown) => {
+    return Effect.flatMap(Effect.map(DateTime.now, DateTime.formatIso), (now) =>
+      upsert(
+        sql,
+        "host_settings",
+        { extension_id: extensionId, key, value: JSON.stringify(value), created_at: now, updated_at: now },
+        ["extension_id", "key"],
+        ["value", "updated_at"]
       )
+    ).pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`saving setting ${key} of ${extensionId}`)),
+      Effect.withSpan("SettingsRepo.put")
+    )
+  }
 
-    const removeAll = (extensionId: string) =>
-      sql`DELETE FROM host_settings WHERE extension_id = ${extensionId}`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError(`deleting settings of ${extensionId}`)),
-        Effect.withSpan("SettingsRepo.removeAll")
-      )
+  const remove = (extensionId: string, key: string) =>
+    sql`DELETE FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`deleting setting ${key} of ${extensionId}`)),
+      Effect.withSpan("SettingsRepo.remove")
+    )
 
-    return { getAll, getEverything, get, put, remove, removeAll } as const
-  })
-}) {}
+  const removeAll = (extensionId: string) =>
+    sql`DELETE FROM host_settings WHERE extension_id = ${extensionId}`.pipe(
+      Effect.asVoid,
+      Effect.mapError(storeError(`deleting settings of ${extensionId}`)),
+      Effect.withSpan("SettingsRepo.removeAll")
+    )
+
+  return { getAll, getEverything, get, put, remove, removeAll } as const
+})
+
+export class SettingsRepo extends Effect.Service<SettingsRepo>()("host/SettingsRepo", { effect: makeSettingsRepo }) {}
