@@ -185,12 +185,10 @@ const interruptedMigrations = (invocation: Invocation) =>
  * What the database stands on, made in one step: the configuration, the operation lock's lease, the faults
  * HOST_DEBUG asks for and whether an empty database may be given the tables; then (unless
  * `framework:uninstall` itself runs) the check that no uninstall is pending, before the database is opened,
- * so a half-removed framework is not given its tables back. One layer rather than one per value: every
- * layer is a memoised build of its own, the short commands' largest cost after loading the bundle
- * (docs/decisions.md "P1: the stack's floor").
+ * so a half-removed framework is not given its tables back.
  */
-const foundationLayer = (invocation: Invocation, options: DataOptions) =>
-  Layer.effectContext(Effect.gen(function*() {
+const foundation = (invocation: Invocation, options: DataOptions) =>
+  Effect.gen(function*() {
     const hostConfig = yield* loadConfig(invocation)
     const context = Context.make(HostConfig, hostConfig).pipe(
       Context.add(LeaseLength, { millis: hostConfig.config.lock_lease_seconds * 1000 }),
@@ -199,26 +197,31 @@ const foundationLayer = (invocation: Invocation, options: DataOptions) =>
     )
     if (options.uninstalling !== true) yield* Effect.provide(refuseWhileUninstalling, context)
     return context
-  }))
+  })
 
 /**
  * Configuration, database (schema ensured), repositories, the operation lock and the faults HOST_DEBUG asks
  * for, with interrupted operations finished or rolled back first. It stands on the platform layer (files,
  * paths), which the caller provides once for the whole run.
+ *
+ * One layer build, each step handing its services to the next in the layer's scope (where the database
+ * client is closed): every layer is a memoised build of its own, the short commands' largest cost after
+ * loading the bundle (docs/decisions.md "P1: the stack's floor").
  */
-export const dataLayer = (invocation: Invocation, options: DataOptions = {}) => {
-  const recovery = Layer.effectDiscard(
-    options.recover !== false
-      ? Effect.flatMap(interruptedMigrations(invocation), (undo) =>
-        Effect.provideService(recover(cliActor, { sweepLeftovers: options.sweepLeftovers !== false }), InterruptedMigrations, undo))
-      : Effect.void
-  )
-  return recovery.pipe(
-    Layer.provideMerge(StoreServices.storeServicesLayer),
-    Layer.provideMerge(Database.layer),
-    Layer.provideMerge(foundationLayer(invocation, options))
-  )
-}
+export const dataLayer = (invocation: Invocation, options: DataOptions = {}) =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const base = yield* foundation(invocation, options)
+    const withDatabase = Context.merge(base, yield* Effect.provide(Database.open, base))
+    const context = Context.merge(withDatabase, yield* Effect.provide(StoreServices.makeStoreServices, withDatabase))
+    if (options.recover !== false) {
+      const undo = yield* Effect.provide(interruptedMigrations(invocation), context)
+      yield* Effect.provide(
+        Effect.provideService(recover(cliActor, { sweepLeftovers: options.sweepLeftovers !== false }), InterruptedMigrations, undo),
+        context
+      )
+    }
+    return context
+  }))
 
 const lifecycleModules = Effect.promise(() =>
   Promise.all([

@@ -1,11 +1,11 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, type Scope } from "effect"
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { HostConfig } from "../config/HostConfig.js"
 import { statIfExists } from "../config/LocalFiles.js"
-import { clientLayer, type DatabaseTarget, sqliteClientLayer, dialectOfUrl, redactUrl, sqliteImage } from "./Dialect.js"
+import { clientLayer, type DatabaseTarget, sqliteClient, dialectOfUrl, redactUrl, sqliteImage } from "./Dialect.js"
 import { ensureSchema } from "./Schema.js"
 import { beforeAnyChange, type StoreError, storeError } from "./StoreError.js"
 
@@ -126,7 +126,7 @@ const prepareSqliteFile = (filename: string): Effect.Effect<boolean, StoreError 
 
 /** A SQLite client for a file or `:memory:`, the file guarded or created as prepareSqliteFile says. */
 export const sqliteLayer = (filename: string): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> =>
-  Layer.unwrapEffect(Effect.zipRight(prepareSqliteFile(filename), sqliteClientLayer(filename)))
+  Layer.scopedContext(Effect.zipRight(prepareSqliteFile(filename), sqliteClient(filename)))
 
 /** The database a `database` setting names (`file` is the SQLite file it resolves to inside the root). */
 export const targetOf = (database: string, file: string): DatabaseTarget => {
@@ -139,14 +139,9 @@ const labelOf = (target: DatabaseTarget) => target.dialect === "sqlite" ? target
 
 const schemaOutcome = "no extension was changed; the framework tables are completed on the next run"
 
-/**
- * The layer of a client for `target` with the framework schema in place, made by an effect (the SQLite
- * file's checks), so the caller unwraps it in one layer build with whatever it reads first.
- */
-const layerOf = (
-  target: DatabaseTarget
-): Effect.Effect<Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path>, StoreError | DatabaseUnusable> => {
-  const schema = Layer.effectDiscard(ensureSchema.pipe(
+/** Makes the framework tables on a client for `target`, failing as a damaged file or a store error. */
+const schemaOn = (target: DatabaseTarget) =>
+  ensureSchema.pipe(
     Effect.mapError((error) =>
       target.dialect === "sqlite" && isDamagedDatabase(error)
         ? new DatabaseUnusable({ file: target.file, problem: "damaged", detail: String(error.cause instanceof Error ? error.cause.message : error.message) })
@@ -154,21 +149,39 @@ const layerOf = (
         // so a cut while creating them is finished by the next run.
         : beforeAnyChange(labelOf(target), schemaOutcome)(storeError("creating the framework tables")(error))
     )
-  ))
-  if (target.dialect !== "sqlite") return Effect.succeed(Layer.provideMerge(schema, clientLayer(target)))
-  // A file this process just created holds the whole schema already (or another process's copy,
-  // made the same way): checking it again would cost a fresh panel's first command for nothing.
-  // The file's checks, the driver's import and the client are one layer build: each layer and
-  // `unwrapEffect` is a memoised build of its own (docs/decisions.md "P1: the stack's floor").
-  return Effect.map(Effect.zip(prepareSqliteFile(target.file), sqliteClientLayer(target.file)), ([created, client]) =>
-    created ? client : Layer.provideMerge(schema, client))
-}
+  )
+
+/**
+ * A client for `target` with the framework schema in place, made in the caller's scope: a SQLite file is
+ * guarded or created as prepareSqliteFile says, and a file this process just created holds the whole schema
+ * already (or another process's copy, made the same way), so checking it again would cost a fresh panel's
+ * first command for nothing. SQLite's client is made without a layer build (docs/decisions.md "P1: the
+ * stack's floor").
+ */
+const openTarget = (
+  target: DatabaseTarget
+): Effect.Effect<Context.Context<SqlClient.SqlClient>, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+  target.dialect !== "sqlite"
+    ? Layer.build(Layer.provideMerge(Layer.effectDiscard(schemaOn(target)), clientLayer(target)))
+    : Effect.gen(function*() {
+      const created = yield* prepareSqliteFile(target.file)
+      const client = yield* sqliteClient(target.file)
+      if (!created) yield* Effect.provide(schemaOn(target), client)
+      return client
+    })
+
+/** The database of the `database` setting with the framework schema in place, opened in the caller's scope. */
+export const open: Effect.Effect<
+  Context.Context<SqlClient.SqlClient>,
+  StoreError | DatabaseUnusable,
+  HostConfig | FileSystem.FileSystem | Path.Path | Scope.Scope
+> = Effect.flatMap(HostConfig, ({ config, paths }) => openTarget(targetOf(config.database, paths.databaseFile)))
 
 /** A client for `target` with the framework schema in place (a SQLite file guarded as sqliteLayer says). */
 export const layerFor = (
   target: DatabaseTarget
-): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> => Layer.unwrapEffect(layerOf(target))
+): Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, FileSystem.FileSystem | Path.Path> => Layer.scopedContext(openTarget(target))
 
 /** The database of the `database` setting with the framework schema in place. */
 export const layer: Layer.Layer<SqlClient.SqlClient, StoreError | DatabaseUnusable, HostConfig | FileSystem.FileSystem | Path.Path> = Layer
-  .unwrapEffect(Effect.flatMap(HostConfig, ({ config, paths }) => layerOf(targetOf(config.database, paths.databaseFile))))
+  .scopedContext(open)

@@ -1,7 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
 import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Layer, Option, Redacted } from "effect"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import type { SqliteClient as SqliteClientTag } from "@effect/sql-sqlite-node/SqliteClient"
+import { Cause, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import type pgTypes from "pg-types"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
@@ -59,10 +61,13 @@ const connectFailure = (url: string) => (cause: unknown): StoreError => {
 }
 
 /**
- * The SQLite client's layer for a file (its folder created) or `:memory:`, made once the driver's module is
- * loaded. Callers unwrap it in the one layer build they make anyway (store/Database.ts).
+ * The SQLite client for a file (its folder created) or `:memory:`, under both of its tags, made in the
+ * caller's scope once the driver's module is loaded: what SqliteClient.layer gives, without its three layer
+ * builds (each a memoised build of its own, docs/decisions.md "P1: the stack's floor").
  */
-export const sqliteClientLayer = (file: string): Effect.Effect<Layer.Layer<SqlClient.SqlClient, StoreError>, StoreError> =>
+export const sqliteClient = (
+  file: string
+): Effect.Effect<Context.Context<SqliteClientTag | SqlClient.SqlClient>, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
     const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
     if (file !== ":memory:") {
@@ -72,12 +77,18 @@ export const sqliteClientLayer = (file: string): Effect.Effect<Layer.Layer<SqlCl
         catch: storeError(`creating the folder of ${file}`)
       })
     }
-    // better-sqlite3 throws when the file cannot be opened, which the client layer lets through as a
-    // defect: it is the database being unavailable, so it fails as a StoreError like any other.
-    return SqliteClient.layer({ filename: file }).pipe(
-      Layer.catchAllCause((cause) => Layer.fail(storeError(`opening ${file}`)(Cause.squash(cause))))
-    )
+    // better-sqlite3 throws when the file cannot be opened, which the client lets through as a defect: it
+    // is the database being unavailable, so it fails as a StoreError like any other.
+    const client = yield* Effect.flatMap(Reactivity.make, (reactivity) =>
+      SqliteClient.make({ filename: file }).pipe(Effect.provideService(Reactivity.Reactivity, reactivity))).pipe(
+        Effect.catchAllCause((cause) => Effect.fail(storeError(`opening ${file}`)(Cause.squash(cause))))
+      )
+    return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
   })
+
+/** sqliteClient as a layer: one layer build. */
+export const sqliteClientLayer = (file: string): Layer.Layer<SqliteClientTag | SqlClient.SqlClient, StoreError> =>
+  Layer.scopedContext(sqliteClient(file))
 
 /**
  * The SQL client of a target: the file's folder is created for SQLite; a server is connected to at once.
@@ -90,7 +101,7 @@ export const clientLayer = (
 ): Layer.Layer<SqlClient.SqlClient, StoreError, FileSystem.FileSystem | Path.Path> => {
   switch (target.dialect) {
     case "sqlite":
-      return Layer.unwrapEffect(sqliteClientLayer(target.file))
+      return sqliteClientLayer(target.file)
     case "mysql": {
       // mysql2 knows only mysql://; MariaDB speaks the same protocol.
       const url = new URL(target.url.replace(/^mariadb:/i, "mysql:"))
@@ -135,11 +146,13 @@ export const sqliteImage = <E, R>(
   Effect.scoped(
     Effect.gen(function*() {
       const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
-      const context = yield* Layer.build(SqliteClient.layer({ filename: ":memory:", disableWAL: true })).pipe(
-        Effect.catchAllCause((cause) => Effect.fail(storeError("opening an in-memory database")(Cause.squash(cause))))
-      )
-      yield* Effect.provide(fill, context)
-      const bytes = yield* Effect.flatMap(Effect.provide(SqliteClient.SqliteClient, context), (client) => client.export)
+      // The client itself, not its layer: a layer build costs the run loop more than the client does.
+      const client = yield* Effect.flatMap(Reactivity.make, (reactivity) =>
+        SqliteClient.make({ filename: ":memory:", disableWAL: true }).pipe(Effect.provideService(Reactivity.Reactivity, reactivity))).pipe(
+          Effect.catchAllCause((cause) => Effect.fail(storeError("opening an in-memory database")(Cause.squash(cause))))
+        )
+      yield* Effect.provideService(fill, SqlClient.SqlClient, client)
+      const bytes = yield* client.export
       bytes[18] = 2
       bytes[19] = 2
       return bytes

@@ -29,8 +29,12 @@ const makeRepositories = Effect.gen(function*() {
  */
 export const repositoriesLayer: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.effectContext(makeRepositories)
 
-/** The repositories and the operation lock, in one build (what the composition root's data layer stands on). */
-export const storeServicesLayer: Layer.Layer<Repositories | OperationLocks, never, SqlClient.SqlClient | Faults> = Layer.effectContext(
-  Effect.flatMap(makeRepositories, (repositories) =>
+/** The repositories and the operation lock, made together (what the composition root's data layer stands on). */
+export const makeStoreServices: Effect.Effect<Context.Context<Repositories | OperationLocks>, never, SqlClient.SqlClient | Faults> = Effect
+  .flatMap(makeRepositories, (repositories) =>
     Effect.map(Effect.provide(makeOperationLocks, repositories), (locks) => Context.add(repositories, OperationLocks, OperationLocks.make(locks))))
+
+/** makeStoreServices as one layer build. */
+export const storeServicesLayer: Layer.Layer<Repositories | OperationLocks, never, SqlClient.SqlClient | Faults> = Layer.effectContext(
+  makeStoreServices
 )
