@@ -1,6 +1,6 @@
 import { Effect, Either } from "effect"
 import { Header, Parser, Pax, type ReadEntry } from "tar"
-import { createGunzip, gzip } from "node:zlib"
+import { createGunzip, gunzipSync, gzip } from "node:zlib"
 
 // The tar and gzip layer of `.host` archives, on the `tar` package (header encoding, pax records,
 // the streaming parser) and node:zlib. Nothing here touches the file system: archives are bytes.
@@ -280,18 +280,63 @@ export const parseTar = (data: Buffer, maxEntries: number): Either.Either<Readon
 export type TarReadFailure = TarParseFailure | DecompressFailure
 
 /**
- * gunzip and parse at once: zlib inflates the next chunk on the thread pool while this thread
- * parses the one before (as `tar xzf` runs gzip and tar side by side). The output is capped at
- * `maxOutput` bytes: past it, decompression stops at once, so a bomb never inflates.
+ * The output of one inflate call of the stream below, and the most a small archive is inflated to on this
+ * thread at once. An archive that inflates to at most this much reaches the stream's parser in a single
+ * chunk, so inflating it at once and parsing it gives the same answer; for a few-KiB extension the
+ * stream's events and thread-pool round trips cost about twice the inflation and the parse
+ * (docs/decisions.md "Small archives are inflated at once").
+ */
+const inflateChunkBytes = 256 * 1024
+
+const gzipFailure = (error: NodeJS.ErrnoException): DecompressFailure =>
+  error.code === "Z_BUF_ERROR"
+    ? { _tag: "Truncated", detail: "the gzip stream ends early" }
+    : { _tag: "Corrupt", detail: `the gzip data is damaged (${error.message})` }
+
+/**
+ * The stream's answer for an archive that inflates to at most `inflateChunkBytes` (one chunk), reached
+ * on this thread; `undefined` when it inflates to more or its gzip data is damaged, which the stream
+ * then reads as before (where a damaged tar head may be reported before the gzip damage after it).
+ */
+const gunzipAndParseTarAtOnce = (
+  data: Uint8Array,
+  maxOutput: number,
+  maxEntries: number
+): Either.Either<ReadonlyArray<RawTarEntry>, TarReadFailure> | undefined => {
+  const cap = Math.min(maxOutput, inflateChunkBytes)
+  let inflated: Buffer
+  try {
+    inflated = gunzipSync(data, { maxOutputLength: cap, chunkSize: 16 * 1024 })
+  } catch (error) {
+    // Past `maxOutput` within one chunk the stream stops before it parses anything, as here.
+    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" && cap === maxOutput) return Either.left({ _tag: "TooLarge" })
+    return undefined
+  }
+  return parseTar(inflated, maxEntries)
+}
+
+/**
+ * gunzip and parse. An archive that inflates to one chunk is inflated at once on this thread; a larger
+ * one is streamed: zlib inflates the next chunk on the thread pool while this thread parses the one
+ * before (as `tar xzf` runs gzip and tar side by side). The output is capped at `maxOutput` bytes: past
+ * it, decompression stops at once, so a bomb never inflates.
  */
 export const gunzipAndParseTar = (
   data: Uint8Array,
   maxOutput: number,
   maxEntries: number
 ): Effect.Effect<ReadonlyArray<RawTarEntry>, TarReadFailure> =>
+  Effect.suspend(() => gunzipAndParseTarAtOnce(data, maxOutput, maxEntries) ?? gunzipAndParseTarStreamed(data, maxOutput, maxEntries))
+
+/** The streamed read; exported so a test can hold the read at once to the same answers. */
+export const gunzipAndParseTarStreamed = (
+  data: Uint8Array,
+  maxOutput: number,
+  maxEntries: number
+): Effect.Effect<ReadonlyArray<RawTarEntry>, TarReadFailure> =>
   Effect.async<ReadonlyArray<RawTarEntry>, TarReadFailure>((resume) => {
     const collector = tarCollector(maxEntries)
-    const inflate = createGunzip({ chunkSize: 256 * 1024 })
+    const inflate = createGunzip({ chunkSize: inflateChunkBytes })
     let produced = 0
     let done = false
     const finish = (result: Effect.Effect<ReadonlyArray<RawTarEntry>, TarReadFailure>) => {
@@ -315,11 +360,7 @@ export const gunzipAndParseTar = (
       })
     })
     inflate.on("error", (error: NodeJS.ErrnoException) => {
-      finish(Effect.fail(
-        error.code === "Z_BUF_ERROR"
-          ? { _tag: "Truncated", detail: "the gzip stream ends early" }
-          : { _tag: "Corrupt", detail: `the gzip data is damaged (${error.message})` }
-      ))
+      finish(Effect.fail(gzipFailure(error)))
     })
     inflate.on("end", () =>
       queueMicrotask(() => {
