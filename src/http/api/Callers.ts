@@ -30,7 +30,8 @@ type Check<A> = Effect.Effect<A, HttpError, HttpRouter.HttpRouter.Provided>
 /**
  * An HttpApiMiddleware with security schemes tries each scheme in turn until one succeeds. Host's check
  * reads the whole request (the session cookie and the bearer token together, as the panel drivers do), so
- * it runs once, for the first scheme; the others answer with the same failure without asking again.
+ * it runs once, for the first scheme (the bearer scheme, whose decoding cannot fail: contracts/Security.ts
+ * `signedIn`); the others answer with the same failure without asking again.
  */
 const oncePerRequest = <A>(check: Check<A>) => {
   const failed = new WeakMap<HttpServerRequest.HttpServerRequest, HttpError>()
@@ -173,11 +174,11 @@ export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) => {
   const adminOrSigned = oncePerRequest(checks.adminOrSigned)
   return Layer.mergeAll(
     Layer.succeed(Anyone, Effect.void),
-    Layer.succeed(SignedIn, { panelSession: signedIn.first, bearerToken: signedIn.again }),
-    Layer.succeed(OwnsServer, { panelSession: ownsServer.first, bearerToken: ownsServer.again }),
-    Layer.succeed(Admin, { panelSession: admin.first, bearerToken: admin.again }),
-    Layer.succeed(AdminUpload, { panelSession: adminUpload.first, bearerToken: adminUpload.again }),
-    Layer.succeed(AdminOrSigned, { webhookSignature: adminOrSigned.first, panelSession: adminOrSigned.again, bearerToken: adminOrSigned.again })
+    Layer.succeed(SignedIn, { bearerToken: signedIn.first, panelSession: signedIn.again }),
+    Layer.succeed(OwnsServer, { bearerToken: ownsServer.first, panelSession: ownsServer.again }),
+    Layer.succeed(Admin, { bearerToken: admin.first, panelSession: admin.again }),
+    Layer.succeed(AdminUpload, { bearerToken: adminUpload.first, panelSession: adminUpload.again }),
+    Layer.succeed(AdminOrSigned, { bearerToken: adminOrSigned.first, webhookSignature: adminOrSigned.again, panelSession: adminOrSigned.again })
   )
 }))
 

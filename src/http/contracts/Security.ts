@@ -39,8 +39,13 @@ export const webhookSignature = HttpApiSecurity.apiKey({ in: "header", key: "X-H
   )
 )
 
-/** A signed-in user: the session cookie, or a bearer token. */
-const signedIn = { panelSession, bearerToken } as const
+/**
+ * A signed-in user: a bearer token, or the session cookie. The bearer scheme comes first because
+ * HttpApiBuilder decodes the first scheme of every request before the check runs, and decoding the cookie
+ * scheme of a request without that cookie builds a ParseError (a stack trace) each time: reading the bearer
+ * header cannot fail. Host's check reads both anyway (http/api/Callers.ts `oncePerRequest`).
+ */
+const signedIn = { bearerToken, panelSession } as const
 
 // ---- what each statement provides to the handler ---------------------------------------------------
 
@@ -155,7 +160,8 @@ export class AdminUpload extends HttpApiMiddleware.Tag<AdminUpload>()("host/http
 export class AdminOrSigned extends HttpApiMiddleware.Tag<AdminOrSigned>()("host/http/AdminOrSigned", {
   failure: HostError,
   provides: ReconcileCaller,
-  security: { webhookSignature, ...signedIn }
+  // The cheap bearer scheme first, for the reason given at `signedIn`; the check tells a signed delivery itself.
+  security: { bearerToken, webhookSignature, panelSession }
 }) {
   static readonly callerKind: Caller = "admin-or-signed"
 }
