@@ -11,10 +11,9 @@ import { withErrorBodies } from "../../src/http/Errors.js"
 import * as ServerState from "../../src/http/ServerState.js"
 import { embeddedAccess, type PanelAccess, PanelUnavailable } from "../../src/panel/Access.js"
 import { makeDirectory } from "../../src/panel/Panel.js"
-import type { Sessions } from "../../src/panel/Session.js"
 import { LiveRuntime, type LiveGeneration, type LiveRuntimeService } from "../../src/runtime/LiveState.js"
-import type { StoreError } from "../../src/store/StoreError.js"
 import { tempDirsPerTest } from "../support/cli.js"
+import { noSessions } from "../support/sessions.js"
 
 // GET /host/boot.js when inlining the caller's bootstrap cannot be done (http/BootScript.ts): a refusal
 // (the panel not answering) and a page path that does not decode leave the plain file, which asks the
@@ -26,14 +25,6 @@ import { tempDirsPerTest } from "../support/cli.js"
 const temp = tempDirsPerTest()
 const plainScript = "/* the plain boot.js */\n"
 
-const noSessions: Sessions<StoreError> = {
-  issue: () => {
-    throw new Error("no sessions are issued here")
-  },
-  verify: () => undefined,
-  revoked: () => Effect.succeed(false),
-  revoke: () => Effect.void
-}
 
 /** Runs boot.js for a signed-in page's request with `authenticate` as the panel driver's; the answer and the errors logged. */
 const bootFor = async (referer: string, authenticate: PanelAccess["authenticate"]) => {

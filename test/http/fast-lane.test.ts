@@ -7,11 +7,11 @@ import { fastLaneRoutes, makeFastLane } from "../../src/http/FastLane.js"
 import { HostApi } from "../../src/http/contracts/Api.js"
 import { embeddedAccess, type PanelAccess } from "../../src/panel/Access.js"
 import { makeDirectory } from "../../src/panel/Panel.js"
-import type { Sessions } from "../../src/panel/Session.js"
 import { precompute } from "../../src/runtime/ClientView.js"
 import type { LiveGeneration, LiveRuntimeService } from "../../src/runtime/LiveState.js"
 import { fixture, tempDir } from "../support/cli.js"
 import { writePanelRoot } from "../support/panel-root.js"
+import { noSessions } from "../support/sessions.js"
 import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
 import { install, type RunningServer, startServer, tokens, writePanelConfig } from "./helpers.js"
 
@@ -135,15 +135,7 @@ describe("a driver whose synchronous answer throws", () => {
       baseUrl: Effect.die("not reached"),
       useListenUrl: () => Effect.die("not reached")
     }
-    const sessions: Sessions<unknown> = {
-      issue: () => {
-        throw new Error("no sessions are issued here")
-      },
-      verify: () => undefined,
-      revoked: () => Effect.succeed(false),
-      revoke: () => Effect.void
-    }
-    const fast = makeFastLane(runtime, sessions)
+    const fast = makeFastLane(runtime, noSessions)
     const server = createServer((request, response) => {
       if (fast(request, response)) return
       response.writeHead(500, { "content-type": "text/plain" })
