@@ -1,5 +1,8 @@
 import { Effect, Either } from "effect"
-import { Header, Parser, Pax, type ReadEntry } from "tar"
+import { Header } from "tar/header"
+import { Parser } from "tar/parse"
+import { Pax } from "tar/pax"
+import type { ReadEntry } from "tar/read-entry"
 import { createGunzip, gunzipSync, gzip } from "node:zlib"
 
 // The tar and gzip layer of `.host` archives, on the `tar` package (header encoding, pax records,
