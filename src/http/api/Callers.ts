@@ -27,24 +27,6 @@ import {
 
 type Check<A> = Effect.Effect<A, HttpError, HttpRouter.HttpRouter.Provided>
 
-/**
- * An HttpApiMiddleware with security schemes tries each scheme in turn until one succeeds. Host's check
- * reads the whole request (the session cookie and the bearer token together, as the panel drivers do), so
- * it runs once, for the first scheme (the bearer scheme, whose decoding cannot fail: contracts/Security.ts
- * `signedIn`); the others answer with the same failure without asking again.
- */
-const oncePerRequest = <A>(check: Check<A>) => {
-  const failed = new WeakMap<HttpServerRequest.HttpServerRequest, HttpError>()
-  const first = (_credential: unknown): Check<A> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.tapError(check, (failure) => Effect.sync(() => failed.set(request, failure))))
-  const again = (_credential: unknown): Check<A> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const failure = failed.get(request)
-      return failure === undefined ? check : Effect.fail(failure)
-    })
-  return { first, again }
-}
-
 /** Where the admin API's CSRF token belongs, as its refusal words it. */
 const adminCsrfPlaces = "X-CSRF-Token header or _token form field"
 
@@ -165,20 +147,16 @@ const make = Effect.gen(function*() {
   return { signedIn, ownsServer, admin, adminUpload, adminOrSigned }
 })
 
-/** The implementation of every statement, for HttpApiBuilder (http/api/Handlers.ts). */
-export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) => {
-  const signedIn = oncePerRequest(checks.signedIn)
-  const ownsServer = oncePerRequest(checks.ownsServer)
-  const admin = oncePerRequest(checks.admin)
-  const adminUpload = oncePerRequest(checks.adminUpload)
-  const adminOrSigned = oncePerRequest(checks.adminOrSigned)
-  return Layer.mergeAll(
+/**
+ * The implementation of every statement, for HttpApiBuilder (http/api/Handlers.ts): each statement's
+ * middleware is its check, run once around the route (contracts/Security.ts: no scheme is decoded first).
+ */
+export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) =>
+  Layer.mergeAll(
     Layer.succeed(Anyone, Effect.void),
-    Layer.succeed(SignedIn, { bearerToken: signedIn.first, panelSession: signedIn.again }),
-    Layer.succeed(OwnsServer, { bearerToken: ownsServer.first, panelSession: ownsServer.again }),
-    Layer.succeed(Admin, { bearerToken: admin.first, panelSession: admin.again }),
-    Layer.succeed(AdminUpload, { bearerToken: adminUpload.first, panelSession: adminUpload.again }),
-    Layer.succeed(AdminOrSigned, { bearerToken: adminOrSigned.first, webhookSignature: adminOrSigned.again, panelSession: adminOrSigned.again })
-  )
-}))
-
+    Layer.succeed(SignedIn, checks.signedIn),
+    Layer.succeed(OwnsServer, checks.ownsServer),
+    Layer.succeed(Admin, checks.admin),
+    Layer.succeed(AdminUpload, checks.adminUpload),
+    Layer.succeed(AdminOrSigned, checks.adminOrSigned)
+  )))
