@@ -92,9 +92,20 @@ export const authenticateWith = (
       const fresh = unsafeMethods.has(request.method)
       const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie"), fresh }
       const known = fresh ? undefined : live.access.peek(credentials, sessions)
-      const resolved = known !== undefined ? Effect.succeed(known) : Effect.mapError(withLookupGate(request, live.access.authenticate(credentials, sessions)), panelRefusal)
-      return Effect.flatMap(resolved, (auth) => Effect.flatMap(unlessRevoked(sessions, request, auth), (checked) => answered(live, request, checked)))
+      // The driver's synchronous answer goes straight on: this runs around every typed route, and each
+      // effect step costs (docs/decisions.md "A statement is one check").
+      if (known !== undefined) return checkedAnswer(sessions, live, request, known)
+      return Effect.flatMap(
+        Effect.mapError(withLookupGate(request, live.access.authenticate(credentials, sessions)), panelRefusal),
+        (auth) => checkedAnswer(sessions, live, request, auth)
+      )
     }))
+
+/** `answered`, once a session was checked for a sign-out (`unlessRevoked`); a token or no credential at once. */
+const checkedAnswer = (sessions: Sessions<StoreError>, live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) =>
+  auth.via === "session" && auth.session !== undefined
+    ? Effect.flatMap(unlessRevoked(sessions, request, auth), (checked) => answered(live, request, checked))
+    : answered(live, request, auth)
 
 /** `authenticateWith` reading its services in one step from the context (the routes that are no typed endpoint). */
 export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions> =

@@ -27,24 +27,6 @@ import {
 
 type Check<A> = Effect.Effect<A, HttpError, HttpRouter.HttpRouter.Provided>
 
-/**
- * An HttpApiMiddleware with security schemes tries each scheme in turn until one succeeds. Host's check
- * reads the whole request (the session cookie and the bearer token together, as the panel drivers do), so
- * it runs once, for the first scheme (the bearer scheme, whose decoding cannot fail: contracts/Security.ts
- * `signedIn`); the others answer with the same failure without asking again.
- */
-const oncePerRequest = <A>(check: Check<A>) => {
-  const failed = new WeakMap<HttpServerRequest.HttpServerRequest, HttpError>()
-  const first = (_credential: unknown): Check<A> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.tapError(check, (failure) => Effect.sync(() => failed.set(request, failure))))
-  const again = (_credential: unknown): Check<A> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const failure = failed.get(request)
-      return failure === undefined ? check : Effect.fail(failure)
-    })
-  return { first, again }
-}
-
 /** Where the admin API's CSRF token belongs, as its refusal words it. */
 const adminCsrfPlaces = "X-CSRF-Token header or _token form field"
 
@@ -59,10 +41,16 @@ const make = Effect.gen(function*() {
   const csrf = (caller: AuthenticatedRequest, options: { readonly formToken?: string | undefined; readonly expected?: string } = {}) =>
     unsafeMethods.has(caller.request.method) ? csrfChecked(caller, proxies, options) : Effect.void
 
-  const signedInUnchecked: Check<SignedInCaller> = Effect.flatMap(authenticated, (caller) =>
-    caller.auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed({ ...caller, user: caller.auth.user }))
+  const signedInCaller = (caller: AuthenticatedRequest): Either.Either<SignedInCaller, HttpError> =>
+    caller.auth.user === undefined ? Either.left(unauthorized()) : Either.right({ ...caller, user: caller.auth.user })
 
-  const signedIn: Check<SignedInCaller> = Effect.flatMap(signedInUnchecked, (caller) => Effect.as(csrf(caller), caller))
+  const signedInUnchecked: Check<SignedInCaller> = Effect.flatMap(authenticated, signedInCaller)
+
+  /** In one step after authenticating (the hottest check: every signed-in client endpoint). */
+  const signedIn: Check<SignedInCaller> = Effect.flatMap(authenticated, (authenticatedCaller) => {
+    const caller = signedInCaller(authenticatedCaller)
+    return caller._tag === "Right" && unsafeMethods.has(authenticatedCaller.request.method) ? Effect.as(csrf(caller.right), caller.right) : caller
+  })
 
   /** The owner of `{server}` or an admin: 404 for a server the user cannot see, 403 for a subuser of it. */
   const ownsServer = Effect.gen(function*() {
@@ -165,20 +153,16 @@ const make = Effect.gen(function*() {
   return { signedIn, ownsServer, admin, adminUpload, adminOrSigned }
 })
 
-/** The implementation of every statement, for HttpApiBuilder (http/api/Handlers.ts). */
-export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) => {
-  const signedIn = oncePerRequest(checks.signedIn)
-  const ownsServer = oncePerRequest(checks.ownsServer)
-  const admin = oncePerRequest(checks.admin)
-  const adminUpload = oncePerRequest(checks.adminUpload)
-  const adminOrSigned = oncePerRequest(checks.adminOrSigned)
-  return Layer.mergeAll(
+/**
+ * The implementation of every statement, for HttpApiBuilder (http/api/Handlers.ts): each statement's
+ * middleware is its check, run once around the route (contracts/Security.ts: no scheme is decoded first).
+ */
+export const CallersLive = Layer.unwrapEffect(Effect.map(make, (checks) =>
+  Layer.mergeAll(
     Layer.succeed(Anyone, Effect.void),
-    Layer.succeed(SignedIn, { bearerToken: signedIn.first, panelSession: signedIn.again }),
-    Layer.succeed(OwnsServer, { bearerToken: ownsServer.first, panelSession: ownsServer.again }),
-    Layer.succeed(Admin, { bearerToken: admin.first, panelSession: admin.again }),
-    Layer.succeed(AdminUpload, { bearerToken: adminUpload.first, panelSession: adminUpload.again }),
-    Layer.succeed(AdminOrSigned, { bearerToken: adminOrSigned.first, webhookSignature: adminOrSigned.again, panelSession: adminOrSigned.again })
-  )
-}))
-
+    Layer.succeed(SignedIn, checks.signedIn),
+    Layer.succeed(OwnsServer, checks.ownsServer),
+    Layer.succeed(Admin, checks.admin),
+    Layer.succeed(AdminUpload, checks.adminUpload),
+    Layer.succeed(AdminOrSigned, checks.adminOrSigned)
+  )))

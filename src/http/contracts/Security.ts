@@ -17,6 +17,12 @@ import { HostError } from "./Errors.js"
 // checked in contracts/Api.ts); the OpenAPI document takes each operation's security from it, and the
 // authorization test tries every endpoint against it (test/http/authz.test.ts "R5: every endpoint of the HttpApi").
 // The checks themselves are http/api/Callers.ts.
+//
+// A statement names the security schemes a caller may use (`schemes`), for the OpenAPI document
+// (http/api/OpenApiDocument.ts), but is no HttpApiMiddleware *security* middleware: HttpApiBuilder would
+// decode one scheme after another around the check, and Host's check reads the whole request at once (the
+// session cookie and the bearer token together, as the panel drivers do). The middleware's effect is the
+// check itself (docs/decisions.md "A statement is one check").
 
 // ---- the security schemes (named in the OpenAPI document) -----------------------------------------
 
@@ -39,13 +45,11 @@ export const webhookSignature = HttpApiSecurity.apiKey({ in: "header", key: "X-H
   )
 )
 
-/**
- * A signed-in user: a bearer token, or the session cookie. The bearer scheme comes first because
- * HttpApiBuilder decodes the first scheme of every request before the check runs, and decoding the cookie
- * scheme of a request without that cookie builds a ParseError (a stack trace) each time: reading the bearer
- * header cannot fail. Host's check reads both anyway (http/api/Callers.ts `oncePerRequest`).
- */
-const signedIn = { bearerToken, panelSession } as const
+/** The security schemes of a statement, in the order the OpenAPI document lists them. */
+export type Schemes = Readonly<Record<string, HttpApiSecurity.HttpApiSecurity>>
+
+/** A signed-in user: a bearer token, or the session cookie (the document lists the bearer scheme first). */
+const signedIn = { bearerToken, panelSession } as const satisfies Schemes
 
 // ---- what each statement provides to the handler ---------------------------------------------------
 
@@ -102,6 +106,7 @@ export type Caller = "anyone" | "user" | "server" | "admin" | "admin-or-signed"
 /** Public: no credential is read. A marker, so that "anyone" is said, not forgotten. */
 export class Anyone extends HttpApiMiddleware.Tag<Anyone>()("host/http/Anyone") {
   static readonly callerKind: Caller = "anyone"
+  static readonly schemes: Schemes = {}
 }
 
 /**
@@ -110,10 +115,10 @@ export class Anyone extends HttpApiMiddleware.Tag<Anyone>()("host/http/Anyone") 
  */
 export class SignedIn extends HttpApiMiddleware.Tag<SignedIn>()("host/http/SignedIn", {
   failure: HostError,
-  provides: SignedInUser,
-  security: signedIn
+  provides: SignedInUser
 }) {
   static readonly callerKind: Caller = "user"
+  static readonly schemes: Schemes = signedIn
 }
 
 /**
@@ -122,10 +127,10 @@ export class SignedIn extends HttpApiMiddleware.Tag<SignedIn>()("host/http/Signe
  */
 export class OwnsServer extends HttpApiMiddleware.Tag<OwnsServer>()("host/http/OwnsServer", {
   failure: HostError,
-  provides: ServerOwner,
-  security: signedIn
+  provides: ServerOwner
 }) {
   static readonly callerKind: Caller = "server"
+  static readonly schemes: Schemes = signedIn
 }
 
 /**
@@ -134,10 +139,10 @@ export class OwnsServer extends HttpApiMiddleware.Tag<OwnsServer>()("host/http/O
  */
 export class Admin extends HttpApiMiddleware.Tag<Admin>()("host/http/Admin", {
   failure: HostError,
-  provides: AdminActor,
-  security: signedIn
+  provides: AdminActor
 }) {
   static readonly callerKind: Caller = "admin"
+  static readonly schemes: Schemes = signedIn
 }
 
 /**
@@ -146,10 +151,10 @@ export class Admin extends HttpApiMiddleware.Tag<Admin>()("host/http/Admin", {
  */
 export class AdminUpload extends HttpApiMiddleware.Tag<AdminUpload>()("host/http/AdminUpload", {
   failure: HostError,
-  provides: UploadingAdmin,
-  security: signedIn
+  provides: UploadingAdmin
 }) {
   static readonly callerKind: Caller = "admin"
+  static readonly schemes: Schemes = signedIn
 }
 
 /**
@@ -159,11 +164,10 @@ export class AdminUpload extends HttpApiMiddleware.Tag<AdminUpload>()("host/http
  */
 export class AdminOrSigned extends HttpApiMiddleware.Tag<AdminOrSigned>()("host/http/AdminOrSigned", {
   failure: HostError,
-  provides: ReconcileCaller,
-  // The cheap bearer scheme first, for the reason given at `signedIn`; the check tells a signed delivery itself.
-  security: { bearerToken, webhookSignature, panelSession }
+  provides: ReconcileCaller
 }) {
   static readonly callerKind: Caller = "admin-or-signed"
+  static readonly schemes: Schemes = { bearerToken, webhookSignature, panelSession }
 }
 
 /** Every statement of who may call an endpoint. */
@@ -204,18 +208,23 @@ export type Verdict<Faults extends string> = [Faults] extends [never] ? typeof e
 
 // ---- reading the statements back -----------------------------------------------------------------
 
-const callerOfMiddleware = (middlewares: ReadonlySet<HttpApiMiddleware.TagClassAny>, where: string): Caller => {
+const statementOf = (middlewares: ReadonlySet<HttpApiMiddleware.TagClassAny>, where: string) => {
   const stated = [...middlewares].flatMap((middleware) => {
-    const caller = (middleware as { readonly callerKind?: Caller }).callerKind
-    return caller === undefined ? [] : [caller]
+    const statement = middleware as { readonly callerKind?: Caller; readonly schemes?: Schemes }
+    return statement.callerKind === undefined || statement.schemes === undefined ? [] : [{ caller: statement.callerKind, schemes: statement.schemes }]
   })
   if (stated.length !== 1) throw new Error(`http/contracts/Security.ts: ${where} states ${stated.length} callers`)
   return stated[0]!
 }
 
-/** Every group and endpoint of an HttpApi with the caller its middleware states, for the document and the tests that walk the API. */
+/**
+ * Every group and endpoint of an HttpApi with the caller its middleware states and the security schemes
+ * it names, in the HttpApi's order, for the document and the tests that walk the API.
+ */
 export const endpointsOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) => {
-  const endpoints: Array<{ readonly group: string; readonly name: string; readonly method: string; readonly path: string; readonly caller: Caller }> = []
+  const endpoints: Array<
+    { readonly group: string; readonly name: string; readonly method: string; readonly path: string; readonly caller: Caller; readonly schemes: Schemes }
+  > = []
   HttpApi.reflect(api, {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint, group, middleware }) => {
@@ -224,7 +233,7 @@ export const endpointsOf = <Id extends string, Groups extends HttpApiGroup.HttpA
         name: endpoint.name,
         method: endpoint.method,
         path: endpoint.path,
-        caller: callerOfMiddleware(middleware, `${group.identifier}.${endpoint.name}`)
+        ...statementOf(middleware, `${group.identifier}.${endpoint.name}`)
       })
     }
   })
