@@ -103,14 +103,41 @@ const toResponse = (value: unknown): Effect.Effect<HttpServerResponse.HttpServer
     return yield* HttpServerResponse.json(result)
   })
 
-const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, extensionId: string) =>
-  Effect.gen(function*() {
-    for (const step of middleware) {
-      const result = yield* Effect.tryPromise({ try: async () => await step({ request, extensionId }), catch: fromExtension })
-      if (result instanceof Response) return HttpServerResponse.fromWeb(result)
+/**
+ * Runs the middleware in order until one answers with a Response. A step that answers synchronously (most
+ * pass by returning nothing) is taken as it is; only a promise is awaited, so the request waits on no
+ * promise that was not there.
+ */
+const runMiddleware = (
+  middleware: ReadonlyArray<Middleware>,
+  request: Request,
+  extensionId: string,
+  from = 0
+): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, HttpFailure | RouteCodeFailed> => {
+  for (let index = from; index < middleware.length; index++) {
+    let result: unknown
+    try {
+      result = middleware[index]!({ request, extensionId })
+    } catch (error) {
+      return Effect.fail(fromExtension(error))
     }
-    return undefined
-  })
+    if (isPromiseLike(result)) {
+      return Effect.flatMap(
+        Effect.tryPromise({ try: async () => await result, catch: fromExtension }),
+        (settled) => settled instanceof Response ? Effect.succeed(HttpServerResponse.fromWeb(settled)) : runMiddleware(middleware, request, extensionId, index + 1)
+      )
+    }
+    if (result instanceof Response) return Effect.succeed(HttpServerResponse.fromWeb(result))
+  }
+  return passedAll
+}
+
+const noAnswer: HttpServerResponse.HttpServerResponse | undefined = undefined
+const passedAll = Effect.succeed(noAnswer)
+
+/** What `await` would wait for: a promise or any other object or function with a `then` method. */
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function"
 
 /** One request to an extension route, once the route is found: what the later steps read. */
 interface RouteCall {
