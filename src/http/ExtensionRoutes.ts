@@ -2,7 +2,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { SqlClient } from "@effect/sql"
 import { renderView, type ViewNamespaces, viewNamespaces } from "../runtime/Views.js"
 import type { Generation } from "../runtime/Runtime.js"
-import { Effect, Runtime, Schema } from "effect"
+import { Context, Effect, Runtime, Schema } from "effect"
 import type { Middleware, RouteContext, RouteServer, RouteUser } from "@host/sdk/server"
 import type { RouteGroup } from "../domain/Manifest.js"
 import { isTooDeepJson, parseJsonWithinDepth, tooDeepJson } from "../domain/JsonDepth.js"
@@ -12,7 +12,9 @@ import { type CompiledRoute, groupPrefixes, matchRoute } from "../runtime/Routes
 import type { LoadedExtension } from "../runtime/Runtime.js"
 import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
-import { authenticate, type AuthenticatedRequest, header, requireCsrf } from "./Context.js"
+import { LiveRuntime } from "../runtime/LiveState.js"
+import { TrustedProxies, type TrustedProxiesService } from "./ClientAddress.js"
+import { type AuthenticatedRequest, authenticateWith, csrfChecked, header, ServerSessions } from "./Context.js"
 import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, RouteCodeFailed, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
@@ -101,20 +103,41 @@ const toResponse = (value: unknown): Effect.Effect<HttpServerResponse.HttpServer
     return yield* HttpServerResponse.json(result)
   })
 
-const callExtension = (call: () => unknown) =>
-  Effect.try({ try: call, catch: fromExtension }).pipe(
-    Effect.flatMap(toResponse),
-    Effect.mapError((error) => (error instanceof HttpFailure || error instanceof RouteCodeFailed ? error : fromExtension(error)))
-  )
-
-const runMiddleware = (middleware: ReadonlyArray<Middleware>, request: Request, extensionId: string) =>
-  Effect.gen(function*() {
-    for (const step of middleware) {
-      const result = yield* Effect.tryPromise({ try: async () => await step({ request, extensionId }), catch: fromExtension })
-      if (result instanceof Response) return HttpServerResponse.fromWeb(result)
+/**
+ * Runs the middleware in order until one answers with a Response. A step that answers synchronously (most
+ * pass by returning nothing) is taken as it is; only a promise is awaited, so the request waits on no
+ * promise that was not there.
+ */
+const runMiddleware = (
+  middleware: ReadonlyArray<Middleware>,
+  request: Request,
+  extensionId: string,
+  from = 0
+): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, HttpFailure | RouteCodeFailed> => {
+  for (let index = from; index < middleware.length; index++) {
+    let result: unknown
+    try {
+      result = middleware[index]!({ request, extensionId })
+    } catch (error) {
+      return Effect.fail(fromExtension(error))
     }
-    return undefined
-  })
+    if (isPromiseLike(result)) {
+      return Effect.flatMap(
+        Effect.tryPromise({ try: async () => await result, catch: fromExtension }),
+        (settled) => settled instanceof Response ? Effect.succeed(HttpServerResponse.fromWeb(settled)) : runMiddleware(middleware, request, extensionId, index + 1)
+      )
+    }
+    if (result instanceof Response) return Effect.succeed(HttpServerResponse.fromWeb(result))
+  }
+  return passedAll
+}
+
+const noAnswer: HttpServerResponse.HttpServerResponse | undefined = undefined
+const passedAll = Effect.succeed(noAnswer)
+
+/** What `await` would wait for: a promise or any other object or function with a `then` method. */
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function"
 
 /** One request to an extension route, once the route is found: what the later steps read. */
 interface RouteCall {
@@ -126,55 +149,72 @@ interface RouteCall {
   readonly params: Readonly<Record<string, string>>
 }
 
+// Every request to an extension route passes the steps below, so they are plain functions that answer a
+// value or the failure, and the handler chains an Effect only where a step may wait (the body, the
+// panel's access answers, the settings row, the handler's own result): each Effect step costs the
+// request fiber more than the check it wraps (docs/http.md "Performance").
+
 /** The extension and route the path names: 404 for an extension not served or a path it has no route for, 405 for a method. */
-const findRoute = (group: RouteGroup, caller: AuthenticatedRequest) =>
-  Effect.gen(function*() {
-    const { live, request } = caller
-    const routeParams = yield* HttpRouter.params
-    // Reached from the admin API's 405 check (Methods.ts) the route has no params: read them from the path.
-    const [vendor, name] = routeParams.vendor !== undefined
-      ? [routeParams.vendor, routeParams.name]
-      : request.url.split("?")[0]!.slice(groupPrefixes[group].length + 1).split("/")
-    const id = `${vendor}/${name ?? ""}`
-    const extension: LoadedExtension | undefined = live.generation.extensions.get(id)
-    if (extension === undefined) return yield* notServed(live.generation, id, `no enabled extension ${id}`)
-    const pathname = request.url.split("?")[0]!
-    const rest = pathname.slice(`${groupPrefixes[group]}/${id}`.length) || "/"
-    const match = matchRoute(extension.routes[group] ?? [], request.method, rest)
-    if (match._tag === "NotFound") return yield* notFound(`${id} has no ${group} route ${rest}`)
-    if (match._tag === "MethodNotAllowed") {
-      return yield* new HttpFailure({
-        status: 405,
-        code: "MethodNotAllowed",
-        detail: `${request.method} is not allowed here (allowed: ${match.allowed.join(", ")})`
-      })
-    }
-    return { caller, group, id, extension, route: match.route, params: match.params } satisfies RouteCall
-  })
+const findRoute = (group: RouteGroup, caller: AuthenticatedRequest, routeParams: Readonly<Record<string, string | undefined>>): RouteCall | HttpFailure => {
+  const { live, request } = caller
+  const pathname = request.url.split("?")[0]!
+  // Reached from the admin API's 405 check (Methods.ts) the route has no params: read them from the path.
+  const [vendor, name] = routeParams.vendor !== undefined
+    ? [routeParams.vendor, routeParams.name]
+    : pathname.slice(groupPrefixes[group].length + 1).split("/")
+  const id = `${vendor}/${name ?? ""}`
+  const extension: LoadedExtension | undefined = live.generation.extensions.get(id)
+  if (extension === undefined) return notServed(live.generation, id, `no enabled extension ${id}`)
+  const rest = pathname.slice(`${groupPrefixes[group]}/${id}`.length) || "/"
+  const match = matchRoute(extension.routes[group] ?? [], request.method, rest)
+  if (match._tag === "NotFound") return notFound(`${id} has no ${group} route ${rest}`)
+  if (match._tag === "MethodNotAllowed") {
+    return new HttpFailure({
+      status: 405,
+      code: "MethodNotAllowed",
+      detail: `${request.method} is not allowed here (allowed: ${match.allowed.join(", ")})`
+    })
+  }
+  return { caller, group, id, extension, route: match.route, params: match.params }
+}
 
 /** The group's default middleware: api-client needs a user, admin a panel administrator, web nothing. */
-const groupDefaults = (group: RouteGroup, { auth }: AuthenticatedRequest) => {
+const groupDefaults = (group: RouteGroup, { auth }: AuthenticatedRequest): HttpFailure | undefined => {
   if (group === "api-client" && auth.user === undefined) return unauthorized()
   if (group === "admin") {
     if (auth.user === undefined) return unauthorized()
     if (!auth.user.admin) return forbidden("this needs a panel administrator")
   }
-  return Effect.void
+  return undefined
 }
 
-/** The body's bytes and its reading, after the CSRF check (a form's `_token` counts as the token). */
-const readCheckedBody = (caller: AuthenticatedRequest) =>
-  Effect.gen(function*() {
-    const { request } = caller
-    const bytes = request.method === "GET" || request.method === "HEAD" ? new Uint8Array(0) : new Uint8Array(yield* request.arrayBuffer)
-    const body = yield* readBody(request, bytes)
-    // Every group: a session cookie is an ambient credential wherever it is accepted.
-    const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
-      ? body._token
-      : undefined
-    yield* requireCsrf(caller, { formToken })
-    return { bytes, body }
+const noRouteServer: RouteServer | undefined = undefined
+
+interface CheckedBody {
+  readonly bytes: Uint8Array<ArrayBuffer>
+  readonly body: unknown
+}
+
+const noBody: CheckedBody = { bytes: new Uint8Array(0), body: undefined }
+
+/** The CSRF check of the body read (a form's `_token` counts as the token). Every group: a session cookie is an ambient credential wherever it is accepted. */
+const csrfOf = (caller: AuthenticatedRequest, proxies: TrustedProxiesService, checked: CheckedBody): Effect.Effect<CheckedBody, HttpFailure> => {
+  const { body } = checked
+  const formToken = typeof body === "object" && body !== null && "_token" in body && typeof body._token === "string"
+    ? body._token
+    : undefined
+  return Effect.as(csrfChecked(caller, proxies, { formToken }), checked)
+}
+
+/** The body's bytes and its reading, after the CSRF check. */
+const readCheckedBody = (caller: AuthenticatedRequest, proxies: TrustedProxiesService) => {
+  const { request } = caller
+  if (request.method === "GET" || request.method === "HEAD") return csrfOf(caller, proxies, noBody)
+  return Effect.flatMap(request.arrayBuffer, (buffer) => {
+    const bytes = new Uint8Array(buffer)
+    return Effect.flatMap(readBody(request, bytes), (body) => csrfOf(caller, proxies, { bytes, body }))
   })
+}
 
 /** `{server}` access (404 without it), then the PermissionBroker (403 without the route's permission). */
 const routeServer = ({ caller: { auth, live }, id, params, route }: RouteCall) =>
@@ -195,52 +235,85 @@ const routeServer = ({ caller: { auth, live }, id, params, route }: RouteCall) =
     return server
   })
 
+const noServer = Effect.succeed<RouteServer | undefined>(noRouteServer)
+const noSettings: Readonly<Record<string, unknown>> = {}
+
 /** What the handler is given: the request (made on first read), params, query, body, user, server, settings, SQL, views. */
-const routeContext = (call: RouteCall, body: unknown, server: RouteServer | undefined, requestOnce: () => Request) =>
-  Effect.gen(function*() {
-    const { caller: { auth, live, request }, extension, id, params } = call
-    // An extension that declares no settings has none to read (effectiveSettings keeps declared keys only).
-    const stored = extension.manifest.settings.length === 0 ? {} : yield* Effect.flatMap(SettingsRepo, (settings) => settings.getAll(id))
-    const runtime = yield* Effect.runtime<never>()
-    const sql = awaitableSql(yield* SqlClient.SqlClient, runtime)
-    const query: Record<string, string> = {}
-    for (const [key, value] of new URLSearchParams(request.url.split("?")[1] ?? "")) query[key] = value
-    const context: RouteContext = {
-      get request() {
-        return requestOnce()
-      },
-      params,
-      query,
-      body,
-      user: routeUser(auth.user),
-      server,
-      settings: effectiveSettings(extension.manifest.settings, stored),
-      sql,
-      extension: { id, version: extension.manifest.version, basePath: extension.directory },
-      view: (name, data) =>
-        Runtime.runPromise(runtime)(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
-    }
-    return context
-  })
+const routeContext = (
+  call: RouteCall,
+  body: unknown,
+  server: RouteServer | undefined,
+  stored: Readonly<Record<string, unknown>>,
+  sqlClient: SqlClient.SqlClient,
+  runtime: Runtime.Runtime<never>,
+  requestOnce: () => Request
+): RouteContext => {
+  const { caller: { auth, live, request }, extension, id, params } = call
+  const query: Record<string, string> = {}
+  if (request.url.includes("?")) for (const [key, value] of new URLSearchParams(request.url.split("?")[1])) query[key] = value
+  // Made on first read: most handlers never touch `sql`.
+  let sql: (SqlClient.SqlClient & RouteContext["sql"]) | undefined
+  return {
+    get request() {
+      return requestOnce()
+    },
+    params,
+    query,
+    body,
+    user: routeUser(auth.user),
+    server,
+    settings: effectiveSettings(extension.manifest.settings, stored),
+    get sql() {
+      return (sql ??= awaitableSql(sqlClient, runtime))
+    },
+    extension: { id, version: extension.manifest.version, basePath: extension.directory },
+    view: (name, data) =>
+      Runtime.runPromise(runtime)(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
+  }
+}
+
+/** What a handler (or middleware) returned, as a response: JSON value, Response, HttpServerResponse, Promise or Effect. */
+const handlerResponse = (call: () => unknown): Effect.Effect<HttpServerResponse.HttpServerResponse, HttpFailure | RouteCodeFailed, SqlClient.SqlClient> => {
+  let result: unknown
+  try {
+    result = call()
+  } catch (error) {
+    return Effect.fail(fromExtension(error))
+  }
+  // A plain value, the usual answer, needs no further step than its JSON.
+  if (!Effect.isEffect(result) && !(result instanceof Promise)) {
+    if (HttpServerResponse.isServerResponse(result)) return Effect.succeed(result)
+    if (result instanceof Response) return Effect.succeed(HttpServerResponse.fromWeb(result))
+    if (result === undefined) return Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+    return Effect.mapError(HttpServerResponse.json(result), fromExtension)
+  }
+  return Effect.mapError(toResponse(result), (error) => (error instanceof HttpFailure || error instanceof RouteCodeFailed ? error : fromExtension(error)))
+}
 
 /** The handler of one group's catch-all route. */
 export const extensionRoute = (group: RouteGroup) =>
-  Effect.gen(function*() {
-    const caller = yield* authenticate
-    const call = yield* findRoute(group, caller)
-    yield* groupDefaults(group, caller)
-    const { body, bytes } = yield* readCheckedBody(caller)
-    const server = yield* routeServer(call)
-
-    // The web Request is made when middleware or the handler first reads it: most handlers never do.
-    let webRequest: Request | undefined
-    const requestOnce = () => (webRequest ??= toWebRequest(caller.request, bytes))
-    const middleware = call.extension.middleware[middlewareGroup[group]] ?? []
-    if (middleware.length > 0) {
-      const stopped = yield* runMiddleware(middleware, requestOnce(), call.id)
-      if (stopped !== undefined) return stopped
-    }
-
-    const context = yield* routeContext(call, body, server, requestOnce)
-    return yield* callExtension(() => (call.route.handler as (context: RouteContext) => unknown)(context))
-  })
+  Effect.contextWithEffect((services: Context.Context<HttpRouter.RouteContext | LiveRuntime | ServerSessions | TrustedProxies | SqlClient.SqlClient | SettingsRepo>) =>
+    Effect.flatMap(authenticateWith(Context.get(services, LiveRuntime), Context.get(services, ServerSessions)), (caller) => {
+      const call = findRoute(group, caller, Context.get(services, HttpRouter.RouteContext).params)
+      if (call instanceof HttpFailure) return Effect.fail(call)
+      const refused = groupDefaults(group, caller)
+      if (refused !== undefined) return Effect.fail(refused)
+      return Effect.flatMap(readCheckedBody(caller, Context.get(services, TrustedProxies)), ({ body, bytes }) =>
+        Effect.flatMap(call.route.usesServer || call.route.permission !== undefined ? routeServer(call) : noServer, (server) => {
+          // The web Request is made when middleware or the handler first reads it: most handlers never do.
+          let webRequest: Request | undefined
+          const requestOnce = () => (webRequest ??= toWebRequest(caller.request, bytes))
+          const handle = Effect.flatMap(
+            // An extension that declares no settings has none to read (effectiveSettings keeps declared keys only).
+            call.extension.manifest.settings.length === 0 ? Effect.succeed(noSettings) : Context.get(services, SettingsRepo).getAll(call.id),
+            (stored) =>
+              Effect.flatMap(Effect.runtime<never>(), (runtime) => {
+                const context = routeContext(call, body, server, stored, Context.get(services, SqlClient.SqlClient), runtime, requestOnce)
+                return handlerResponse(() => (call.route.handler as (context: RouteContext) => unknown)(context))
+              })
+          )
+          const middleware = call.extension.middleware[middlewareGroup[group]] ?? []
+          if (middleware.length === 0) return handle
+          return Effect.flatMap(runMiddleware(middleware, requestOnce(), call.id), (stopped) => stopped !== undefined ? Effect.succeed(stopped) : handle)
+        }))
+    }))
