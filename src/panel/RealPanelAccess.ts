@@ -152,11 +152,21 @@ const warmReader = <A, E>(
 ) => {
   // The stopped clock is the runtime's, made once: setting it per read (Effect.withClock) cost more than the read.
   const runStopped = Runtime.runSyncExit(stopped)
-  const entry = (key: Key) =>
+  const readOf = (key: Key) =>
     Effect.flatMap(cache.entryStats(key), (stats) =>
       Option.isNone(stats)
         ? Effect.succeedNone
         : Effect.map(cache.getOptionComplete(key), Option.map((value) => ({ value, loadedMillis: stats.value.loadedMillis }))))
+  // The read of one key, described once: the same key object comes back for the same credential (`identityKeys`).
+  const reads = new WeakMap<Key, ReturnType<typeof readOf>>()
+  const entry = (key: Key) => {
+    let read = reads.get(key)
+    if (read === undefined) {
+      read = readOf(key)
+      reads.set(key, read)
+    }
+    return read
+  }
   return (key: Key): Option.Option<A> => {
     const read = runStopped(entry(key))
     // A failed lookup is dropped at once by its caller (`cached`); until then it is nothing to answer from.
@@ -245,10 +255,41 @@ const authOf = (user: Option.Option<PanelUser>, credential: PanelCredential, fre
     : { user: user.value, via: byToken ? "token" : "session", session: undefined, invalidToken: false, credential, fresh }
 }
 
-const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
-  const credential = credentialOf(credentials, context.sessionCookie)
-  if (credential === undefined) return Effect.succeed(anonymous)
-  const key = new Key(credential, "account")
+/** How many bearer headers `identityKeys` keeps before it starts again. */
+const bearerKeysKept = 10_000
+
+/**
+ * The identity cache's key of a request's credential (`credentialOf`, keyed by its sha256). The key of a
+ * Bearer credential depends on the Authorization header alone, so it is kept per header, up to
+ * `bearerKeysKept` of them: the same key object, without hashing the token again, for every request of a
+ * client that holds its key. Only the derivation is kept: what the key finds (and for how long) is the
+ * identity cache's own answer, read afresh each time.
+ */
+const identityKeys = (sessionCookie: string) => {
+  const byBearerHeader = new Map<string, Key>()
+  return (credentials: RequestCredentials): Key | undefined => {
+    const authorization = credentials.authorization
+    if (authorization !== undefined) {
+      const known = byBearerHeader.get(authorization)
+      if (known !== undefined) return known
+    }
+    const credential = credentialOf(credentials, sessionCookie)
+    if (credential === undefined) return undefined
+    const key = new Key(credential, "account")
+    if (authorization !== undefined && "authorization" in credential.headers) {
+      if (byBearerHeader.size >= bearerKeysKept) byBearerHeader.clear()
+      byBearerHeader.set(authorization, key)
+    }
+    return key
+  }
+}
+
+type IdentityKeyOf = ReturnType<typeof identityKeys>
+
+const authenticate = (context: RealAccessContext, keyOf: IdentityKeyOf) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
+  const key = keyOf(credentials)
+  if (key === undefined) return Effect.succeed(anonymous)
+  const credential = key.credential
   const fresh = credentials.fresh === true
   // An unsafe request asks the panel now; its answer replaces the cached one, so reads see a sign-out too.
   const ask = fresh ? freshIdentity(context, key) : cached(context.caches.identity, key, context.counters)
@@ -264,14 +305,14 @@ const authenticate = (context: RealAccessContext) => (credentials: RequestCreden
  * (a user, or the "no" the panel gave), counted as the same cache hit. An unsafe request is never answered
  * here (the panel is asked every time), nor a credential without a usable entry: `authenticate` asks.
  */
-const peek = (context: RealAccessContext) => (credentials: RequestCredentials): RequestAuth | undefined => {
+const peek = (context: RealAccessContext, keyOf: IdentityKeyOf) => (credentials: RequestCredentials): RequestAuth | undefined => {
   if (credentials.fresh === true) return undefined
-  const credential = credentialOf(credentials, context.sessionCookie)
-  if (credential === undefined) return anonymous
-  const known = context.caches.warmIdentity(new Key(credential, "account"))
+  const key = keyOf(credentials)
+  if (key === undefined) return anonymous
+  const known = context.caches.warmIdentity(key)
   if (Option.isNone(known)) return undefined
   context.counters.hits++
-  return authOf(known.value, credential, false)
+  return authOf(known.value, key.credential, false)
 }
 
 const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
@@ -364,13 +405,14 @@ const subusers = (context: RealAccessContext, scopeOf: ServerAccessOf) => (auth:
 export const makeRealAccess = (context: RealAccessContext): PanelAccess => {
   const scopeOf = serverAccess(context)
   const listOf = serversOf(context)
+  const keyOf = identityKeys(context.sessionCookie)
   return {
     hostGrants: !context.flavor.panelGrants,
     subusers: subusers(context, scopeOf),
     csrf: "panel",
     origin: context.origin,
-    peek: peek(context),
-    authenticate: authenticate(context),
+    peek: peek(context, keyOf),
+    authenticate: authenticate(context, keyOf),
     serverAccess: scopeOf,
     serversOf: listOf,
     can: can(context, scopeOf, listOf)
