@@ -1,4 +1,4 @@
-import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, Option, Runtime, Schema } from "effect"
+import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, MutableHashMap, Option, Runtime, Schema } from "effect"
 import { CoreRows } from "../store/CoreRows.js"
 import {
   anonymous,
@@ -144,6 +144,54 @@ const stoppedClock: Clock.Clock = {
  * expired entry stays for the slow path exactly as it was (it still counts as a credential seen, which the
  * lookup limit exempts), and the slow path replaces it as it always did.
  */
+/** A cache entry as Effect's Cache keeps it (its implementation's shape, not its interface). */
+interface KeptEntry {
+  readonly _tag: unknown
+  readonly key?: unknown
+  readonly exit?: unknown
+  readonly entryStats?: { readonly loadedMillis?: unknown }
+  readonly complete?: KeptEntry
+}
+
+/** What `readInPlace` answers: the entry's value and when it was made, none, or "cannot tell" (undefined). */
+type InPlace<A> = { readonly value: A; readonly loadedMillis: number } | null | undefined
+
+/**
+ * The warm read of `warmReader` done in place, without running an Effect: Effect's Cache keeps its entries in
+ * a MutableHashMap (`cacheState.map`) and counts an access and a hit of a read with `trackAccess` and
+ * `trackHit`. This does what the Effect read does with them under the stopped clock — `entryStats` (a
+ * pending lookup is none), then `getOptionComplete` (the access and the hit counted; a failed lookup is
+ * none) — and answers undefined for anything it does not recognise, which the Effect read then answers.
+ * Running that Effect (a fiber per read) was most of the fast lane's own work under a real panel
+ * (docs/decisions.md "The warm identity read in place"). None of this is the Cache's interface: when the
+ * cache is not built so (another version of effect), this is undefined and every read runs the Effect;
+ * test/panel/warm-identity.test.ts checks that the read in place is the one in use.
+ */
+export const inPlaceReader = <A, E>(cache: Cache.Cache<Key, A, E>): ((key: Key) => InPlace<A>) | undefined => {
+  const internals = cache as unknown as {
+    readonly cacheState?: { readonly map?: unknown }
+    readonly trackAccess?: unknown
+    readonly trackHit?: unknown
+  }
+  const map = internals.cacheState?.map
+  const { trackAccess, trackHit } = internals
+  if (typeof map !== "object" || map === null || !(Symbol.for("effect/MutableHashMap") in map)) return undefined
+  if (typeof trackAccess !== "function" || typeof trackHit !== "function") return undefined
+  const entries = map as MutableHashMap.MutableHashMap<Key, KeptEntry>
+  return (key) => {
+    const found = MutableHashMap.get(entries, key)
+    if (Option.isNone(found)) return null
+    const kept = found.value
+    if (kept._tag === "Pending") return null
+    const complete = kept._tag === "Complete" ? kept : kept._tag === "Refreshing" ? kept.complete : undefined
+    const loadedMillis = complete?.entryStats?.loadedMillis
+    if (complete === undefined || complete.key === undefined || typeof loadedMillis !== "number" || !Exit.isExit(complete.exit)) return undefined
+    trackAccess.call(cache, complete.key)
+    trackHit.call(cache)
+    return Exit.isSuccess(complete.exit) ? { value: complete.exit.value as A, loadedMillis } : null
+  }
+}
+
 const warmReader = <A, E>(
   cache: Cache.Cache<Key, A, E>,
   lifetime: (exit: Exit.Exit<A, E>) => Duration.Duration,
@@ -167,11 +215,17 @@ const warmReader = <A, E>(
     }
     return read
   }
-  return (key: Key): Option.Option<A> => {
+  const inPlace = inPlaceReader(cache)
+  const readEffect = (key: Key): Exclude<InPlace<A>, undefined> => {
     const read = runStopped(entry(key))
     // A failed lookup is dropped at once by its caller (`cached`); until then it is nothing to answer from.
-    if (Exit.isFailure(read) || Option.isNone(read.value)) return Option.none()
-    const { loadedMillis, value } = read.value.value
+    return Exit.isFailure(read) || Option.isNone(read.value) ? null : read.value.value
+  }
+  return (key: Key): Option.Option<A> => {
+    const known = inPlace?.(key)
+    const read = known === undefined ? readEffect(key) : known
+    if (read === null) return Option.none()
+    const { loadedMillis, value } = read
     const expiresAt = loadedMillis + Duration.toMillis(lifetime(Exit.succeed(value)))
     return clock.unsafeCurrentTimeMillis() > expiresAt ? Option.none() : Option.some(value)
   }
