@@ -163,7 +163,7 @@ type InPlace<A> = { readonly value: A; readonly loadedMillis: number } | null | 
  * pending lookup is none), then `getOptionComplete` (the access and the hit counted; a failed lookup is
  * none) — and answers undefined for anything it does not recognise, which the Effect read then answers.
  * Running that Effect (a fiber per read) was most of the fast lane's own work under a real panel
- * (docs/decisions.md "The warm identity read in place"). None of this is the Cache's interface: when the
+ * (docs/http.md "Performance"). None of this is the Cache's interface: when the
  * cache is not built so (another version of effect), this is undefined and every read runs the Effect;
  * test/panel/warm-identity.test.ts checks that the read in place is the one in use.
  */
