@@ -133,17 +133,6 @@ const stoppedClock: Clock.Clock = {
   sleep: () => Effect.void
 }
 
-/**
- * A synchronous read of a cache's entry (`PanelAccess.peek`): its value when `cached` below would answer
- * from it as it stands — a finished lookup (or one being refreshed) within its lifetime — else none
- * (absent, still being looked up, failed, expired). Nothing is asked and nothing waited for.
- *
- * Expiry is the cache's own rule, judged here: an entry made at `loadedMillis` lives
- * `lifetime(its exit)` (the same function the cache was made with, the same `>` comparison against the
- * same clock). The entry itself is read under a stopped clock so that the read cannot expire it: an
- * expired entry stays for the slow path exactly as it was (it still counts as a credential seen, which the
- * lookup limit exempts), and the slow path replaces it as it always did.
- */
 /** A cache entry as Effect's Cache keeps it (its implementation's shape, not its interface). */
 interface KeptEntry {
   readonly _tag: unknown
@@ -153,7 +142,7 @@ interface KeptEntry {
   readonly complete?: KeptEntry
 }
 
-/** What `readInPlace` answers: the entry's value and when it was made, none, or "cannot tell" (undefined). */
+/** What `inPlaceReader`'s read answers: the entry's value and when it was made, none, or "cannot tell" (undefined). */
 type InPlace<A> = { readonly value: A; readonly loadedMillis: number } | null | undefined
 
 /**
@@ -163,8 +152,8 @@ type InPlace<A> = { readonly value: A; readonly loadedMillis: number } | null | 
  * pending lookup is none), then `getOptionComplete` (the access and the hit counted; a failed lookup is
  * none) — and answers undefined for anything it does not recognise, which the Effect read then answers.
  * Running that Effect (a fiber per read) was most of the fast lane's own work under a real panel
- * (docs/http.md "Performance"). None of this is the Cache's interface: when the
- * cache is not built so (another version of effect), this is undefined and every read runs the Effect;
+ * (docs/http.md "Performance"). None of this is the Cache's interface: when the cache is not built so
+ * (another version of effect), this is undefined and every read runs the Effect;
  * test/panel/warm-identity.test.ts checks that the read in place is the one in use.
  */
 export const inPlaceReader = <A, E>(cache: Cache.Cache<Key, A, E>): ((key: Key) => InPlace<A>) | undefined => {
@@ -192,6 +181,17 @@ export const inPlaceReader = <A, E>(cache: Cache.Cache<Key, A, E>): ((key: Key) 
   }
 }
 
+/**
+ * A synchronous read of a cache's entry (`PanelAccess.peek`): its value when `cached` below would answer
+ * from it as it stands — a finished lookup (or one being refreshed) within its lifetime — else none
+ * (absent, still being looked up, failed, expired). Nothing is asked and nothing waited for.
+ *
+ * Expiry is the cache's own rule, judged here: an entry made at `loadedMillis` lives
+ * `lifetime(its exit)` (the same function the cache was made with, the same `>` comparison against the
+ * same clock). The entry itself is read under a stopped clock so that the read cannot expire it: an
+ * expired entry stays for the slow path exactly as it was (it still counts as a credential seen, which the
+ * lookup limit exempts), and the slow path replaces it as it always did.
+ */
 const warmReader = <A, E>(
   cache: Cache.Cache<Key, A, E>,
   lifetime: (exit: Exit.Exit<A, E>) => Duration.Duration,
