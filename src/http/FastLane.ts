@@ -6,6 +6,7 @@ import type { Sessions } from "../panel/Session.js"
 import type { ClientBodies } from "../runtime/ClientView.js"
 import type { LiveRuntimeService } from "../runtime/LiveState.js"
 import { HostApi } from "./contracts/Api.js"
+import { nosniff } from "./SecurityHeaders.js"
 import { clientBodyCaching, conditional } from "./Static.js"
 
 // The fast lane (DESIGN §23, docs/http.md "Performance"): GET /api/client/host/slots|extensions|config,
@@ -61,32 +62,61 @@ const peekOrDecline = (access: PanelAccess, credentials: RequestCredentials, ses
   }
 }
 
-/** Answers a fast-lane request and returns true, or returns false to let the router answer it. */
-export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) =>
-(request: IncomingMessage, response: ServerResponse): boolean => {
-  if (request.method !== "GET") return false
-  const url = request.url ?? ""
-  const query = url.indexOf("?")
-  const route = fastLaneRoutes.get(query < 0 ? url : url.slice(0, query))
-  if (route === undefined) return false
-  // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in.
-  const live = Effect.runSync(runtime.current)
-  if (live === undefined) return false
-  const auth = peekOrDecline(live.access, { authorization: headerText(request.headers.authorization), cookie: headerText(request.headers.cookie) }, sessions)
-  // Only a signed-in user is answered here. An embedded session is checked against the sign-outs in the
-  // database, which a synchronous answer cannot read: the router answers it. A real panel's session has
-  // no such record (the panel is the authority, and `peek` answers only from an entry the router would use).
-  if (auth === undefined || auth.user === undefined || auth.invalidToken || auth.session !== undefined) return false
-  const body = live.bodies[route.body]
-  const answer = conditional(headerText(request.headers["if-none-match"]), body.etag, route.cacheControl)
-  // The router's answer, header for header in its order (http/Static.ts `withCachedETag`, written by
-  // @effect/platform-node): the validators, then the body's type and length.
-  if (answer.status === 304) {
-    response.writeHead(304, answer.headers)
-    response.end()
+/** A body's two answers as raw header lines, in the order the router writes them: made once per body. */
+interface PreparedAnswer {
+  readonly ok: ReadonlyArray<string>
+  readonly notModified: ReadonlyArray<string>
+}
+
+/**
+ * The router's headers for `body` at `route`, in its order (http/Static.ts `withCachedETag`, written by
+ * @effect/platform-node, after the nosniff every answer gets first, http/SecurityHeaders.ts `everyAnswer`):
+ * the validators, then the body's type and length. As a flat name/value list written by `writeHead` alone,
+ * node takes it as is, with no header object to build or merge per request.
+ */
+const prepare = (route: FastLaneRoute, body: { readonly etag: string; readonly bytes: Uint8Array }): PreparedAnswer => {
+  const validators = conditional(undefined, body.etag, route.cacheControl).headers
+  const first = [nosniff.name, nosniff.value, "etag", validators.etag, "cache-control", validators["cache-control"]]
+  return { ok: [...first, "content-type", route.contentType, "content-length", String(body.bytes.byteLength)], notModified: first }
+}
+
+/**
+ * Answers a fast-lane request and returns true, or returns false to let the router answer it. Called as the
+ * request enters the server, before anything else touched the response: a request with a body (declared,
+ * chunked, or awaiting `100 Continue`) is the server's edges' to judge first (http/Limits.ts), so it is
+ * left to the router, which answers it after them.
+ */
+export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unknown>) => {
+  const prepared = new WeakMap<object, PreparedAnswer>()
+  return (request: IncomingMessage, response: ServerResponse): boolean => {
+    if (request.method !== "GET") return false
+    const url = request.url ?? ""
+    const query = url.indexOf("?")
+    const route = fastLaneRoutes.get(query < 0 ? url : url.slice(0, query))
+    if (route === undefined) return false
+    const headers = request.headers
+    if (headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined) return false
+    // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in.
+    const live = Effect.runSync(runtime.current)
+    if (live === undefined) return false
+    const auth = peekOrDecline(live.access, { authorization: headerText(headers.authorization), cookie: headerText(headers.cookie) }, sessions)
+    // Only a signed-in user is answered here. An embedded session is checked against the sign-outs in the
+    // database, which a synchronous answer cannot read: the router answers it. A real panel's session has
+    // no such record (the panel is the authority, and `peek` answers only from an entry the router would use).
+    if (auth === undefined || auth.user === undefined || auth.invalidToken || auth.session !== undefined) return false
+    const body = live.bodies[route.body]
+    let answer = prepared.get(body)
+    if (answer === undefined) {
+      answer = prepare(route, body)
+      prepared.set(body, answer)
+    }
+    if (conditional(headerText(headers["if-none-match"]), body.etag, route.cacheControl).status === 304) {
+      response.writeHead(304, answer.notModified as Array<string>)
+      response.end()
+      return true
+    }
+    response.writeHead(200, answer.ok as Array<string>)
+    response.end(body.bytes)
     return true
   }
-  response.writeHead(200, { ...answer.headers, "content-type": route.contentType, "content-length": body.bytes.byteLength })
-  response.end(body.bytes)
-  return true
 }

@@ -56,9 +56,12 @@ const isDocument = (response: HttpServerResponse.HttpServerResponse): boolean =>
   return response.body._tag !== "Empty" && isDocumentType(type)
 }
 
-/** Set on every answer as the request enters the server, before anything can answer it. */
+/** The header every answer carries. */
+export const nosniff = { name: "x-content-type-options", value: "nosniff" } as const
+
+/** Set on every answer as the request enters the server, before anything can answer it (the fast lane writes it itself). */
 export const everyAnswer = (response: ServerResponse): void => {
-  response.setHeader("x-content-type-options", "nosniff")
+  response.setHeader(nosniff.name, nosniff.value)
 }
 
 /** The headers of a framework page rendered with `nonce`. */

@@ -88,13 +88,14 @@ export const listen = (options: ListenOptions) =>
       )
     )
     const fast = options.fastPath === false ? () => false : makeFastLane(runtime, sessions)
-    const serve = (request: IncomingMessage, response: ServerResponse) => {
-      if (!fast(request, response)) handler(request, response)
-    }
+    const serve = handler
     // The edges of the server (docs/http.md "Limits"): uploads are authenticated and authorized before a
     // byte of their body is read (their size is judged after that, admin/Uploads.ts), and a refusal written
     // while the body is unread closes the connection; other bodies are judged here, declared or chunked.
     const accept = (request: IncomingMessage, response: ServerResponse, waitingForContinue: boolean) => {
+      // The fast lane first: it answers only a request without a body, which none of the edges below
+      // would stop, and writes the nosniff header itself, with the rest of its precomputed header lines.
+      if (!waitingForContinue && fast(request, response)) return
       // Every answer, whoever writes it (docs/http.md "Security").
       everyAnswer(response)
       if (isUploadRequest(request.method, request.url)) {

@@ -83,12 +83,14 @@ export const credentialOf = (credentials: RequestCredentials, sessionCookie: str
 
 /** A cache key: the credential's sha256 (and what is asked about), compared by value; the headers ride along. */
 export class Key implements Equal.Equal {
+  /** The hash, made on first use: a key is immutable, and one read of the cache hashes it more than once. */
+  private hashed: number | undefined
   constructor(readonly credential: PanelCredential, readonly subject: string) {}
   [Equal.symbol](that: Equal.Equal): boolean {
     return that instanceof Key && that.credential.key === this.credential.key && that.subject === this.subject
   }
   [Hash.symbol](): number {
-    return Hash.string(`${this.credential.key}\u0000${this.subject}`)
+    return this.hashed ??= Hash.string(`${this.credential.key}\u0000${this.subject}`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, Option, Runtime, Schema } from "effect"
+import { Cache, Clock, Duration, Effect, Either, Exit, FiberRef, MutableHashMap, Option, Runtime, Schema } from "effect"
 import { CoreRows } from "../store/CoreRows.js"
 import {
   anonymous,
@@ -133,6 +133,54 @@ const stoppedClock: Clock.Clock = {
   sleep: () => Effect.void
 }
 
+/** A cache entry as Effect's Cache keeps it (its implementation's shape, not its interface). */
+interface KeptEntry {
+  readonly _tag: unknown
+  readonly key?: unknown
+  readonly exit?: unknown
+  readonly entryStats?: { readonly loadedMillis?: unknown }
+  readonly complete?: KeptEntry
+}
+
+/** What `inPlaceReader`'s read answers: the entry's value and when it was made, none, or "cannot tell" (undefined). */
+type InPlace<A> = { readonly value: A; readonly loadedMillis: number } | null | undefined
+
+/**
+ * The warm read of `warmReader` done in place, without running an Effect: Effect's Cache keeps its entries in
+ * a MutableHashMap (`cacheState.map`) and counts an access and a hit of a read with `trackAccess` and
+ * `trackHit`. This does what the Effect read does with them under the stopped clock — `entryStats` (a
+ * pending lookup is none), then `getOptionComplete` (the access and the hit counted; a failed lookup is
+ * none) — and answers undefined for anything it does not recognise, which the Effect read then answers.
+ * Running that Effect (a fiber per read) was most of the fast lane's own work under a real panel
+ * (docs/http.md "Performance"). None of this is the Cache's interface: when the cache is not built so
+ * (another version of effect), this is undefined and every read runs the Effect;
+ * test/panel/warm-identity.test.ts checks that the read in place is the one in use.
+ */
+export const inPlaceReader = <A, E>(cache: Cache.Cache<Key, A, E>): ((key: Key) => InPlace<A>) | undefined => {
+  const internals = cache as unknown as {
+    readonly cacheState?: { readonly map?: unknown }
+    readonly trackAccess?: unknown
+    readonly trackHit?: unknown
+  }
+  const map = internals.cacheState?.map
+  const { trackAccess, trackHit } = internals
+  if (typeof map !== "object" || map === null || !(Symbol.for("effect/MutableHashMap") in map)) return undefined
+  if (typeof trackAccess !== "function" || typeof trackHit !== "function") return undefined
+  const entries = map as MutableHashMap.MutableHashMap<Key, KeptEntry>
+  return (key) => {
+    const found = MutableHashMap.get(entries, key)
+    if (Option.isNone(found)) return null
+    const kept = found.value
+    if (kept._tag === "Pending") return null
+    const complete = kept._tag === "Complete" ? kept : kept._tag === "Refreshing" ? kept.complete : undefined
+    const loadedMillis = complete?.entryStats?.loadedMillis
+    if (complete === undefined || complete.key === undefined || typeof loadedMillis !== "number" || !Exit.isExit(complete.exit)) return undefined
+    trackAccess.call(cache, complete.key)
+    trackHit.call(cache)
+    return Exit.isSuccess(complete.exit) ? { value: complete.exit.value as A, loadedMillis } : null
+  }
+}
+
 /**
  * A synchronous read of a cache's entry (`PanelAccess.peek`): its value when `cached` below would answer
  * from it as it stands — a finished lookup (or one being refreshed) within its lifetime — else none
@@ -152,16 +200,32 @@ const warmReader = <A, E>(
 ) => {
   // The stopped clock is the runtime's, made once: setting it per read (Effect.withClock) cost more than the read.
   const runStopped = Runtime.runSyncExit(stopped)
-  const entry = (key: Key) =>
+  const readOf = (key: Key) =>
     Effect.flatMap(cache.entryStats(key), (stats) =>
       Option.isNone(stats)
         ? Effect.succeedNone
         : Effect.map(cache.getOptionComplete(key), Option.map((value) => ({ value, loadedMillis: stats.value.loadedMillis }))))
-  return (key: Key): Option.Option<A> => {
+  // The read of one key, described once: the same key object comes back for the same credential (`identityKeys`).
+  const reads = new WeakMap<Key, ReturnType<typeof readOf>>()
+  const entry = (key: Key) => {
+    let read = reads.get(key)
+    if (read === undefined) {
+      read = readOf(key)
+      reads.set(key, read)
+    }
+    return read
+  }
+  const inPlace = inPlaceReader(cache)
+  const readEffect = (key: Key): Exclude<InPlace<A>, undefined> => {
     const read = runStopped(entry(key))
     // A failed lookup is dropped at once by its caller (`cached`); until then it is nothing to answer from.
-    if (Exit.isFailure(read) || Option.isNone(read.value)) return Option.none()
-    const { loadedMillis, value } = read.value.value
+    return Exit.isFailure(read) || Option.isNone(read.value) ? null : read.value.value
+  }
+  return (key: Key): Option.Option<A> => {
+    const known = inPlace?.(key)
+    const read = known === undefined ? readEffect(key) : known
+    if (read === null) return Option.none()
+    const { loadedMillis, value } = read
     const expiresAt = loadedMillis + Duration.toMillis(lifetime(Exit.succeed(value)))
     return clock.unsafeCurrentTimeMillis() > expiresAt ? Option.none() : Option.some(value)
   }
@@ -245,10 +309,41 @@ const authOf = (user: Option.Option<PanelUser>, credential: PanelCredential, fre
     : { user: user.value, via: byToken ? "token" : "session", session: undefined, invalidToken: false, credential, fresh }
 }
 
-const authenticate = (context: RealAccessContext) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
-  const credential = credentialOf(credentials, context.sessionCookie)
-  if (credential === undefined) return Effect.succeed(anonymous)
-  const key = new Key(credential, "account")
+/** How many bearer headers `identityKeys` keeps before it starts again. */
+const bearerKeysKept = 10_000
+
+/**
+ * The identity cache's key of a request's credential (`credentialOf`, keyed by its sha256). The key of a
+ * Bearer credential depends on the Authorization header alone, so it is kept per header, up to
+ * `bearerKeysKept` of them: the same key object, without hashing the token again, for every request of a
+ * client that holds its key. Only the derivation is kept: what the key finds (and for how long) is the
+ * identity cache's own answer, read afresh each time.
+ */
+const identityKeys = (sessionCookie: string) => {
+  const byBearerHeader = new Map<string, Key>()
+  return (credentials: RequestCredentials): Key | undefined => {
+    const authorization = credentials.authorization
+    if (authorization !== undefined) {
+      const known = byBearerHeader.get(authorization)
+      if (known !== undefined) return known
+    }
+    const credential = credentialOf(credentials, sessionCookie)
+    if (credential === undefined) return undefined
+    const key = new Key(credential, "account")
+    if (authorization !== undefined && "authorization" in credential.headers) {
+      if (byBearerHeader.size >= bearerKeysKept) byBearerHeader.clear()
+      byBearerHeader.set(authorization, key)
+    }
+    return key
+  }
+}
+
+type IdentityKeyOf = ReturnType<typeof identityKeys>
+
+const authenticate = (context: RealAccessContext, keyOf: IdentityKeyOf) => (credentials: RequestCredentials): Effect.Effect<RequestAuth, PanelUnavailable | LookupsLimited> => {
+  const key = keyOf(credentials)
+  if (key === undefined) return Effect.succeed(anonymous)
+  const credential = key.credential
   const fresh = credentials.fresh === true
   // An unsafe request asks the panel now; its answer replaces the cached one, so reads see a sign-out too.
   const ask = fresh ? freshIdentity(context, key) : cached(context.caches.identity, key, context.counters)
@@ -264,14 +359,14 @@ const authenticate = (context: RealAccessContext) => (credentials: RequestCreden
  * (a user, or the "no" the panel gave), counted as the same cache hit. An unsafe request is never answered
  * here (the panel is asked every time), nor a credential without a usable entry: `authenticate` asks.
  */
-const peek = (context: RealAccessContext) => (credentials: RequestCredentials): RequestAuth | undefined => {
+const peek = (context: RealAccessContext, keyOf: IdentityKeyOf) => (credentials: RequestCredentials): RequestAuth | undefined => {
   if (credentials.fresh === true) return undefined
-  const credential = credentialOf(credentials, context.sessionCookie)
-  if (credential === undefined) return anonymous
-  const known = context.caches.warmIdentity(new Key(credential, "account"))
+  const key = keyOf(credentials)
+  if (key === undefined) return anonymous
+  const known = context.caches.warmIdentity(key)
   if (Option.isNone(known)) return undefined
   context.counters.hits++
-  return authOf(known.value, credential, false)
+  return authOf(known.value, key.credential, false)
 }
 
 const serverAccess = (context: RealAccessContext) => (auth: RequestAuth, id: string): Effect.Effect<ServerAccess | undefined, PanelUnavailable> => {
@@ -364,13 +459,14 @@ const subusers = (context: RealAccessContext, scopeOf: ServerAccessOf) => (auth:
 export const makeRealAccess = (context: RealAccessContext): PanelAccess => {
   const scopeOf = serverAccess(context)
   const listOf = serversOf(context)
+  const keyOf = identityKeys(context.sessionCookie)
   return {
     hostGrants: !context.flavor.panelGrants,
     subusers: subusers(context, scopeOf),
     csrf: "panel",
     origin: context.origin,
-    peek: peek(context),
-    authenticate: authenticate(context),
+    peek: peek(context, keyOf),
+    authenticate: authenticate(context, keyOf),
     serverAccess: scopeOf,
     serversOf: listOf,
     can: can(context, scopeOf, listOf)

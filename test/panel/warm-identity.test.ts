@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { identityLookupGate, LookupsLimited, type RequestCredentials } from "../../src/panel/Access.js"
 import { credentialOf, Key, makePanelClient, type PanelCounters } from "../../src/panel/PanelClient.js"
 import { flavors } from "../../src/panel/PanelFlavor.js"
-import { makePanelCaches, makeRealAccess } from "../../src/panel/RealPanelAccess.js"
+import { inPlaceReader, makePanelCaches, makeRealAccess } from "../../src/panel/RealPanelAccess.js"
 import type { Sessions } from "../../src/panel/Session.js"
 import { machines, type PanelStandIn, people, startPanelStandIn } from "../support/pterodactyl-api.js"
 
@@ -171,5 +171,49 @@ describe("peek under a real panel", () => {
     expect(unsafe.user).toBeUndefined()
     expect(peek(ending)?.user).toBeUndefined()
     expect(peek(ending)).toEqual(await authenticate(ending))
+  })
+
+  it("reads the cache in place (no Effect run per read), counting the access and the hit as the cache's own read does", async () => {
+    const { authenticate, caches, keyOf, run } = await setup()
+    const read = inPlaceReader(caches.identity)
+    // Undefined would mean every read runs an Effect: the cache is no longer built as the read in place expects.
+    expect(read).toBeDefined()
+    expect(read!(keyOf(alice))).toBeNull()
+    await authenticate(alice)
+    const stats = () => run(caches.identity.cacheStats)
+    const before = await stats()
+    const inPlace = read!(keyOf(alice))
+    expect(inPlace?.value).toEqual(await run(caches.identity.get(keyOf(alice))))
+    expect(inPlace?.loadedMillis).toEqual(Option.getOrThrow(await run(caches.identity.entryStats(keyOf(alice)))).loadedMillis)
+    // Two hits: the read in place, and the `get` beside it.
+    expect((await stats()).hits).toBe(before.hits + 2)
+  })
+
+  it("while an unsafe request asks the panel again, reads keep the answer the cache holds, as authenticate does", async () => {
+    const { authenticate, caches, keyOf, peek, standIn } = await setup()
+    const wrong: RequestCredentials = { authorization: "Bearer ptlc_wrong", cookie: undefined }
+    const refused = await authenticate(wrong)
+    const loaded = Option.getOrThrow(await Effect.runPromise(caches.identity.entryStats(keyOf(wrong)))).loadedMillis
+    standIn.mode = "slow"
+    standIn.slowMs = 200
+    // The cached "no" is asked again in full: the entry is being refreshed, the old answer still in it.
+    const asking = authenticate({ ...wrong, fresh: true })
+    await new Promise((wake) => setTimeout(wake, 50))
+    expect(peek(wrong)).toEqual(refused)
+    // Read in place, too: the entry being refreshed still answers from what it holds.
+    expect(inPlaceReader(caches.identity)!(keyOf(wrong))).toEqual({ value: Option.none(), loadedMillis: loaded })
+    expect(peek(wrong)).toEqual(await authenticate(wrong))
+    standIn.mode = "ok"
+    expect((await asking).invalidToken).toBe(true)
+  })
+
+  it("keeps the identity key of a Bearer header: the same key object, equal to the one its credential gives", async () => {
+    const { authenticate, caches, keyOf, peek } = await setup()
+    await authenticate(aliceKey)
+    expect(peek(aliceKey)?.credential).toEqual(keyOf(aliceKey).credential)
+    // The same header with a cookie beside it: a Bearer credential is the header's alone.
+    expect(peek({ ...aliceKey, cookie: "pterodactyl_session=sess-alice" })).toEqual(peek(aliceKey))
+    expect(peek({ ...aliceKey, cookie: "pterodactyl_session=sess-alice" })?.credential).toBe(peek(aliceKey)?.credential)
+    expect(await Effect.runPromise(caches.identity.contains(keyOf(aliceKey)))).toBe(true)
   })
 })
