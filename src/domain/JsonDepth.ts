@@ -15,25 +15,26 @@ export const maxJsonDepth = 64
 /**
  * A JSON string from its opening quote to its closing one, or to the end of the text (then perhaps
  * ending in a lone backslash): from an opening quote it always matches, and it matches each character
- * once, so a text of unclosed strings costs no more than one of closed ones.
+ * once, so a text of unclosed strings costs no more than one of closed ones. Or else a run of anything but
+ * brackets and quotes. Removing every match leaves the brackets outside strings: a run stops at a quote,
+ * where a string begins, so strings are found where a scan from the start finds them.
  */
-const jsonString = /"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?$)/g
-const notABracket = /[^[\]{}]+/g
+const stringOrNotABracket = /"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?$)|[^"[\]{}]+/g
 
 /**
  * How deeply the arrays and objects of a JSON text nest (`1` is 0, `[]` and `{}` are 1), counted on the
  * text: brackets inside strings do not count. For valid JSON this is the nesting of the parsed value. It
  * is counted before `JSON.parse` on purpose: parsing 1 MiB of `[` took V8 300–570 ms (about 1 µs a
  * level, against 6 ms for a flat body of that size), the count stops at the first bracket past `limit`.
- * Strings and everything but brackets are removed by regular expressions first (native code): a
+ * Strings and everything but brackets are removed by one regular expression first (native code): a
  * character-by-character loop cost 35 ms on a 1.3 MB registry index in a short command, which runs
- * without the optimising compiler; this costs about 6 (docs/decisions.md "A registry index is decoded
- * once, quickly").
+ * without the optimising compiler; two regular expressions (strings, then the rest) about 6–16, one
+ * about half that (docs/decisions.md "A registry index is decoded once, quickly").
  */
 export const nestingDepth = (text: string, limit: number): number => {
   let brackets: string
   try {
-    brackets = text.replace(jsonString, "").replace(notABracket, "")
+    brackets = text.replace(stringOrNotABracket, "")
   } catch (error) {
     // A string of millions of escapes runs V8's regular-expression backtracking stack out (a registry
     // index may be 32 MiB): such a text is counted character by character instead.

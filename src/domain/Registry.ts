@@ -149,19 +149,42 @@ const hasOnlyKeys = (value: Record<string, unknown>, known: ReadonlySet<string>)
 
 const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === "string"
 
-const isStringArray = (value: unknown, each: (text: string) => boolean = () => true): boolean => {
+// The checks below loop by index and take no callbacks they do not need: a short command runs them
+// without the optimising compiler, where each `for…of` step and each closure is an allocation, and an index
+// of thousands of entries made megabytes of garbage (docs/decisions.md "registry:sync reads what it wrote
+// once").
+
+/** Every item a string (`each`: and passing it). */
+const isStringArray = (value: unknown, each?: (text: string) => boolean): boolean => {
   if (!Array.isArray(value)) return false
-  for (const item of value) if (typeof item !== "string" || !each(item)) return false
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index]
+    if (typeof item !== "string" || (each !== undefined && !each(item))) return false
+  }
   return true
 }
 
-const isStringRecord = (value: unknown, each: (text: string) => boolean = () => true): boolean => {
+const isStringRecord = (value: unknown, each?: (text: string) => boolean): boolean => {
   if (!isPlainObject(value)) return false
   for (const key in value) {
     // The schema builds a new object, where a "__proto__" key is lost; such a record is left to it.
     if (key === "__proto__") return false
     const item = value[key]
-    if (typeof item !== "string" || !each(item)) return false
+    if (typeof item !== "string" || (each !== undefined && !each(item))) return false
+  }
+  return true
+}
+
+const isLowercaseSha256 = (hex: string): boolean => lowercaseSha256.test(hex)
+
+/** Authors as the schema decodes them: objects of `name` and an optional `email`, both strings. */
+const isAuthorList = (value: unknown): boolean => {
+  if (!Array.isArray(value)) return false
+  for (let index = 0; index < value.length; index++) {
+    const author: unknown = value[index]
+    if (!isPlainObject(author) || !hasOnlyKeys(author, authorKeys) || typeof author.name !== "string" || !isOptionalString(author.email)) {
+      return false
+    }
   }
   return true
 }
@@ -182,16 +205,13 @@ const entryAsDecoded = (raw: unknown, isVersion: (text: string) => boolean): Reg
     typeof raw.latest_version === "string" && isVersion(raw.latest_version) &&
     (versions === undefined || isStringArray(versions, isVersion)) &&
     isOptionalString(raw.license) &&
-    (authors === undefined ||
-      (Array.isArray(authors) && authors.every((author) =>
-        isPlainObject(author) && hasOnlyKeys(author, authorKeys) && typeof author.name === "string" && isOptionalString(author.email)
-      ))) &&
+    (authors === undefined || isAuthorList(authors)) &&
     (tags === undefined || isStringArray(tags)) &&
     (requires === undefined || isStringRecord(requires)) &&
     (dependencies === undefined || isStringRecord(dependencies)) &&
     isOptionalString(raw.archive_url) &&
     isOptionalString(raw.signature_url) &&
-    (sha256 === undefined || (typeof sha256 === "string" ? lowercaseSha256.test(sha256) : isStringRecord(sha256, (hex) => lowercaseSha256.test(hex))))
+    (sha256 === undefined || (typeof sha256 === "string" ? isLowercaseSha256(sha256) : isStringRecord(sha256, isLowercaseSha256)))
   if (!valid) return undefined
   const complete = raw.description !== undefined && versions !== undefined && raw.license !== undefined && authors !== undefined &&
     tags !== undefined && requires !== undefined && dependencies !== undefined
@@ -233,8 +253,9 @@ export const indexInDecodedForm = (raw: unknown): RegistryIndex | undefined => {
   const isVersion = versionCheck()
   const extensions: Array<RegistryEntry> = []
   const seen = new Set<string>()
-  for (const rawEntry of raw.extensions) {
-    const entry = entryAsDecoded(rawEntry, isVersion)
+  const entries: ReadonlyArray<unknown> = raw.extensions
+  for (let position = 0; position < entries.length; position++) {
+    const entry = entryAsDecoded(entries[position], isVersion)
     if (entry === undefined || seen.has(entry.id)) return undefined
     seen.add(entry.id)
     extensions.push(entry)
@@ -253,7 +274,8 @@ export const decodeRegistryIndex = (raw: unknown): Either.Either<RegistryIndex, 
   const isVersion = versionCheck()
   const extensions: Array<RegistryEntry> = []
   const seen = new Set<string>()
-  for (const rawEntry of entries) {
+  for (let position = 0; position < entries.length; position++) {
+    const rawEntry: unknown = entries[position]
     let entry = entryAsDecoded(rawEntry, isVersion)
     if (entry === undefined) {
       const decoded = decodeEntry(rawEntry)

@@ -52,26 +52,59 @@ export interface CacheReport {
   readonly cache_size_bytes: number
 }
 
-/** Reports on the cache file at `file`; an unreadable or malformed cache counts as missing. */
-export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: string, ttlSeconds: number) {
+/**
+ * A cache file this process wrote: its exact bytes and what a report reads from them. A report on a file
+ * that still holds exactly these bytes takes its answer from here instead of parsing them again (the
+ * answer is the same: these bytes decode to these values), which spared `registry:sync` a second read
+ * of the index it had just written (docs/decisions.md "registry:sync reads what it wrote once").
+ */
+export interface WrittenCache {
+  readonly bytes: Uint8Array
+  readonly fetchedAt: Date
+  readonly extensions: number
+}
+
+/** What a report reads of a cache file: when it was fetched and how many entries it lists. */
+const readReportHeader = (file: string, written: WrittenCache | undefined) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (written !== undefined) {
+      const bytes = yield* fs.readFile(file).pipe(Effect.option)
+      if (Option.isNone(bytes)) return Option.none()
+      if (Buffer.compare(bytes.value, written.bytes) === 0) {
+        return Option.some({ fetchedAt: written.fetchedAt, extensions: written.extensions })
+      }
+      return yield* decodeReportHeader(new TextDecoder().decode(bytes.value))
+    }
+    return yield* fs.readFileString(file).pipe(Effect.flatMap(decodeReportHeader), Effect.orElseSucceed(() => Option.none()))
+  })
+
+const decodeReportHeader = (text: string) =>
+  Effect.option(Effect.map(Schema.decodeUnknown(parseJsonWithinDepth(CacheHeader))(text), (header) => ({
+    fetchedAt: header.fetched_at,
+    extensions: header.registry.extensions.length
+  })))
+
+/**
+ * Reports on the cache file at `file`; an unreadable or malformed cache counts as missing. `written`: what
+ * this process last wrote there, if it did.
+ */
+export const cacheReport = Effect.fn("RegistryCache.report")(function*(file: string, ttlSeconds: number, written?: WrittenCache) {
   const fs = yield* FileSystem.FileSystem
   const now = DateTime.toDateUtc(yield* DateTime.now)
-  const cache = yield* fs.readFileString(file).pipe(
-    Effect.flatMap(Schema.decodeUnknown(parseJsonWithinDepth(CacheHeader))),
-    Effect.option
-  )
+  const cache = yield* readReportHeader(file, written)
   const size = yield* fs.stat(file).pipe(
     Effect.map((info) => Number(info.size)),
     Effect.orElseSucceed(() => 0)
   )
-  const fetchedAt = Option.map(cache, (header) => header.fetched_at)
+  const fetchedAt = Option.map(cache, (header) => header.fetchedAt)
   return {
     path: file,
     last_sync: Option.getOrNull(Option.map(fetchedAt, (date) => date.toISOString())),
     age_seconds: Option.getOrNull(Option.map(fetchedAt, (date) => ageSeconds(date, now))),
     ttl_seconds: ttlSeconds,
     status: cacheStatus(Option.getOrUndefined(fetchedAt), now, ttlSeconds),
-    extensions: Option.match(cache, { onNone: () => 0, onSome: (header) => header.registry.extensions.length }),
+    extensions: Option.match(cache, { onNone: () => 0, onSome: (header) => header.extensions }),
     cache_size_bytes: Option.isSome(cache) ? size : 0
   } satisfies CacheReport
 })
@@ -249,9 +282,16 @@ const cacheText = (cache: CacheDocument): string => {
   return `${text.slice(0, value)}${JSON.stringify(cache.registry)}${text.slice(value + JSON.stringify(placeholder).length)}\n`
 }
 
-/** Writes the cache next to its final place and renames it over, so a reader never sees half a file. */
+const encoder = new TextEncoder()
+
+/**
+ * Writes the cache next to its final place and renames it over, so a reader never sees half a file; the
+ * answer is what was written (for `cacheReport`).
+ */
 export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: CacheDocument) {
-  yield* writeFileAtomic(file, cacheText(cache)).pipe(
+  const bytes = encoder.encode(cacheText(cache))
+  yield* writeFileAtomic(file, bytes).pipe(
     Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )
+  return { bytes, fetchedAt: cache.fetched_at, extensions: cache.registry.extensions.length } satisfies WrittenCache
 })

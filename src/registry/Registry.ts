@@ -32,7 +32,8 @@ import {
   type CacheTrust,
   readCache,
   resolveRegistryUrl,
-  writeCache
+  writeCache,
+  type WrittenCache
 } from "./CacheFile.js"
 import { decodeTrustFields, verifyIndexSignature } from "./IndexTrust.js"
 import { fetchBytes, type FetchTimeouts } from "./Fetch.js"
@@ -229,6 +230,11 @@ interface RegistrySource {
   readonly config: Context.Tag.Service<HostConfig>["config"]
   readonly cachePath: string
   readonly timeouts: FetchTimeouts
+  /**
+   * What this service last wrote to each cache file: a report on a file still holding those bytes reads
+   * them from here (registry/CacheFile.ts `cacheReport`).
+   */
+  readonly written: Map<string, WrittenCache>
   /** The file system for the cache file and `file://` registries. */
   readonly provide: <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) => Effect.Effect<A, E>
 }
@@ -302,8 +308,13 @@ const fetchIndex = Effect.fn("Registry.fetchIndex")(function*(source: RegistrySo
   } satisfies FetchedIndex
 })
 
+/** Writes a fetched index to the registry's cache file, and remembers what was written there (for `status`). */
 const writeFetched = (source: RegistrySource) => (fetchedAt: Date, fetched: FetchedIndex) =>
-  source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched.index, ...fetched.trust }))
+  source.provide(writeCache(source.cachePath, { fetched_at: fetchedAt, registry_url: source.registryUrl, registry: fetched.index, ...fetched.trust })).pipe(
+    Effect.map((written) => {
+      source.written.set(source.cachePath, written)
+    })
+  )
 
 /** The cache file as `loadIndex` uses it: its header now, its index when it is used. */
 interface CachedIndex {
@@ -532,6 +543,7 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
       HttpClient.withTracerPropagation(false)
     )
     const configured = configuredRegistries(config)
+    const written = new Map<string, WrittenCache>()
     const sources = configured.map((registry): RegistrySource => ({
       client,
       name: registry.name,
@@ -541,6 +553,7 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
       config,
       cachePath: cachePathOf(paths.registryCache, registry.name),
       timeouts: options.timeouts,
+      written,
       provide: (effect) => effect.pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.provideService(Path.Path, path))
     }))
 
@@ -576,7 +589,10 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
               Effect.zipLeft(loadIndex(source, force, writeFetched(source), source.label === undefined), invalidate))),
             mergeIndexes
           ),
-      status: source_provide(fs, path)(cacheReport(first?.cachePath ?? paths.registryCache, config.registry_cache_ttl)),
+      status: Effect.suspend(() => {
+        const cachePath = first?.cachePath ?? paths.registryCache
+        return source_provide(fs, path)(cacheReport(cachePath, config.registry_cache_ttl, written.get(cachePath)))
+      }),
       search: (query) =>
         Effect.map(index, (merged) =>
           merged.parts.flatMap((part) => searchEntries(part.index.extensions, query).map((entry) => ({ registry: part.registry, entry })))),

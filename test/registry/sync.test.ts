@@ -78,6 +78,11 @@ describe("registry:sync and registry:status", () => {
     const forced = JSON.parse((await host(root, env, "registry:sync", "--force", "--json")).stdout)
     expect(forced.source).toBe("network")
     expect(Date.parse(forced.fetched_at)).toBeGreaterThan(Date.parse(firstSync))
+    // The cache a sync reports is the file it wrote, as registry:status reads it (docs/decisions.md
+    // "registry:sync reads what it wrote once").
+    const { registries: _registries, ...statusAfterForced } = JSON.parse((await host(root, env, "registry:status", "--json")).stdout)
+    expect({ ...forced.cache, age_seconds: 0 }).toEqual({ ...statusAfterForced, age_seconds: 0 })
+    expect(forced.cache).toMatchObject({ last_sync: forced.fetched_at, extensions: 2, cache_size_bytes: statSync(cachePath(root)).size })
 
     const text = await host(root, env, "registry:status")
     expect(text.stdout).toContain(`Registry:   ${registryUrl}`)

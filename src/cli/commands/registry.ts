@@ -1,5 +1,4 @@
 import { Command, Options } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Console, Effect, Layer, Option } from "effect"
 import type { RegistryEntry } from "../../domain/Registry.js"
 import type { MergedIndex } from "../../registry/Registry.js"
@@ -10,12 +9,13 @@ import { configLayer, type Invocation, registryLayer } from "../Runtime.js"
 
 // registry:sync and registry:status: the use cases of usecases/RegistryCache.ts, rendered.
 
-/** Configuration and the registry, without the database: the registry commands never open it. */
-const standaloneLayer = (invocation: Invocation) =>
-  registryLayer(invocation).pipe(
-    Layer.provideMerge(configLayer(invocation)),
-    Layer.provideMerge(NodeContext.layer)
-  )
+/**
+ * Configuration and the registry, without the database: the registry commands never open it. Files and
+ * paths are the platform cli/main.ts provides to every command; NodeContext (a command executor, a worker
+ * manager and a terminal besides) cost each registry command about 10 ms of CPU to load and build
+ * (docs/decisions.md "registry:sync reads what it wrote once").
+ */
+const standaloneLayer = (invocation: Invocation) => registryLayer(invocation).pipe(Layer.provideMerge(configLayer(invocation)))
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
 
@@ -107,7 +107,7 @@ export const registryStatusCommand = Command.make(
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
       const { registries, report, url } = yield* registryCacheStatus.pipe(
-        Effect.provide(Layer.provideMerge(configLayer(invocation), NodeContext.layer))
+        Effect.provide(configLayer(invocation))
       )
       if (options.json) {
         return yield* printJson({

@@ -1,0 +1,77 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect } from "effect"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { cacheReport, writeCache } from "../../src/registry/CacheFile.js"
+import { tempDir } from "../support/cli.js"
+
+// `cacheReport` answers for a file this process wrote from what it wrote, as long as the file still holds
+// exactly those bytes (docs/decisions.md "registry:sync reads what it wrote once"): the answer must be the
+// one a fresh read of the file gives, and a file changed since is read again.
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup()
+})
+
+const run = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>) => Effect.runPromise(Effect.provide(effect, NodeContext.layer))
+
+const entry = (id: string) => ({
+  id,
+  name: `Name of ${id}`,
+  description: "é and \u2603: text that is not ASCII",
+  latest_version: "1.0.0",
+  versions: ["1.0.0"],
+  license: "MIT",
+  authors: [],
+  tags: [],
+  requires: {},
+  dependencies: {},
+  archive_url: "{archive}"
+})
+
+const document = (count: number, fetchedAt: Date) => ({
+  fetched_at: fetchedAt,
+  registry_url: "file:///registry",
+  registry: { version: "1.0", extensions: Array.from({ length: count }, (_, n) => entry(`acme/ext-${n}`)) },
+  serial: 3,
+  highest_serial: 3
+})
+
+const setup = () => {
+  const dir = tempDir("host-cache-report-")
+  cleanups.push(dir.cleanup)
+  return join(dir.path, "registry-cache.json")
+}
+
+describe("cacheReport after writeCache", () => {
+  it("answers from what was written exactly as from reading the file", async () => {
+    const file = setup()
+    const written = await run(writeCache(file, document(3, new Date("2026-01-02T03:04:05.678Z"))))
+    const remembered = await run(cacheReport(file, 3600, written))
+    const read = await run(cacheReport(file, 3600))
+    expect(remembered).toEqual(read)
+    expect(read).toMatchObject({ last_sync: "2026-01-02T03:04:05.678Z", extensions: 3, status: "expired" })
+    expect(read.cache_size_bytes).toBe(written.bytes.length)
+  })
+
+  it("reads the file again when it changed since: another cache, or one that does not decode", async () => {
+    const file = setup()
+    const written = await run(writeCache(file, document(3, new Date())))
+    await run(writeCache(file, document(5, new Date("2026-01-01T00:00:00.000Z"))))
+    const changed = await run(cacheReport(file, 0, written))
+    expect(changed).toEqual(await run(cacheReport(file, 0)))
+    expect(changed).toMatchObject({ last_sync: "2026-01-01T00:00:00.000Z", extensions: 5, status: "no-expiry" })
+
+    writeFileSync(file, "{ not json")
+    const broken = await run(cacheReport(file, 0, written))
+    expect(broken).toEqual(await run(cacheReport(file, 0)))
+    expect(broken).toMatchObject({ status: "missing", last_sync: null, extensions: 0, cache_size_bytes: 0 })
+
+    writeFileSync(file, `{"fetched_at": "2026-01-01T00:00:00.000Z", "registry": {"extensions": [${"[".repeat(70)}${"]".repeat(70)}]}}`)
+    const deep = await run(cacheReport(file, 0, written))
+    expect(deep).toEqual(await run(cacheReport(file, 0)))
+    expect(deep.status).toBe("missing")
+  })
+})
