@@ -1,5 +1,4 @@
 import { HttpApiSchema } from "@effect/platform"
-import { Effect } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { PanelAccess, RequestAuth, RequestCredentials } from "../panel/Access.js"
 import type { Sessions } from "../panel/Session.js"
@@ -96,8 +95,8 @@ export const makeFastLane = (runtime: LiveRuntimeService, sessions: Sessions<unk
     if (route === undefined) return false
     const headers = request.headers
     if (headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined) return false
-    // A plain Node handler, outside any fiber: reading the runtime's ref synchronously is the cheap way in.
-    const live = Effect.runSync(runtime.current)
+    // A plain Node handler, outside any fiber: the generation is read synchronously, not by running an Effect.
+    const live = runtime.currentNow()
     if (live === undefined) return false
     const auth = peekOrDecline(live.access, { authorization: headerText(headers.authorization), cookie: headerText(headers.cookie) }, sessions)
     // Only a signed-in user is answered here. An embedded session is checked against the sign-outs in the

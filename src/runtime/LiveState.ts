@@ -44,6 +44,11 @@ export interface LiveRuntimeService {
   /** The current generation, or undefined before the first boot finished. */
   readonly current: Effect.Effect<LiveGeneration | undefined>
   /**
+   * The same, read synchronously, for code outside any fiber (the fast lane, http/FastLane.ts): running
+   * `current` there would start a fiber per request, most of the lane's own work.
+   */
+  readonly currentNow: () => LiveGeneration | undefined
+  /**
    * Every generation once it is current, the one current at subscription first (the bridge's events
    * stream). A change of the panel's users or servers within one generation is not a new one.
    */
@@ -93,11 +98,22 @@ interface Live {
   readonly panel: Panel["Type"]
   readonly context: Context.Context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>
   readonly panelFile: string
-  /** The current generation (undefined before the first boot finished). */
+  /**
+   * The current generation (undefined before the first boot finished), written only by `swapServing`,
+   * which also keeps `servingNow` (the synchronous read of it) the same.
+   */
   readonly serving: SubscriptionRef.SubscriptionRef<LiveGeneration | undefined>
+  readonly servingNow: { value: LiveGeneration | undefined }
   readonly seen: Ref.Ref<Seen>
   readonly baseUrl: Ref.Ref<string>
 }
+
+/** Makes `update`'s answer the current generation: the one way `serving` (and `servingNow` with it) is written. */
+const swapServing = (live: Live, update: (now: LiveGeneration | undefined) => LiveGeneration | undefined) =>
+  Effect.tap(SubscriptionRef.updateAndGet(live.serving, update), (next) =>
+    Effect.sync(() => {
+      live.servingNow.value = next
+    }))
 
 /** `mtime:size` of a file, or `absent`: what the poll compares to notice an edited panel.yaml. */
 const stampOf = (live: Live, file: string) =>
@@ -247,7 +263,7 @@ const makeRebuild = (live: Live, retryInterval: Duration.Duration) =>
         }
         // Only a generation that was built counts as seen: a failed build is tried again at the next poll.
         yield* Ref.update(live.seen, (state) => ({ ...state, fingerprint: nextFingerprint, lastGeneration: seenGeneration }))
-        yield* SubscriptionRef.set(live.serving, next)
+        yield* swapServing(live, () => next)
         yield* Effect.logInfo(
           `runtime generation ${number}: ${generation.extensions.size} extension(s) booted, ${generation.quarantined.size} quarantined, in ${(yield* Clock.currentTimeMillis) - started} ms`
         )
@@ -296,7 +312,7 @@ const followPanelServers = (live: Live, lock: Effect.Semaphore, every: Duration.
     const previous = yield* Ref.modify(live.seen, (state) => [state.panelState, { ...state, panelState: next }])
     const before = previous.directory.servers.map((server) => server.uuid).join("\n")
     if (before === next.directory.servers.map((server) => server.uuid).join("\n")) return
-    const updated = yield* SubscriptionRef.updateAndGet(live.serving, (now) =>
+    const updated = yield* swapServing(live, (now) =>
       now === undefined ? now : { ...now, panel: next.directory, access: live.panel.access(next.directory), panelInfo: next.info })
     if (updated === undefined) return
     yield* announceServers(live, updated.generation, next.directory)
@@ -341,6 +357,7 @@ const make = (options: LiveRuntimeOptions) =>
       context: yield* Effect.context<FileSystem.FileSystem | Path.Path | HostConfig | CoreRows>(),
       panelFile: path.join(paths.root, "config", "panel.yaml"),
       serving: yield* SubscriptionRef.make<LiveGeneration | undefined>(undefined),
+      servingNow: { value: undefined },
       seen: yield* Ref.make<Seen>({
         fingerprint: "",
         panelStamp: "",
@@ -351,7 +368,8 @@ const make = (options: LiveRuntimeOptions) =>
       }),
       baseUrl: yield* Ref.make(config.base_url)
     }
-    const current = SubscriptionRef.get(live.serving)
+    const currentNow = () => live.servingNow.value
+    const current = Effect.sync(currentNow)
     const lock = yield* Effect.makeSemaphore(1)
     const rebuild = yield* makeRebuild(live, Duration.decode(options.retryInterval ?? Duration.seconds(10)))
 
@@ -395,7 +413,7 @@ const make = (options: LiveRuntimeOptions) =>
       baseUrlConfigured === true ? Effect.void : lock.withPermits(1)(Effect.zipRight(
         Ref.set(live.baseUrl, url),
         // The precomputed bodies of the generation already built carry the old URL.
-        SubscriptionRef.update(live.serving, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
+        swapServing(live, (now) => now === undefined ? now : { ...now, bodies: clientBodies(now.generation, { version: live.hostVersion, baseUrl: url }) })
       ))
 
     // Swaps only: the same generation with other panel users or a new base URL is not announced again.
@@ -403,7 +421,7 @@ const make = (options: LiveRuntimeOptions) =>
       Stream.filterMap(Option.fromNullable),
       Stream.changesWith((a, b) => a.generation.number === b.generation.number)
     )
-    return { current, changes, refresh, baseUrl: Ref.get(live.baseUrl), useListenUrl } satisfies LiveRuntimeService
+    return { current, currentNow, changes, refresh, baseUrl: Ref.get(live.baseUrl), useListenUrl } satisfies LiveRuntimeService
   })
 
 export const layer = (options: LiveRuntimeOptions = {}) => Layer.scoped(LiveRuntime, make(options))

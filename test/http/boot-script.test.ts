@@ -45,6 +45,7 @@ const bootFor = async (referer: string, authenticate: PanelAccess["authenticate"
   const live = { access } as unknown as LiveGeneration
   const runtime: LiveRuntimeService = {
     current: Effect.succeed(live),
+    currentNow: () => live,
     changes: Stream.die("not reached"),
     refresh: () => Effect.die("not reached"),
     baseUrl: Effect.die("not reached"),

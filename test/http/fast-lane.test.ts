@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fastLaneRoutes, makeFastLane } from "../../src/http/FastLane.js"
 import { HostApi } from "../../src/http/contracts/Api.js"
 import { embeddedAccess, type PanelAccess } from "../../src/panel/Access.js"
-import { makeDirectory } from "../../src/panel/Panel.js"
+import { hashToken, makeDirectory } from "../../src/panel/Panel.js"
 import { precompute } from "../../src/runtime/ClientView.js"
 import type { LiveGeneration, LiveRuntimeService } from "../../src/runtime/LiveState.js"
 import { fixture, tempDir } from "../support/cli.js"
@@ -117,37 +117,62 @@ describe("the fast lane's routes come from the contract", () => {
   })
 })
 
-describe("a driver whose synchronous answer throws", () => {
-  it("leaves the request to the router (which logs the defect and answers 500) instead of throwing out of node's listener", async () => {
-    const access: PanelAccess = {
+/**
+ * The fast lane alone in a node server over a stand-in generation whose only parts it reads are `access` and
+ * `bodies`; anything it leaves is answered 500 "the router's answer". The generation is there only to be read
+ * synchronously (`currentNow`): `current`, the Effect, dies, so a lane that ran it would throw out of node's listener.
+ */
+const laneAlone = async (access: PanelAccess) => {
+  const body = precompute({ data: {} })
+  const live = { access, bodies: { slots: body, extensions: body, config: body } } as unknown as LiveGeneration
+  const runtime: LiveRuntimeService = {
+    current: Effect.die("the fast lane reads the generation synchronously"),
+    currentNow: () => live,
+    changes: Stream.die("not reached"),
+    refresh: () => Effect.die("not reached"),
+    baseUrl: Effect.die("not reached"),
+    useListenUrl: () => Effect.die("not reached")
+  }
+  const fast = makeFastLane(runtime, noSessions)
+  const server = createServer((request, response) => {
+    if (fast(request, response)) return
+    response.writeHead(500, { "content-type": "text/plain" })
+    response.end("the router's answer")
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    body,
+    ask: (headers: Readonly<Record<string, string>>) => ask(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "GET", "/api/client/host/slots", headers),
+    close: () => new Promise((resolve) => server.close(resolve))
+  }
+}
+
+describe("the fast lane on its own", () => {
+  it("answers a known user from the generation it reads synchronously, without running an Effect", async () => {
+    const directory = makeDirectory({ users: [{ id: 1, username: "dave", email: "dave@panel.test", admin: false, permissions: [], token_sha256: hashToken(tokens.dave) }], servers: [] })
+    const lane = await laneAlone(embeddedAccess(directory))
+    try {
+      const answer = await lane.ask({ authorization: `Bearer ${tokens.dave}` })
+      expect(answer.status).toBe(200)
+      expect(Buffer.from(answer.body, "hex")).toEqual(Buffer.from(lane.body.bytes))
+    } finally {
+      await lane.close()
+    }
+  })
+
+  it("leaves the request to the router (which logs the defect and answers 500) when the driver's synchronous answer throws, instead of throwing out of node's listener", async () => {
+    const lane = await laneAlone({
       ...embeddedAccess(makeDirectory({ users: [], servers: [] })),
       peek: () => {
         throw new Error("a bug in the panel driver")
       }
-    }
-    const body = precompute({ data: {} })
-    // Only `access` and `bodies` are read by the fast lane; the rest of a generation is not reached.
-    const live = { access, bodies: { slots: body, extensions: body, config: body } } as unknown as LiveGeneration
-    const runtime: LiveRuntimeService = {
-      current: Effect.succeed(live),
-      changes: Stream.die("not reached"),
-      refresh: () => Effect.die("not reached"),
-      baseUrl: Effect.die("not reached"),
-      useListenUrl: () => Effect.die("not reached")
-    }
-    const fast = makeFastLane(runtime, noSessions)
-    const server = createServer((request, response) => {
-      if (fast(request, response)) return
-      response.writeHead(500, { "content-type": "text/plain" })
-      response.end("the router's answer")
     })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     try {
-      const answer = await ask(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "GET", "/api/client/host/slots", { authorization: "Bearer x" })
+      const answer = await lane.ask({ authorization: "Bearer x" })
       expect(answer.status).toBe(500)
       expect(Buffer.from(answer.body, "hex").toString()).toBe("the router's answer")
     } finally {
-      await new Promise((resolve) => server.close(resolve))
+      await lane.close()
     }
   })
 })
