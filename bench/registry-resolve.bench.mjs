@@ -6,6 +6,7 @@
 // - resolve: `host update --check` with one extension installed from the second registry: its id is looked up in
 //   the first registry (which does not list it), then found in the second, from the caches.
 import * as ed from "@noble/ed25519"
+import { execFileSync } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -35,11 +36,13 @@ const entry = (id, sha256) => ({
 
 const work = mkdtempSync(join(tmpdir(), "host-bench-registry-resolve-"))
 try {
-  // The second registry holds the demo registry's real hello-world archive among its entries.
-  const demo = join(repo, "storage", "demo-registry")
+  // The second registry holds the demo registry's real hello-world archive among its entries, built here
+  // (scripts/demo-registry.mjs, into this bench's own folder) so the bench needs no earlier `npm start`.
+  const demo = join(work, "demo")
+  execFileSync(process.execPath, [join(repo, "scripts", "demo-registry.mjs"), "--out", demo, "--quiet"], { stdio: ["ignore", "ignore", "inherit"] })
   const demoIndex = JSON.parse(readFileSync(join(demo, "registry.json"), "utf8"))
   const hello = demoIndex.extensions.find((extension) => extension.id === "acme/hello-world")
-  if (hello === undefined) throw new Error("storage/demo-registry lacks acme/hello-world: run node scripts/demo-registry.mjs (npm start does)")
+  if (hello === undefined) throw new Error("the demo registry lacks acme/hello-world (fixtures/extensions/hello-world)")
   const fake = "0".repeat(64)
   const first = join(work, "first")
   const second = join(work, "second")
