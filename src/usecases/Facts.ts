@@ -23,10 +23,13 @@ export const installedList = Effect.flatMap(ExtensionsRepo, (repo) => repo.list)
  */
 export const statusReader = Effect.gen(function*() {
   const live = yield* (yield* LiveRuntime).current
+  // A serving generation knows its own quarantine: the record (a database read) is read only without one.
+  if (live !== undefined) {
+    const quarantined = live.generation.quarantined
+    return (extension: InstalledExtension) => extensionStatus(extension, quarantined.get(extension.extensionId))
+  }
   const recorded = yield* readQuarantine
-  const quarantineOf = (extension: InstalledExtension) =>
-    live?.generation.quarantined.get(extension.extensionId) ?? (live === undefined ? quarantineReason(recorded, extension) : undefined)
-  return (extension: InstalledExtension) => extensionStatus(extension, quarantineOf(extension))
+  return (extension: InstalledExtension) => extensionStatus(extension, quarantineReason(recorded, extension))
 })
 
 /** What the desired-state file says about each extension, when it exists and decodes. */
