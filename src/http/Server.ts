@@ -88,7 +88,6 @@ export const listen = (options: ListenOptions) =>
       )
     )
     const fast = options.fastPath === false ? () => false : makeFastLane(runtime, sessions)
-    const serve = handler
     // The edges of the server (docs/http.md "Limits"): uploads are authenticated and authorized before a
     // byte of their body is read (their size is judged after that, admin/Uploads.ts), and a refusal written
     // while the body is unread closes the connection; other bodies are judged here, declared or chunked.
@@ -102,12 +101,12 @@ export const listen = (options: ListenOptions) =>
         closeWhenRefusedUnread(request, response)
         // `100 Continue` only once the upload is read, i.e. after it was authorized.
         if (waitingForContinue) request.once("resume", () => response.headersSent || response.writeContinue())
-        return serve(request, response)
+        return handler(request, response)
       }
       if (refuseOversizedBody(request, response, config.limits.archive_bytes, { otherBytes, waitingForContinue })) return
       if (waitingForContinue) response.writeContinue()
-      if (isChunked(request)) return readChunkedBody(request, response, otherBytes, serve)
-      serve(request, response)
+      if (isChunked(request)) return readChunkedBody(request, response, otherBytes, handler)
+      handler(request, response)
     }
     const headersTimeout = config.server.headers_timeout * 1000
     const server = yield* Effect.acquireRelease(

@@ -46,11 +46,7 @@ const make = Effect.gen(function*() {
 
   const signedInUnchecked: Check<SignedInCaller> = Effect.flatMap(authenticated, signedInCaller)
 
-  /** In one step after authenticating (the hottest check: every signed-in client endpoint). */
-  const signedIn: Check<SignedInCaller> = Effect.flatMap(authenticated, (authenticatedCaller) => {
-    const caller = signedInCaller(authenticatedCaller)
-    return caller._tag === "Right" && unsafeMethods.has(authenticatedCaller.request.method) ? Effect.as(csrf(caller.right), caller.right) : caller
-  })
+  const signedIn: Check<SignedInCaller> = Effect.flatMap(signedInUnchecked, (caller) => Effect.as(csrf(caller), caller))
 
   /** The owner of `{server}` or an admin: 404 for a server the user cannot see, 403 for a subuser of it. */
   const ownsServer = Effect.gen(function*() {
