@@ -12,24 +12,6 @@ const { dirname, join } = require("node:path")
 const { Script } = require("node:vm")
 const { setFlagsFromString } = require("node:v8")
 
-// Most commands live for well under a second: V8's optimising compiler and its parallel garbage
-// collector would spend more CPU on other threads than they save before the process exits (measured in
-// bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). Nor does the
-// young generation grow: nearly everything a command allocates while it starts lives to its end, so a
-// larger young generation only means more fresh memory to touch and copy through (docs/decisions.md
-// "The young generation of a short command stays small"). The servers and watchers run for hours and
-// keep V8's defaults.
-const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
-if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge --semi-space-growth-factor=1")
-
-// A command prints stack traces only with --verbose (or HOST_DEBUG set). Otherwise none are recorded:
-// Effect records one for every traced call and service, which costs a short command about a seventh of
-// its CPU time (docs/decisions.md, "Short commands record no stack traces").
-const wantsStacks = process.argv.includes("--verbose") || (process.env.HOST_DEBUG ?? "") !== ""
-if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
-
-const bundle = join(__dirname, "..", "dist", "host.cjs")
-
 /**
  * The command this run names (`host:list` is `list`), found as src/cli/main.ts finds it: the first argument
  * that is neither a flag nor the folder of `--root`. Undefined for `host`, `--help` and `--version`.
@@ -44,6 +26,38 @@ const commandName = () => {
   }
   return undefined
 }
+
+// Most commands live for well under a second: V8's optimising compiler and its parallel garbage
+// collector would spend more CPU on other threads than they save before the process exits (measured in
+// bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). Nor does the
+// young generation grow: nearly everything a command allocates while it starts lives to its end, so a
+// larger young generation only means more fresh memory to touch and copy through (docs/decisions.md
+// "The young generation of a short command stays small"). The servers and watchers run for hours and
+// keep V8's defaults.
+const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
+// A few short commands run one small piece of code thousands of times: `registry:build` checks every tar
+// header of every archive (a 512-byte checksum loop) and lexes every manifest. Interpreted, those loops
+// were a sixth of its time; V8's optimising compiler with a budget three times its default compiles them
+// and little else, so the run's main thread does 17 % fewer instructions for about the same total CPU
+// (docs/decisions.md "registry:build lets the optimising compiler in"). Each command keeps its own code
+// cache (below), so these flags cost the others nothing.
+const manyItemCommands = new Set(["registry:build"])
+if (!longRunning) {
+  setFlagsFromString(
+    manyItemCommands.has(commandName() ?? "")
+      ? "--interrupt-budget=200000 --no-parallel-scavenge"
+      : "--no-opt --no-parallel-scavenge --semi-space-growth-factor=1"
+  )
+}
+
+// A command prints stack traces only with --verbose (or HOST_DEBUG set). Otherwise none are recorded:
+// Effect records one for every traced call and service, which costs a short command about a seventh of
+// its CPU time (docs/decisions.md, "Short commands record no stack traces").
+const wantsStacks = process.argv.includes("--verbose") || (process.env.HOST_DEBUG ?? "") !== ""
+if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
+
+const bundle = join(__dirname, "..", "dist", "host.cjs")
+
 
 // V8 rejects a code cache made under other flags, and the long-running commands run with other flags
 // than the short ones (above): with one file, `host serve` started after any command compiled the whole
