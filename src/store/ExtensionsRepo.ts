@@ -1,9 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Either, Option, type ParseResult, Schema } from "effect"
 import {
   ExtensionSource,
   type ExtensionWrite,
   type InstalledExtension,
+  type InstalledManifest,
   SignatureRecord
 } from "../domain/Installed.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
@@ -20,7 +21,8 @@ const ExtensionRow = Schema.Struct({
   version: Schema.String,
   // SQLite and MySQL answer 0/1, PostgreSQL a boolean.
   enabled: Schema.Union(Schema.Boolean, Schema.Number),
-  manifest: Schema.parseJson(),
+  // The stored text, parsed and decoded in toRecords, once per distinct text (ManifestMemo below).
+  manifest: Schema.String,
   source: Schema.parseJson(ExtensionSource),
   signature: Schema.parseJson(SignatureRecord),
   created_at: Schema.String,
@@ -30,13 +32,37 @@ const ExtensionRow = Schema.Struct({
 type ExtensionRow = typeof ExtensionRow.Type
 type ManifestDecoder = typeof import("../domain/StoredManifest.js").decodeInstalledManifest
 
-const toRecord = (row: ExtensionRow, decodeInstalledManifest: ManifestDecoder): InstalledExtension => ({
+const parseStoredJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/**
+ * Decoded manifests by their stored text. A manifest is a pure function of that text and immutable, so the
+ * reads that list the table on every request (the admin list) or every swap decode only a text they have
+ * not seen; the row itself is still read each time, so another process's change is seen at once
+ * (docs/decisions.md "R4's tail"). Bounded: started again past `limit` texts (every version ever listed).
+ */
+export class ManifestMemo {
+  private readonly decoded = new Map<string, InstalledManifest>()
+  constructor(private readonly limit = 512) {}
+  /** The decoded manifest of `text`, or the parse error of a text that is not JSON (the row is corrupt). */
+  of(text: string, decode: ManifestDecoder): Either.Either<InstalledManifest, ParseResult.ParseError> {
+    const known = this.decoded.get(text)
+    if (known !== undefined) return Either.right(known)
+    return Either.map(parseStoredJson(text), (parsed) => {
+      const manifest = decode(parsed)
+      if (this.decoded.size >= this.limit) this.decoded.clear()
+      this.decoded.set(text, manifest)
+      return manifest
+    })
+  }
+}
+
+const toRecord = (row: ExtensionRow, manifest: InstalledManifest): InstalledExtension => ({
   id: row.id,
   extensionId: row.extension_id,
   name: row.name,
   version: row.version,
   enabled: row.enabled === true || row.enabled === 1,
-  manifest: decodeInstalledManifest(row.manifest),
+  manifest,
   source: row.source,
   signature: row.signature,
   createdAt: row.created_at,
@@ -47,15 +73,23 @@ const toRecord = (row: ExtensionRow, decodeInstalledManifest: ManifestDecoder): 
 // table never loads them.
 const storedManifest = Effect.promise(() => import("../domain/StoredManifest.js"))
 
-const toRecords = (rows: ReadonlyArray<ExtensionRow>): Effect.Effect<Array<InstalledExtension>> =>
+const toRecords = (rows: ReadonlyArray<ExtensionRow>, memo: ManifestMemo): Effect.Effect<Array<InstalledExtension>, ParseResult.ParseError> =>
   rows.length === 0
     ? Effect.succeed([])
-    : Effect.map(storedManifest, ({ decodeInstalledManifest }) => rows.map((row) => toRecord(row, decodeInstalledManifest)))
+    : Effect.flatMap(storedManifest, ({ decodeInstalledManifest }) => {
+      const records: Array<InstalledExtension> = []
+      for (const row of rows) {
+        const manifest = memo.of(row.manifest, decodeInstalledManifest)
+        if (Either.isLeft(manifest)) return Effect.fail(manifest.left)
+        records.push(toRecord(row, manifest.right))
+      }
+      return Effect.succeed(records)
+    })
 
-const toOptionalRecord = (row: Option.Option<ExtensionRow>): Effect.Effect<Option.Option<InstalledExtension>> =>
+const toOptionalRecord = (row: Option.Option<ExtensionRow>, memo: ManifestMemo): Effect.Effect<Option.Option<InstalledExtension>, ParseResult.ParseError> =>
   Option.match(row, {
     onNone: () => Effect.succeed(Option.none()),
-    onSome: (found) => Effect.map(toRecords([found]), ([record]) => Option.fromNullable(record))
+    onSome: (found) => Effect.map(toRecords([found], memo), ([record]) => Option.fromNullable(record))
   })
 
 export type { ExtensionWrite } from "../domain/Installed.js"
@@ -66,6 +100,7 @@ export const makeExtensionsRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // SQLite has no boolean type to bind; the others take a real boolean.
   const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
+  const memo = new ManifestMemo()
 
   const selectAll = SqlSchema.findAll({
     Request: Schema.Void,
@@ -82,14 +117,14 @@ export const makeExtensionsRepo = Effect.gen(function*() {
   )
 
   const list = selectAll(undefined).pipe(
-    Effect.flatMap(toRecords),
+    Effect.flatMap((rows) => toRecords(rows, memo)),
     Effect.mapError(storeError("listing extensions")),
     Effect.withSpan("ExtensionsRepo.list")
   )
 
   const find = (extensionId: string) =>
     selectOne(extensionId).pipe(
-      Effect.flatMap(toOptionalRecord),
+      Effect.flatMap((row) => toOptionalRecord(row, memo)),
       Effect.mapError(storeError(`reading extension ${extensionId}`)),
       Effect.withSpan("ExtensionsRepo.find")
     )

@@ -140,6 +140,24 @@ describe("write transactions", () => {
     ))
 })
 
+/** How many Errors `make` constructed (replacing the global constructor while it runs), and what it returned. */
+const errorsMadeBy = <A>(make: () => A): { readonly count: number; readonly result: A } => {
+  const original = globalThis.Error
+  let count = 0
+  globalThis.Error = new Proxy(original, {
+    construct: (target, args, newTarget) => {
+      count++
+      return Reflect.construct(target, args, newTarget)
+    }
+  })
+  try {
+    const result = make()
+    return { count, result }
+  } finally {
+    globalThis.Error = original
+  }
+}
+
 /** What installing `id` writes: a real manifest document, as the lifecycle saves it. */
 const extensionWrite = (id: string): ExtensionWrite => ({
   extensionId: id,
@@ -201,6 +219,34 @@ describeDatabases("repositories", (db) => {
       expect(corruptReason(b!)).toMatch(/^its stored manifest does not decode \(.*version.*\); reinstall it$/)
       expect(dependenciesOf(b!)).toEqual({})
       expect(migrationsFolderOf(b!)).toBe("database/migrations")
+    })))
+
+  it.effect("host_extensions: a stored manifest is decoded once per text, and a text written by another process at its next read", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ExtensionsRepo
+      const sql = yield* SqlClient.SqlClient
+      yield* repo.save(extensionWrite("acme/b"))
+      const [first] = yield* repo.list
+      const [again] = yield* repo.list
+      // The same text: the decoded manifest of the first read (docs/decisions.md "R4's tail").
+      expect(again?.manifest).toBe(first?.manifest)
+      expect(Option.getOrThrow(yield* repo.find("acme/b")).manifest).toBe(first?.manifest)
+      // Another writer (a CLI, a replica) changes the row: the next read decodes the new text.
+      const changed = { ...extensionWrite("acme/b").manifest, description: "changed elsewhere" }
+      yield* sql`UPDATE host_extensions SET manifest = ${JSON.stringify(changed)} WHERE extension_id = 'acme/b'`
+      const [after] = yield* repo.list
+      expect(after?.manifest).not.toBe(first?.manifest)
+      expect(manifestOf(after!)?.document).toEqual(changed)
+    })))
+
+  it.effect("host_settings: the reads a request makes take no stack trace for their span", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* SettingsRepo
+      yield* repo.put("acme/a", "limit", 5)
+      // Effect takes a span's trace (an Error) when withSpan is called, tracer on or off (docs/decisions.md "R4's tail").
+      const made = errorsMadeBy(() => [repo.getAll("acme/a"), repo.get("acme/a", "limit")])
+      expect(made.count).toBe(0)
+      expect(yield* made.result[0]!).toEqual({ limit: 5 })
     })))
 
   it.effect("host_extensions and host_settings: concurrent saves of one key upsert one row, last write wins", () =>
