@@ -18,8 +18,15 @@ export const maxJsonDepth = 64
  * once, so a text of unclosed strings costs no more than one of closed ones. Or else a run of anything but
  * brackets and quotes. Removing every match leaves the brackets outside strings: a run stops at a quote,
  * where a string begins, so strings are found where a scan from the start finds them.
+ *
+ * One match takes up to 256 of these tokens in a row: each match costs a call into the regular expression's
+ * code and the replacement's bookkeeping, a good part of the count's time on a registry index (a token or
+ * two per line). The bound keeps the backtracking stack small: unbounded, a flat array of two million
+ * strings ran it out and fell back to the character loop (docs/decisions.md "registry:sync: fewer, larger
+ * steps"). Neither kind of token matches at a bracket nor where the other begins, so the tokens are the
+ * same ones, and nothing after the repetition can make it give any back. Exported for its test.
  */
-const stringOrNotABracket = /"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?$)|[^"[\]{}]+/g
+export const stringOrNotABracket = /(?:"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?$)|[^"[\]{}]+){1,256}/g
 
 /**
  * How deeply the arrays and objects of a JSON text nest (`1` is 0, `[]` and `{}` are 1), counted on the

@@ -1,6 +1,6 @@
 import { Either, type ParseResult, Schema } from "effect"
 import semver from "semver"
-import { ExtensionId, extensionIdProblem } from "./Manifest.js"
+import { ExtensionId, extensionIdProblem, isExtensionId } from "./Manifest.js"
 import { problem, type Problem } from "./Problems.js"
 
 // The registry (docs/registry.md), pure parts: the index schema, references (`vendor/name[@version|@range]`),
@@ -191,14 +191,14 @@ const isAuthorList = (value: unknown): boolean => {
 
 /**
  * The entry itself (its defaults filled) when it is already what the schema decodes it to: only the schema's
- * keys, each of the exact type and passing the same checks (the same functions: `extensionIdProblem`,
+ * keys, each of the exact type and passing the same checks (`isExtensionId`: `extensionIdProblem`'s verdict;
  * `semver.valid`), sha256 digests in lowercase (the schema would lowercase them). Undefined otherwise, and
  * the schema decides. `isVersion` is `semver.valid` remembered for the index.
  */
 const entryAsDecoded = (raw: unknown, isVersion: (text: string) => boolean): RegistryEntry | undefined => {
   if (!isPlainObject(raw) || !hasOnlyKeys(raw, entryKeys)) return undefined
   const { authors, dependencies, requires, sha256, tags, versions } = raw
-  const valid = typeof raw.id === "string" && extensionIdProblem(raw.id) === undefined &&
+  const valid = typeof raw.id === "string" && isExtensionId(raw.id) &&
     typeof raw.name === "string" &&
     isOptionalString(raw.description) &&
     isOptionalString(raw.repository) &&

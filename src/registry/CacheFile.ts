@@ -258,13 +258,18 @@ export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSys
     return readCacheText(text.value)
   }).pipe(Effect.withSpan("RegistryCache.read"))
 
+const encoder = new TextEncoder()
+
 /**
- * The cache document as JSON text: the index is written as it was decoded (its decoded form is also a
- * valid encoded form, and encoding thousands of entries through the schema again cost as much as decoding
+ * The cache document as JSON text, in UTF-8: the index is written as it was decoded (its decoded form is also
+ * a valid encoded form, and encoding thousands of entries through the schema again cost as much as decoding
  * them), on one line (a third smaller than indented, so a third less to read and parse on every command
- * that resolves); the rest indented, keys in the schema's order, as before.
+ * that resolves); the rest indented, keys in the schema's order, as before. The three pieces (the envelope
+ * before the index, the index, the envelope after it) are encoded one after another into one buffer: joined
+ * as text first, the encoder copied the whole text into one more string of about a megabyte per index
+ * (docs/decisions.md "registry:sync: fewer, larger steps").
  */
-const cacheText = (cache: CacheDocument): string => {
+const cacheBytes = (cache: CacheDocument): Uint8Array => {
   const placeholder = "(the index)"
   const text = JSON.stringify({
     fetched_at: cache.fetched_at.toISOString(),
@@ -279,17 +284,21 @@ const cacheText = (cache: CacheDocument): string => {
   // The placeholder is found as the value of "registry" (the URL before it may hold any text).
   const at = text.indexOf(`\n  "registry": ${JSON.stringify(placeholder)}`)
   const value = at + `\n  "registry": `.length
-  return `${text.slice(0, value)}${JSON.stringify(cache.registry)}${text.slice(value + JSON.stringify(placeholder).length)}\n`
+  const pieces = [text.slice(0, value), JSON.stringify(cache.registry), `${text.slice(value + JSON.stringify(placeholder).length)}\n`]
+  let length = 0
+  for (const piece of pieces) length += Buffer.byteLength(piece, "utf8")
+  const bytes = new Uint8Array(length)
+  let offset = 0
+  for (const piece of pieces) offset += encoder.encodeInto(piece, bytes.subarray(offset)).written
+  return bytes
 }
-
-const encoder = new TextEncoder()
 
 /**
  * Writes the cache next to its final place and renames it over, so a reader never sees half a file; the
  * answer is what was written (for `cacheReport`).
  */
 export const writeCache = Effect.fn("RegistryCache.write")(function*(file: string, cache: CacheDocument) {
-  const bytes = encoder.encode(cacheText(cache))
+  const bytes = cacheBytes(cache)
   yield* writeFileAtomic(file, bytes).pipe(
     Effect.mapError((error) => new RegistryCacheError({ path: file, detail: error.message }))
   )

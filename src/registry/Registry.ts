@@ -412,24 +412,40 @@ const loadIndex = <E>(
     return resultOf(source, stale, "stale-cache", warning)
   }).pipe(Effect.withSpan("Registry.index", { attributes: { force, registry: source.name } }))
 
-/** The registries' indexes as one: each id from the first registry listing it. */
+/**
+ * The registries' indexes as one: each id from the first registry listing it. The union (`index` and
+ * `origins`) is made when first read: a `registry:sync` that only reports each registry's count never reads
+ * it, and making it cost thousands of map insertions (docs/decisions.md "registry:sync: fewer, larger steps").
+ */
 const mergeIndexes = (parts: ReadonlyArray<IndexResult>): MergedIndex => {
-  const origins = new Map<string, string>()
-  const extensions: Array<RegistryEntry> = []
-  for (const part of parts) {
-    for (const entry of part.index.extensions) {
-      if (origins.has(entry.id)) continue
-      origins.set(entry.id, part.registry)
-      extensions.push(entry)
-    }
-  }
   const first = parts[0]!
+  let union: { readonly index: RegistryIndex; readonly origins: ReadonlyMap<string, string> } | undefined
+  const unite = () => {
+    if (union !== undefined) return union
+    const origins = new Map<string, string>()
+    const extensions: Array<RegistryEntry> = []
+    for (let at = 0; at < parts.length; at++) {
+      const part = parts[at]!
+      const entries = part.index.extensions
+      for (let position = 0; position < entries.length; position++) {
+        const entry = entries[position]!
+        if (origins.has(entry.id)) continue
+        origins.set(entry.id, part.registry)
+        extensions.push(entry)
+      }
+    }
+    return (union = { index: { ...first.index, extensions }, origins })
+  }
   const warnings = parts.flatMap((part) => (part.warning === undefined ? [] : [part.warning]))
   return {
     ...first,
-    index: { ...first.index, extensions },
+    get index() {
+      return unite().index
+    },
     ...(warnings.length === 0 ? {} : { warning: warnings.join("; ") }),
-    origins,
+    get origins() {
+      return unite().origins
+    },
     parts
   }
 }

@@ -1,8 +1,10 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
   decodeManifest,
   defaultEntrypointClass,
   extensionIdProblem,
+  isExtensionId,
   isolationClass,
   type ManifestDocument,
   psr4Candidates,
@@ -46,6 +48,24 @@ describe("extension ids", () => {
     ["config/x", `vendor "config" is reserved`]
   ])("rejects %s", (id, message) => {
     expect(extensionIdProblem(id)).toContain(message)
+    expect(isExtensionId(id)).toBe(false)
+  })
+
+  // isExtensionId is extensionIdProblem's verdict in one regular expression (docs/decisions.md
+  // "registry:sync: fewer, larger steps").
+  it("isExtensionId agrees with extensionIdProblem on any id", () => {
+    const char = fc.constantFrom("a", "z", "0", "9", "-", "/", "A", "_", ".", " ", "\n", "é")
+    const word = fc.oneof(fc.constantFrom("host", "extensions", "slots", "config", "hosts", "a".repeat(63), "a".repeat(64), "a".repeat(65)),
+      fc.array(char, { maxLength: 12 }).map((chars) => chars.join("")))
+    const id = fc.oneof(fc.array(char, { maxLength: 20 }).map((chars) => chars.join("")), fc.tuple(word, word).map(([a, b]) => `${a}/${b}`),
+      fc.tuple(word, word, word).map(([a, b, c]) => `${a}/${b}/${c}`))
+    fc.assert(fc.property(id, (text) => {
+      expect(isExtensionId(text)).toBe(extensionIdProblem(text) === undefined)
+    }), { numRuns: 20000 })
+    for (const text of ["acme/analytics", "a1/b2", "my-vendor/my-ext-2", `${"a".repeat(64)}/${"b".repeat(64)}`, "host-x/y", "x/host"]) {
+      expect(isExtensionId(text)).toBe(true)
+    }
+    for (const text of ["acme/analytics\n", "\nacme/analytics", `${"a".repeat(64)}/${"b".repeat(65)}`, "/", "a/", "/a"]) expect(isExtensionId(text)).toBe(false)
   })
 })
 

@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { cacheReport, writeCache } from "../../src/registry/CacheFile.js"
@@ -73,5 +73,27 @@ describe("cacheReport after writeCache", () => {
     const deep = await run(cacheReport(file, 0, written))
     expect(deep).toEqual(await run(cacheReport(file, 0)))
     expect(deep.status).toBe("missing")
+  })
+})
+
+// The cache is encoded piece by piece (envelope, index, envelope) into one buffer (docs/decisions.md
+// "registry:sync: fewer, larger steps"): its bytes are the UTF-8 of the text it always was, the envelope
+// indented and the index on one line, text that is not ASCII included.
+describe("writeCache", () => {
+  it("writes the envelope indented and the index on one line, in UTF-8", async () => {
+    const file = setup()
+    const cache = { ...document(2, new Date("2026-01-02T03:04:05.678Z")), registry_url: "file:///r\u00e9gistry \"x\"", signed_by: "ab" }
+    const written = await run(writeCache(file, cache))
+    const envelope = JSON.stringify({
+      fetched_at: "2026-01-02T03:04:05.678Z",
+      registry_url: cache.registry_url,
+      registry: "(the index)",
+      signed_by: "ab",
+      serial: 3,
+      highest_serial: 3
+    }, null, 2)
+    const expected = `${envelope.replace('"(the index)"', JSON.stringify(cache.registry))}\n`
+    expect(readFileSync(file, "utf8")).toBe(expected)
+    expect(Buffer.from(written.bytes).equals(Buffer.from(expected, "utf8"))).toBe(true)
   })
 })

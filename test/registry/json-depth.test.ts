@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import fc from "fast-check"
 import { afterAll, describe, expect, it } from "vitest"
-import { nestingDepth, nestingDepthByScan } from "../../src/domain/JsonDepth.js"
+import { nestingDepth, nestingDepthByScan, stringOrNotABracket } from "../../src/domain/JsonDepth.js"
 import { runHost, tempDir } from "../support/cli.js"
 
 // A registry index nesting 100,000 levels (docs/decisions.md "JSON from outside nests at most 64
@@ -44,6 +44,31 @@ describe("nestingDepth", () => {
     }
     expect(nestingDepth('{"a":"[["}', 64)).toBe(1)
     expect(nestingDepth(`${"[".repeat(100_000)}${"]".repeat(100_000)}`, 64)).toBe(65)
+  })
+})
+
+// One match of the count takes up to 256 tokens (strings and runs between them) in a row
+// (docs/decisions.md "registry:sync: fewer, larger steps"): texts with far more tokens between two brackets
+// count as the loop counts them, and a flat array of two million strings does not run the backtracking stack out.
+describe("long stretches between brackets", () => {
+  it("count as the character loop does", () => {
+    const token = fc.constantFrom("\"a\"", "\"[\"", "\"\\\"{\"", " ", ",", ":", "1", "\n  ")
+    const stretch = fc.array(token, { minLength: 200, maxLength: 1200 }).map((parts) => parts.join(""))
+    const text = fc.array(fc.oneof(stretch, fc.constantFrom("[", "]", "{", "}")), { maxLength: 8 }).map((parts) => parts.join(""))
+    fc.assert(fc.property(text, fc.integer({ min: 0, max: 6 }), (json, limit) => {
+      expect(nestingDepth(json, limit)).toBe(nestingDepthByScan(json, limit))
+    }), { numRuns: 300 })
+    const entries = `[${Array.from({ length: 3000 }, (_, n) => `"x${n}", ${n}, "[${n}"`).join(",\n  ")}, [[{"a": ["]"]}]]]`
+    expect(nestingDepth(entries, 64)).toBe(5)
+    expect(nestingDepth(entries, 64)).toBe(nestingDepthByScan(entries, 64))
+  })
+
+  it("of two million strings are counted by the regular expression", () => {
+    const flat = `[${'"ab",'.repeat(2_000_000)}"c"]`
+    // The regular expression's own answer (the character loop would count the same).
+    expect(flat.replace(stringOrNotABracket, "")).toBe("[]")
+    expect(nestingDepth(flat, 64)).toBe(1)
+    expect(nestingDepth(`[${flat}, ${"[".repeat(70)}`, 64)).toBe(65)
   })
 })
 
