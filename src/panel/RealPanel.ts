@@ -61,13 +61,19 @@ export const readPanelRoot = (root: string, flavor: Flavor) =>
  * (docs/decisions.md "P4 (session 10): Schema checks by hand, modules on first use").
  * A `require`, not an `import()`: the bundle runs from V8's code cache, which has no dynamic-import
  * hook (bin/host.js).
+ *
+ * Synchronous (`spawnSync`), not `execFile`: an asynchronous child process makes Node create some of its
+ * tick objects with a boxed number as their id, which turns `process.nextTick`'s object literal
+ * megamorphic for the rest of the process — in `host serve` under a real panel every request then paid
+ * about 3 µs more in Node's own stream code (docs/decisions.md "P3r: php's version is read synchronously").
+ * The service waits for the answer either way, so only the event loop is held, for php's start.
  */
-const phpVersion = Effect.flatMap(Effect.sync(() => require("node:child_process") as typeof import("node:child_process")), ({ execFile }) =>
-  Effect.async<string | undefined>((resume) => {
-    execFile("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000 }, (error, stdout) => {
-      resume(Effect.succeed(error === null && /^\d+\.\d+/.test(stdout.trim()) ? stdout.trim() : undefined))
-    })
-  }))
+const phpVersion = Effect.sync((): string | undefined => {
+  const { spawnSync } = require("node:child_process") as typeof import("node:child_process")
+  const run = spawnSync("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000, stdio: ["ignore", "pipe", "ignore"] })
+  const text = run.error === undefined && run.status === 0 ? run.stdout.toString("utf8").trim() : ""
+  return /^\d+\.\d+/.test(text) ? text : undefined
+})
 
 // ---- the service ---------------------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Either } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import childProcess from "node:child_process"
+import { chmodSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { makeRealPanel, panelPermits, readPanelRoot, flavors } from "../../src/panel/RealPanel.js"
 import type { Sessions } from "../../src/panel/Session.js"
 import { tempDirsPerTest } from "../support/cli.js"
@@ -36,6 +39,52 @@ const setup = async (kind: "pterodactyl" | "pelican" = "pterodactyl", cacheSecon
     Effect.runPromise(access.authenticate({ authorization: credentials.authorization, cookie: credentials.cookie }, noSessions))
   return { standIn, panel, access, authenticate }
 }
+
+describe("the panel's PHP version", () => {
+  // An asynchronous child process (execFile, spawn) made Node create some of its tick objects with a boxed
+  // number for an id, which left process.nextTick on its slow path for the life of the process: every
+  // request of `host serve` under a real panel paid for it (docs/decisions.md "P3r: php's version is read
+  // synchronously"). So the version is read with spawnSync, and no asynchronous child process is started.
+  it("is read from `php -r` on the PATH with a synchronous child process, and none other is started", async () => {
+    const bin = temp("fake-php-")
+    writeFileSync(join(bin, "php"), "#!/bin/sh\necho 8.2.99\n")
+    chmodSync(join(bin, "php"), 0o755)
+    const path = process.env.PATH
+    process.env.PATH = `${bin}:${path ?? ""}`
+    const asynchronous = (["execFile", "spawn", "exec", "fork"] as const).map((name) => vi.spyOn(childProcess, name))
+    try {
+      const standIn = await startPanelStandIn({ users: people, servers: machines })
+      standIns.push(standIn)
+      const root = writePanelRoot(temp("panel-root-"), { version: "1.11.8" })
+      const panel = await Effect.runPromise(
+        makeRealPanel({ kind: "pterodactyl", url: standIn.url, root, cacheSeconds: 30, applicationKey: "", php: "8.1.0", origin: undefined })
+          .pipe(Effect.provide(NodeContext.layer))
+      )
+      expect(panel.info.php).toBe("8.2.99")
+      for (const spy of asynchronous) expect(spy).not.toHaveBeenCalled()
+    } finally {
+      process.env.PATH = path
+      for (const spy of asynchronous) spy.mockRestore()
+    }
+  })
+
+  it("falls back to panel.php when php is not on the PATH", async () => {
+    const path = process.env.PATH
+    process.env.PATH = temp("no-php-")
+    try {
+      const standIn = await startPanelStandIn({ users: people, servers: machines })
+      standIns.push(standIn)
+      const root = writePanelRoot(temp("panel-root-"), { version: "1.11.8" })
+      const panel = await Effect.runPromise(
+        makeRealPanel({ kind: "pterodactyl", url: standIn.url, root, cacheSeconds: 30, applicationKey: "", php: "8.1.0", origin: undefined })
+          .pipe(Effect.provide(NodeContext.layer))
+      )
+      expect(panel.info.php).toBe("8.1.0")
+    } finally {
+      process.env.PATH = path
+    }
+  })
+})
 
 describe("identity from a Pterodactyl panel", () => {
   it("signs in by the session cookie, forwarding only it and remember_web_*, with the JSON headers", async () => {
