@@ -41,6 +41,17 @@ const setup = async (kind: "pterodactyl" | "pelican" = "pterodactyl", cacheSecon
 }
 
 describe("the panel's PHP version", () => {
+  /** A Pterodactyl panel whose panel.php says 8.1.0, made with the PATH the test has set. */
+  const pterodactylPanel = async () => {
+    const standIn = await startPanelStandIn({ users: people, servers: machines })
+    standIns.push(standIn)
+    const root = writePanelRoot(temp("panel-root-"), { version: "1.11.8" })
+    return Effect.runPromise(
+      makeRealPanel({ kind: "pterodactyl", url: standIn.url, root, cacheSeconds: 30, applicationKey: "", php: "8.1.0", origin: undefined })
+        .pipe(Effect.provide(NodeContext.layer))
+    )
+  }
+
   // An asynchronous child process (execFile, spawn) made Node create some of its tick objects with a boxed
   // number for an id, which left process.nextTick on its slow path for the life of the process: every
   // request of `host serve` under a real panel paid for it (docs/decisions.md "P3r: php's version is read
@@ -53,13 +64,7 @@ describe("the panel's PHP version", () => {
     process.env.PATH = `${bin}:${path ?? ""}`
     const asynchronous = (["execFile", "spawn", "exec", "fork"] as const).map((name) => vi.spyOn(childProcess, name))
     try {
-      const standIn = await startPanelStandIn({ users: people, servers: machines })
-      standIns.push(standIn)
-      const root = writePanelRoot(temp("panel-root-"), { version: "1.11.8" })
-      const panel = await Effect.runPromise(
-        makeRealPanel({ kind: "pterodactyl", url: standIn.url, root, cacheSeconds: 30, applicationKey: "", php: "8.1.0", origin: undefined })
-          .pipe(Effect.provide(NodeContext.layer))
-      )
+      const panel = await pterodactylPanel()
       expect(panel.info.php).toBe("8.2.99")
       for (const spy of asynchronous) expect(spy).not.toHaveBeenCalled()
     } finally {
@@ -72,13 +77,7 @@ describe("the panel's PHP version", () => {
     const path = process.env.PATH
     process.env.PATH = temp("no-php-")
     try {
-      const standIn = await startPanelStandIn({ users: people, servers: machines })
-      standIns.push(standIn)
-      const root = writePanelRoot(temp("panel-root-"), { version: "1.11.8" })
-      const panel = await Effect.runPromise(
-        makeRealPanel({ kind: "pterodactyl", url: standIn.url, root, cacheSeconds: 30, applicationKey: "", php: "8.1.0", origin: undefined })
-          .pipe(Effect.provide(NodeContext.layer))
-      )
+      const panel = await pterodactylPanel()
       expect(panel.info.php).toBe("8.1.0")
     } finally {
       process.env.PATH = path
