@@ -1,5 +1,5 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { adminPage } from "./AdminPage.js"
 import { bootScript } from "./BootScript.js"
@@ -80,18 +80,45 @@ const extensionRoutes = HttpRouter.empty.pipe(
   HttpRouter.all("/host/:vendor/:name/*", extensionRoute("web"))
 )
 
+/** The services the routes other than the typed endpoints take from the server's context. */
+type ServicesOf<T> = T extends HttpRouter.HttpRouter<infer _E, infer R> ? HttpRouter.HttpRouter.ExcludeProvided<R> : never
+type AppServices = ServicesOf<typeof authRoutes | typeof clientRoutes | typeof adminRoutes | typeof extensionRoutes | typeof PanelPages.routes>
+
+/**
+ * A router whose routes run in `services` (the server's context) with what the request brought on top, as
+ * HttpApiBuilder runs the typed endpoints' handlers in the context they were built in. The request itself
+ * runs in a context of five services (Server.ts `requestContext`), so what every request pays for — the context copies of
+ * the router, of the caller's statement and of HttpApiBuilder, and the comparisons of the context fiber
+ * ref — is over a handful of services, not the server's ~50; a route that needs the server's services
+ * gets them in one merge (docs/http.md "Performance").
+ */
+const inServices = <S>(services: Context.Context<S>) => <E, R extends S | HttpRouter.HttpRouter.Provided>(router: HttpRouter.HttpRouter<E, R>) =>
+  HttpRouter.use(router, (route) =>
+    Effect.mapInputContext(route, (request: Context.Context<HttpRouter.HttpRouter.Provided>) => Context.merge(services, request)))
+
 // The reference panel (its JSON, files and page shell) last: its catch-all shell route matches only
 // what no other route does.
 // The typed endpoints come first only for reading order: the router picks a static path over a
 // parameter whatever the order.
-const routerWith = <E, R>(typed: HttpRouter.HttpRouter<E, R>) =>
-  HttpRouter.concatAll(authRoutes, typed, clientRoutes, adminRoutes, adminMethods(typed), extensionRoutes, PanelPages.routes)
+const routerWith = <E, R>(typed: HttpRouter.HttpRouter<E, R>, services: Context.Context<AppServices>) => {
+  const served = inServices(services)
+  return HttpRouter.concatAll(
+    served(authRoutes),
+    typed,
+    served(clientRoutes),
+    served(adminRoutes),
+    served(adminMethods(typed)),
+    served(extensionRoutes),
+    served(PanelPages.routes)
+  )
+}
 
 /**
  * The router as one app whose every failure is a JSON error body, and every HTML answer hardened (docs/http.md
- * "Security headers"). Built in the server's context: the typed endpoints' handlers take their services from it.
+ * "Security headers"). Built in the server's context: the typed endpoints' handlers and every other route
+ * take their services from it, so the app itself needs none but the request's (Server.ts runs it so).
  */
-export const app = apiRoutes.pipe(
-  Effect.flatMap((typed) => HttpRouter.toHttpApp(routerWith(typed))),
+export const app = Effect.all([apiRoutes, Effect.context<AppServices>()]).pipe(
+  Effect.flatMap(([typed, services]) => HttpRouter.toHttpApp(routerWith(typed, services))),
   Effect.map((httpApp) => Effect.map(withErrorBodies(httpApp), withSecurityHeaders))
 )

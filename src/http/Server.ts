@@ -1,4 +1,4 @@
-import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware } from "@effect/platform"
+import { Etag, FileSystem, HttpIncomingMessage, HttpMiddleware, HttpPlatform, Path } from "@effect/platform"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Data, Deferred, Effect, Layer, Option, Runtime } from "effect"
@@ -41,6 +41,12 @@ export interface ListenOptions extends ServerOptions {
   readonly fastPath?: boolean
 }
 
+/** What a request of the app runs in (listen, below): the body limit, and the platform services HttpApiBuilder's router names. */
+const requestContext = Effect.map(
+  Effect.context<HttpIncomingMessage.MaxBodySize | FileSystem.FileSystem | Path.Path | HttpPlatform.HttpPlatform | Etag.Generator>(),
+  Context.pick(HttpIncomingMessage.MaxBodySize, FileSystem.FileSystem, Path.Path, HttpPlatform.HttpPlatform, Etag.Generator)
+)
+
 /**
  * Listens (port 0 picks a free port) and serves until the scope closes; returns the bound address.
  * Closing stops accepting, lets in-flight requests finish for up to 5 s, then drops what is left.
@@ -62,8 +68,10 @@ export const listen = (options: ListenOptions) =>
     const proxies = makeTrustedProxies(config.trusted_proxies)
     // The live-update streams, capped (docs/http.md "Live updates: caps").
     const streams = yield* makeEventStreams({ runtime, frameOf: generationFrame, total: config.limits.event_streams })
-    // The app is built in the same context it runs in: the typed endpoints' handlers take their services from it.
-    const handler = yield* Effect.flatMap(app, NodeHttpServer.makeHandler).pipe(
+    // The app is built in the server's context, which every route runs in (http/App.ts); a request itself runs
+    // in `requestContext` only, so it copies and compares five services, not all of them (docs/http.md "Performance").
+    const handler = yield* Effect.flatMap(app, (httpApp) =>
+      Effect.flatMap(requestContext, (context) => Effect.mapInputContext(NodeHttpServer.makeHandler(httpApp), (_: Context.Context<never>) => context))).pipe(
       Effect.provideService(ServerSessions, sessions),
       Effect.provideService(ServerClosing, closing),
       Effect.provide(perServer),

@@ -6,6 +6,7 @@ import { assetVersion } from "../runtime/ClientView.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
 import { currentGeneration, header, ServerSettings } from "./Context.js"
 import { badRequest, notFound, notServed } from "./Errors.js"
+import { nosniff } from "./SecurityHeaders.js"
 import { ServerState } from "./ServerState.js"
 
 // Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
@@ -71,7 +72,9 @@ export const withCachedETag = (cacheControl: string, contentType: string) => {
   return (request: HttpServerRequest.HttpServerRequest, body: { readonly etag: string; readonly bytes: Uint8Array }) => {
     let cached = answers.get(body)
     if (cached === undefined) {
-      const headers = conditional(undefined, body.etag, cacheControl).headers
+      // nosniff too, so `withSecurityHeaders` hands the answer on as it is instead of copying it to add the
+      // header (the listener wrote it first already: the bytes on the wire are the same).
+      const headers = { ...conditional(undefined, body.etag, cacheControl).headers, [nosniff.name]: nosniff.value }
       cached = {
         ok: HttpServerResponse.uint8Array(body.bytes, { headers, contentType }),
         notModified: HttpServerResponse.empty({ status: 304, headers })
