@@ -1,6 +1,7 @@
 // What dist/host.cjs is made of: the entry, what stays outside the bundle and the plugins. scripts/build.mjs
 // builds it; test/layering/startup-graph.test.ts reads the same graph to see what a command evaluates at start.
 import { deepImports } from "./deep-imports.mjs"
+import { httpClientWithoutUndici } from "./http-client-without-undici.mjs"
 import { sqliteAddon } from "./sqlite-addon.mjs"
 
 export const cliBundleOptions = {
@@ -15,7 +16,7 @@ export const cliBundleOptions = {
   // The framework imports @host/sdk as a package; the workspace's `host-source` export condition
   // (sdk/package.json, docs/decisions.md) points it at the TypeScript source, so a bundle never waits for sdk/dist.
   conditions: ["host-source"],
-  plugins: [deepImports, sqliteAddon]
+  plugins: [deepImports, sqliteAddon, httpClientWithoutUndici]
 }
 
 // How dist/host.cjs is written: minified, and pure ASCII, because bin/host.js reads the bundle as latin1,
