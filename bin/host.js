@@ -6,8 +6,8 @@
 //
 // This file is CommonJS (bin/package.json): an ES module entry costs every command the start of Node's
 // ES module loader, several milliseconds of its cold start (docs/architecture.md, "Startup").
-const { readFileSync, renameSync, statSync, writeFileSync } = require("node:fs")
-const { createRequire, Module } = require("node:module")
+const { closeSync, fstatSync, openSync, readSync, renameSync, statSync, writeFileSync } = require("node:fs")
+const { createRequire } = require("node:module")
 const { dirname, join } = require("node:path")
 const { Script } = require("node:vm")
 const { setFlagsFromString } = require("node:v8")
@@ -92,15 +92,40 @@ globalThis[Symbol.for("host.import")] = (url) => import(url)
 // new one is written); the build also removes the old ones (docs/architecture.md "Startup").
 const usable = (file) => {
   const stats = statSync(file, { throwIfNoEntry: false })
-  return stats !== undefined && stats.mtimeMs >= bundleStats.mtimeMs
+  return stats !== undefined && stats.mtimeMs >= bundleStats.mtimeMs ? stats : undefined
 }
 // Until a command has its own cache it runs from the plain one, if there is one.
-const loadedCache = usable(ownCache) ? ownCache : !longRunning && usable(plainCache) ? plainCache : undefined
-const cachedData = loadedCache === undefined ? undefined : readFileSync(loadedCache)
+const ownStats = usable(ownCache)
+const plainStats = ownStats === undefined && !longRunning ? usable(plainCache) : undefined
+const loadedCache = ownStats !== undefined ? ownCache : plainStats !== undefined ? plainCache : undefined
+const cacheSize = (ownStats ?? plainStats)?.size ?? 0
+
+/** Reads the whole of `file` into `buffer` (a larger one when it does not fit); returns the bytes read. */
+const readWhole = (file, buffer) => {
+  const fd = openSync(file, "r")
+  try {
+    const size = fstatSync(fd).size
+    let bytes = size <= buffer.length ? buffer.subarray(0, size) : Buffer.allocUnsafeSlow(size)
+    let read = 0
+    for (let got; read < size && (got = readSync(fd, bytes, read, size - read, null)) > 0; ) read += got
+    return bytes.subarray(0, read)
+  } finally {
+    closeSync(fd)
+  }
+}
+// The bundle and its code cache are read through one buffer, as large as the larger of the two: the
+// bundle's text is copied out of it into a string (Node copies a string this large into memory of its own),
+// then the cache is read into the same pages, so it costs no fresh memory (on this machine a page touched
+// for the first time costs more than the copy into it; docs/decisions.md "P1 floor: the bundle is read once").
 // The build makes the bundle pure ASCII (scripts/build.mjs), so latin1 reads the same text as UTF-8
 // without decoding its 2 MB: a few milliseconds of every start
-// (docs/decisions.md "The bundle is read as latin1").
-const script = new Script(Module.wrap(readFileSync(bundle, "latin1")), { filename: bundle, cachedData })
+// (docs/decisions.md "The bundle is read as latin1"). The build also writes the bundle already wrapped
+// as Node wraps a CommonJS module (scripts/cli-bundle.mjs), so V8 compiles the string Node made as it is:
+// joining Module.wrap's text around it made V8 copy all of it into its heap once more.
+const buffer = readWhole(bundle, Buffer.allocUnsafeSlow(Math.max(bundleStats.size, cacheSize)))
+const source = buffer.toString("latin1")
+const cachedData = loadedCache === undefined ? undefined : readWhole(loadedCache, buffer)
+const script = new Script(source, { filename: bundle, cachedData })
 const rejected = cachedData === undefined || script.cachedDataRejected
 if (rejected || loadedCache !== ownCache) {
   // The bundle says when a run is a built-in command (cli/CodeCache.ts): only then is a file of its name

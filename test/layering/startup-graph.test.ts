@@ -12,7 +12,8 @@ const cliBundle: BuildOptions = cliBundleOptions
 // Modules a plain `host list` on an empty panel never uses must stay behind one (docs/decisions.md,
 // "Cold start: …").
 
-const staticGraph = async (): Promise<ReadonlySet<string>> => {
+/** The CLI bundle's metafile: every input with what it imports, and what each put in the output. */
+const bundleMetafile = async () => {
   const result = await build({
     absWorkingDir: repoRoot,
     ...cliBundle,
@@ -21,7 +22,11 @@ const staticGraph = async (): Promise<ReadonlySet<string>> => {
     metafile: true,
     logLevel: "silent"
   })
-  const inputs = result.metafile.inputs
+  return result.metafile
+}
+
+const staticGraph = async (): Promise<ReadonlySet<string>> => {
+  const inputs = (await bundleMetafile()).inputs
   const reached = new Set<string>()
   const pending = ["src/cli/bin.ts"]
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
@@ -43,5 +48,14 @@ describe("what a command evaluates at start", () => {
     expect(reached.filter((file) => /node_modules\/(cron-parser|luxon)\//.test(file) || file.endsWith("node_modules/semver/index.js"))).toEqual([])
     // The check sees the graph: the data layer the commands build is in it.
     expect(reached).toContain("src/store/ExtensionsRepo.ts")
+  })
+
+  it("holds no undici: Host's HTTP clients are node:http's, and every start reads the whole bundle", async () => {
+    // scripts/http-client-without-undici.mjs (docs/decisions.md "P1 floor: the bundle is read once").
+    // (NodeHttpServer's module still imports the package's NodeHttpClient, for a test layer esbuild drops.)
+    const output = Object.entries(Object.values((await bundleMetafile()).outputs)[0]?.inputs ?? {})
+    const bundled = output.filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([file]) => file)
+    expect(bundled.filter((file) => /node_modules\/undici\//.test(file))).toEqual([])
+    expect(bundled.some((file) => file.endsWith("@effect/platform-node/dist/esm/internal/httpClient.js"))).toBe(true)
   })
 })
