@@ -245,7 +245,7 @@ const routeContext = (
   server: RouteServer | undefined,
   stored: Readonly<Record<string, unknown>>,
   sqlClient: SqlClient.SqlClient,
-  runtime: Runtime.Runtime<never>,
+  runtimeOnce: () => Runtime.Runtime<never>,
   requestOnce: () => Request
 ): RouteContext => {
   const { caller: { auth, live, request }, extension, id, params } = call
@@ -264,11 +264,11 @@ const routeContext = (
     server,
     settings: effectiveSettings(extension.manifest.settings, stored),
     get sql() {
-      return (sql ??= awaitableSql(sqlClient, runtime))
+      return (sql ??= awaitableSql(sqlClient, runtimeOnce()))
     },
     extension: { id, version: extension.manifest.version, basePath: extension.directory },
     view: (name, data) =>
-      Runtime.runPromise(runtime)(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
+      Runtime.runPromise(runtimeOnce())(Effect.flatMap(namespacesOf(live.generation), (namespaces) => renderView(namespaces, name, data)))
   }
 }
 
@@ -307,9 +307,17 @@ export const extensionRoute = (group: RouteGroup) =>
             // An extension that declares no settings has none to read (effectiveSettings keeps declared keys only).
             call.extension.manifest.settings.length === 0 ? Effect.succeed(noSettings) : Context.get(services, SettingsRepo).getAll(call.id),
             (stored) =>
-              Effect.flatMap(Effect.runtime<never>(), (runtime) => {
-                const context = routeContext(call, body, server, stored, Context.get(services, SqlClient.SqlClient), runtime, requestOnce)
-                return handlerResponse(() => (call.route.handler as (context: RouteContext) => unknown)(context))
+              Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, HttpFailure | RouteCodeFailed, SqlClient.SqlClient>((fiber, status) => {
+                // The runtime awaited statements and views run on is made when the handler first reads `sql`
+                // or calls `view`: most never do, and making it copies the fiber's refs (docs/decisions.md
+                // "Extension routes copy the request's context less"). It has the request's context and
+                // flags as they are here; its refs are read then (`getFiberRefs` only records the flags the
+                // fiber already has).
+                const context = fiber.currentContext
+                let runtime: Runtime.Runtime<never> | undefined
+                const runtimeOnce = () => (runtime ??= Runtime.make({ context, fiberRefs: fiber.getFiberRefs(), runtimeFlags: status.runtimeFlags }))
+                const routeArgs = routeContext(call, body, server, stored, Context.get(services, SqlClient.SqlClient), runtimeOnce, requestOnce)
+                return handlerResponse(() => (call.route.handler as (context: RouteContext) => unknown)(routeArgs))
               })
           )
           const middleware = call.extension.middleware[middlewareGroup[group]] ?? []

@@ -4,6 +4,7 @@ import { FrontendErrorList } from "../domain/FrontendErrors.js"
 import { coreExtensionId } from "../domain/Installed.js"
 import { OperationLock } from "../domain/Lock.js"
 import { upsert } from "./Dialect.js"
+import { perRequestRead } from "./PerRequestRead.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
 
 // The framework's own state (docs/architecture.md "Store"): rows of host_settings owned by `host/core`,
@@ -187,7 +188,9 @@ const list = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
         })
       )
     ),
-    Effect.mapError(storeError(`reading ${of.prefix}*`))
+    Effect.mapError(storeError(`reading ${of.prefix}*`)),
+    // The admin list reads the frontend errors on every request (store/PerRequestRead.ts).
+    perRequestRead(undefined)
   )
 
 interface FamilyCut {

@@ -9,6 +9,7 @@ import {
 } from "../domain/Installed.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
 import { upsert } from "./Dialect.js"
+import { perRequestRead } from "./PerRequestRead.js"
 import { storeError } from "./StoreError.js"
 
 // host_extensions rows are decoded here, once, into records that carry the decoded manifest
@@ -70,8 +71,14 @@ const toRecord = (row: ExtensionRow, manifest: InstalledManifest): InstalledExte
 })
 
 // The manifest's rules are imported with the first row to decode (domain/StoredManifest.ts): an empty
-// table never loads them.
-const storedManifest = Effect.promise(() => import("../domain/StoredManifest.js"))
+// table never loads them. Kept once loaded: awaiting the settled import again suspended every listing with rows
+// (the admin list, every request) until a microtask resumed its fiber.
+let loadedManifestRules: typeof import("../domain/StoredManifest.js") | undefined
+const storedManifest = Effect.suspend(() =>
+  loadedManifestRules !== undefined
+    ? Effect.succeed(loadedManifestRules)
+    : Effect.map(Effect.promise(() => import("../domain/StoredManifest.js")), (module) => (loadedManifestRules = module))
+)
 
 const toRecords = (rows: ReadonlyArray<ExtensionRow>, memo: ManifestMemo): Effect.Effect<Array<InstalledExtension>, ParseResult.ParseError> =>
   rows.length === 0
@@ -119,7 +126,8 @@ export const makeExtensionsRepo = Effect.gen(function*() {
   const list = selectAll(undefined).pipe(
     Effect.flatMap((rows) => toRecords(rows, memo)),
     Effect.mapError(storeError("listing extensions")),
-    Effect.withSpan("ExtensionsRepo.list")
+    // The admin list reads it on every request (store/PerRequestRead.ts).
+    perRequestRead("ExtensionsRepo.list")
   )
 
   const find = (extensionId: string) =>

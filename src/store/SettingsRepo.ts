@@ -3,12 +3,14 @@ import { DateTime, Effect, Option, Schema } from "effect"
 import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
+import { perRequestRead } from "./PerRequestRead.js"
 
 const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson() })
 const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SettingRow)))
 // The reads an extension route makes on every request name their span without its call site: Effect takes
 // a span's stack trace (an Error) when `withSpan` is called, even where the tracer is off, as it is for
-// request fibers (http/Server.ts), so each read paid for a trace nothing read (docs/decisions.md "R4's tail").
+// request fibers (http/Server.ts), so each read paid for a trace nothing read (docs/decisions.md "R4's tail");
+// and where the tracer is off they make no span and copy no context (store/PerRequestRead.ts).
 const perRequestSpan = { captureStackTrace: false } as const
 
 /** host_settings: JSON values per extension and key (framework rows belong to `host/core`). */
@@ -21,7 +23,7 @@ export const makeSettingsRepo = Effect.gen(function*() {
       Effect.flatMap(decodeRows),
       Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
       Effect.mapError(storeError(`reading settings of ${extensionId}`)),
-      Effect.withSpan("SettingsRepo.getAll", perRequestSpan)
+      perRequestRead("SettingsRepo.getAll", perRequestSpan)
     )
 
   /** Every extension's settings at once, by extension id (framework rows included). */
@@ -45,7 +47,7 @@ export const makeSettingsRepo = Effect.gen(function*() {
       Effect.flatMap(decodeRows),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
       Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
-      Effect.withSpan("SettingsRepo.get", perRequestSpan)
+      perRequestRead("SettingsRepo.get", perRequestSpan)
     )
 
   /** Writes one value in one statement (created_at kept when it replaces one). */
