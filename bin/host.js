@@ -35,22 +35,7 @@ const commandName = () => {
 // "The young generation of a short command stays small"). The servers and watchers run for hours and
 // keep V8's defaults.
 const longRunning = process.argv.slice(2).some((arg) => ["serve", "host:serve", "dev", "host:dev", "--watch"].includes(arg))
-// A few short commands run one small piece of code thousands of times: `registry:build` checks every tar
-// header of every archive (a 512-byte checksum loop) and lexes every manifest; `registry:sync` and
-// `update` check every entry of indexes thousands of entries long. Interpreted, those loops are a large
-// part of their time; V8's optimising compiler with a budget three times its default compiles them and
-// little else. Over the benches' inputs, all threads together: registry:build about the same (its main
-// thread 17 % less), registry:sync 9 % less, update --check 9 % less (docs/decisions.md "The commands
-// that read many items let the optimising compiler in"). Each command keeps its own code cache (below),
-// so these flags cost the others nothing.
-const manyItemCommands = new Set(["registry:build", "registry:sync", "update"])
-if (!longRunning) {
-  setFlagsFromString(
-    manyItemCommands.has(commandName() ?? "")
-      ? "--interrupt-budget=200000 --no-parallel-scavenge"
-      : "--no-opt --no-parallel-scavenge --semi-space-growth-factor=1"
-  )
-}
+if (!longRunning) setFlagsFromString("--no-opt --no-parallel-scavenge --semi-space-growth-factor=1")
 
 // A command prints stack traces only with --verbose (or HOST_DEBUG set). Otherwise none are recorded:
 // Effect records one for every traced call and service, which costs a short command about a seventh of
