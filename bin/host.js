@@ -12,21 +12,6 @@ const { dirname, join } = require("node:path")
 const { Script } = require("node:vm")
 const { setFlagsFromString } = require("node:v8")
 
-/**
- * The command this run names (`host:list` is `list`), found as src/cli/main.ts finds it: the first argument
- * that is neither a flag nor the folder of `--root`. Undefined for `host`, `--help` and `--version`.
- */
-const commandName = () => {
-  const args = process.argv.slice(2)
-  for (let index = 0; index < args.length; index++) {
-    const arg = args[index]
-    if (arg === "--") return undefined
-    if (arg === "--root") index++
-    else if (!arg.startsWith("-")) return arg.startsWith("host:") ? arg.slice("host:".length) : arg
-  }
-  return undefined
-}
-
 // Most commands live for well under a second: V8's optimising compiler and its parallel garbage
 // collector would spend more CPU on other threads than they save before the process exits (measured in
 // bench/startup.bench.mjs and bench/reconcile.bench.mjs; docs/architecture.md, "Startup"). Nor does the
@@ -45,6 +30,20 @@ if (!longRunning && !wantsStacks) Error.stackTraceLimit = 0
 
 const bundle = join(__dirname, "..", "dist", "host.cjs")
 
+/**
+ * The command this run names (`host:list` is `list`), found as src/cli/main.ts finds it: the first argument
+ * that is neither a flag nor the folder of `--root`. Undefined for `host`, `--help` and `--version`.
+ */
+const commandName = () => {
+  const args = process.argv.slice(2)
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]
+    if (arg === "--") return undefined
+    if (arg === "--root") index++
+    else if (!arg.startsWith("-")) return arg.startsWith("host:") ? arg.slice("host:".length) : arg
+  }
+  return undefined
+}
 
 // V8 rejects a code cache made under other flags, and the long-running commands run with other flags
 // than the short ones (above): with one file, `host serve` started after any command compiled the whole
@@ -90,7 +89,7 @@ const readWhole = (file, buffer) => {
   const fd = openSync(file, "r")
   try {
     const size = fstatSync(fd).size
-    let bytes = size <= buffer.length ? buffer.subarray(0, size) : Buffer.allocUnsafeSlow(size)
+    const bytes = size <= buffer.length ? buffer.subarray(0, size) : Buffer.allocUnsafeSlow(size)
     let read = 0
     for (let got; read < size && (got = readSync(fd, bytes, read, size - read, null)) > 0; ) read += got
     return bytes.subarray(0, read)
@@ -109,6 +108,13 @@ const readWhole = (file, buffer) => {
 // joining Module.wrap's text around it made V8 copy all of it into its heap once more.
 const buffer = readWhole(bundle, Buffer.allocUnsafeSlow(Math.max(bundleStats.size, cacheSize)))
 const source = buffer.toString("latin1")
+// The first line of the bundle, as the build writes it (scripts/cli-bundle.mjs, its `banner`). A bundle of
+// another build (an older one, not wrapped; or a launcher older than the bundle) would fail deep inside,
+// or run nothing and exit 0: say so instead.
+if (!source.startsWith("(function (exports, require, module, __filename, __dirname) { ")) {
+  process.stderr.write("error: host: dist/host.cjs was built for another version of bin/host.js; run `npm run build` (or `npm install`)\n")
+  process.exit(1)
+}
 const cachedData = loadedCache === undefined ? undefined : readWhole(loadedCache, buffer)
 const script = new Script(source, { filename: bundle, cachedData })
 const rejected = cachedData === undefined || script.cachedDataRejected

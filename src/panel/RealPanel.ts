@@ -66,11 +66,12 @@ export const readPanelRoot = (root: string, flavor: Flavor) =>
  * tick objects with a boxed number as their id, which turns `process.nextTick`'s object literal
  * megamorphic for the rest of the process — in `host serve` under a real panel every request then paid
  * about 3 µs more in Node's own stream code (docs/decisions.md "P3r: php's version is read synchronously").
- * The service waits for the answer either way, so only the event loop is held, for php's start.
+ * The service waits for the answer either way, so only the event loop is held, for php's start — at most
+ * 5 s: a php that ignores the timeout's signal is killed (SIGKILL), as spawnSync waits for the child to exit.
  */
 const phpVersion = Effect.sync((): string | undefined => {
   const { spawnSync } = require("node:child_process") as typeof import("node:child_process")
-  const run = spawnSync("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000, stdio: ["ignore", "pipe", "ignore"] })
+  const run = spawnSync("php", ["-r", "echo PHP_VERSION;"], { timeout: 5000, killSignal: "SIGKILL", stdio: ["ignore", "pipe", "ignore"] })
   const text = run.error === undefined && run.status === 0 ? run.stdout.toString("utf8").trim() : ""
   return /^\d+\.\d+/.test(text) ? text : undefined
 })

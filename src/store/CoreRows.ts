@@ -190,7 +190,7 @@ const list = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
     ),
     Effect.mapError(storeError(`reading ${of.prefix}*`)),
     // The admin list reads the frontend errors on every request (store/PerRequestRead.ts).
-    perRequestRead(undefined)
+    perRequestRead()
   )
 
 interface FamilyCut {

@@ -39,21 +39,39 @@ const parseStoredJson = Schema.decodeUnknownEither(Schema.parseJson())
  * Decoded manifests by their stored text. A manifest is a pure function of that text and immutable, so the
  * reads that list the table on every request (the admin list) or every swap decode only a text they have
  * not seen; the row itself is still read each time, so another process's change is seen at once
- * (docs/decisions.md "R4's tail"). Bounded: started again past `limit` texts (every version ever listed).
+ * (docs/decisions.md "R4's tail"). After a whole listing the memo holds exactly that listing's texts, so it
+ * never outgrows the table and forgets the versions no row holds any more.
  */
-export class ManifestMemo {
-  private readonly decoded = new Map<string, InstalledManifest>()
-  constructor(private readonly limit = 512) {}
+class ManifestMemo {
+  private decoded = new Map<string, InstalledManifest>()
+
   /** The decoded manifest of `text`, or the parse error of a text that is not JSON (the row is corrupt). */
   of(text: string, decode: ManifestDecoder): Either.Either<InstalledManifest, ParseResult.ParseError> {
     const known = this.decoded.get(text)
     if (known !== undefined) return Either.right(known)
     return Either.map(parseStoredJson(text), (parsed) => {
       const manifest = decode(parsed)
-      if (this.decoded.size >= this.limit) this.decoded.clear()
       this.decoded.set(text, manifest)
       return manifest
     })
+  }
+
+  /** The decoded manifests of a whole listing, in order; the memo then holds these texts and no others. */
+  listing(texts: ReadonlyArray<string>, decode: ManifestDecoder): Either.Either<Array<InstalledManifest>, ParseResult.ParseError> {
+    const kept = new Map<string, InstalledManifest>()
+    const manifests: Array<InstalledManifest> = []
+    for (const text of texts) {
+      let manifest = kept.get(text) ?? this.decoded.get(text)
+      if (manifest === undefined) {
+        const parsed = parseStoredJson(text)
+        if (Either.isLeft(parsed)) return Either.left(parsed.left)
+        manifest = decode(parsed.right)
+      }
+      kept.set(text, manifest)
+      manifests.push(manifest)
+    }
+    this.decoded = kept
+    return Either.right(manifests)
   }
 }
 
@@ -83,20 +101,21 @@ const storedManifest = Effect.suspend(() =>
 const toRecords = (rows: ReadonlyArray<ExtensionRow>, memo: ManifestMemo): Effect.Effect<Array<InstalledExtension>, ParseResult.ParseError> =>
   rows.length === 0
     ? Effect.succeed([])
-    : Effect.flatMap(storedManifest, ({ decodeInstalledManifest }) => {
-      const records: Array<InstalledExtension> = []
-      for (const row of rows) {
-        const manifest = memo.of(row.manifest, decodeInstalledManifest)
-        if (Either.isLeft(manifest)) return Effect.fail(manifest.left)
-        records.push(toRecord(row, manifest.right))
-      }
-      return Effect.succeed(records)
-    })
+    : Effect.flatMap(storedManifest, ({ decodeInstalledManifest }) =>
+      Either.match(memo.listing(rows.map((row) => row.manifest), decodeInstalledManifest), {
+        onLeft: Effect.fail,
+        onRight: (manifests) => Effect.succeed(rows.map((row, index) => toRecord(row, manifests[index]!)))
+      }))
 
 const toOptionalRecord = (row: Option.Option<ExtensionRow>, memo: ManifestMemo): Effect.Effect<Option.Option<InstalledExtension>, ParseResult.ParseError> =>
   Option.match(row, {
     onNone: () => Effect.succeed(Option.none()),
-    onSome: (found) => Effect.map(toRecords([found], memo), ([record]) => Option.fromNullable(record))
+    onSome: (found) =>
+      Effect.flatMap(storedManifest, ({ decodeInstalledManifest }) =>
+        Either.match(memo.of(found.manifest, decodeInstalledManifest), {
+          onLeft: Effect.fail,
+          onRight: (manifest) => Effect.succeed(Option.some(toRecord(found, manifest)))
+        }))
   })
 
 export type { ExtensionWrite } from "../domain/Installed.js"
@@ -127,7 +146,7 @@ export const makeExtensionsRepo = Effect.gen(function*() {
     Effect.flatMap((rows) => toRecords(rows, memo)),
     Effect.mapError(storeError("listing extensions")),
     // The admin list reads it on every request (store/PerRequestRead.ts).
-    perRequestRead("ExtensionsRepo.list")
+    perRequestRead({ span: "ExtensionsRepo.list" })
   )
 
   const find = (extensionId: string) =>

@@ -16,15 +16,22 @@ import { Context, Effect, FiberRef, type Tracer } from "effect"
 const empty = Context.empty()
 const toEmpty = (): Context.Context<never> => empty
 
-/**
- * `self` under the span `name` (none when undefined) where spans are traced; else with no span and, outside
- * a transaction, no services.
- */
-export const perRequestRead = (name: string | undefined, options?: Tracer.SpanOptions) => <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  const traced = name === undefined ? self : Effect.withSpan(self, name, options)
-  const lean = Effect.mapInputContext<A, E, never, never>(self, toEmpty)
-  return Effect.withFiberRuntime<A, E>((fiber) => {
-    if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) return traced
-    return Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)._tag === "Some" ? self : lean
-  })
+/** How a per-request read is named where spans are traced (none: it makes no span of its own). */
+export interface PerRequestReadOptions {
+  readonly span?: string
+  readonly spanOptions?: Tracer.SpanOptions
 }
+
+/**
+ * `self` under its span (if named) where spans are traced; else with no span and, outside a transaction,
+ * no services.
+ */
+export const perRequestRead = (options: PerRequestReadOptions = {}) => <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.withFiberRuntime<A, E>((fiber) => {
+    if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+      return options.span === undefined ? self : Effect.withSpan(self, options.span, options.spanOptions)
+    }
+    return Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)._tag === "Some"
+      ? self
+      : Effect.mapInputContext<A, E, never, never>(self, toEmpty)
+  })

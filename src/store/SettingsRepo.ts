@@ -23,7 +23,7 @@ export const makeSettingsRepo = Effect.gen(function*() {
       Effect.flatMap(decodeRows),
       Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
       Effect.mapError(storeError(`reading settings of ${extensionId}`)),
-      perRequestRead("SettingsRepo.getAll", perRequestSpan)
+      perRequestRead({ span: "SettingsRepo.getAll", spanOptions: perRequestSpan })
     )
 
   /** Every extension's settings at once, by extension id (framework rows included). */
@@ -47,7 +47,7 @@ export const makeSettingsRepo = Effect.gen(function*() {
       Effect.flatMap(decodeRows),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
       Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
-      perRequestRead("SettingsRepo.get", perRequestSpan)
+      perRequestRead({ span: "SettingsRepo.get", spanOptions: perRequestSpan })
     )
 
   /** Writes one value in one statement (created_at kept when it replaces one). */

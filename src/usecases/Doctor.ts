@@ -13,7 +13,7 @@ import { runtimeVersions } from "../system/RuntimeVersions.js"
 // the server's current generation (the one serving requests), so it shows what this server sees rather
 // than a second boot. Both hand lifecycle/Doctor.ts the same facts.
 
-/** Node's HTTP client (and undici under it), loaded on the first doctor request, not when the server starts. */
+/** Node's HTTP client (node:http), loaded on the first doctor request, not when the server starts. */
 const nodeHttpClient = Layer.unwrapEffect(
   Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layer)
 )

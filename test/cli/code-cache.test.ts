@@ -49,6 +49,18 @@ describe("the code cache", () => {
     expect(version(root)).toContain("7.7.7")
   })
 
+  it("is not reached for a bundle of another build: the launcher says to build again and exits 1", () => {
+    // The build writes the bundle already wrapped (scripts/cli-bundle.mjs); an unwrapped one, left by an
+    // older build, would have failed deep inside (docs/decisions.md "P1 floor: the bundle is read once").
+    const root = copyOfTheCli()
+    const bundle = join(root, "dist", "host.cjs")
+    writeFileSync(bundle, "module.exports = {}\n")
+    const run = spawnSync(process.execPath, [join(root, "bin", "host.js"), "--version"], { encoding: "utf8" })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("dist/host.cjs was built for another version of bin/host.js; run `npm run build`")
+    expect(run.stdout).toBe("")
+  })
+
   it("is kept per kind of command: a server and a command do not reject each other's", async () => {
     // Servers run with other V8 flags than short commands, and V8 rejects a cache made under other flags:
     // with one file, each rewrote it for the other (docs/decisions.md "A code cache per kind of command").

@@ -19,14 +19,14 @@ const seen = Effect.all({
 
 it.effect("with the tracer on, the read is its span, under the caller's services", () =>
   Effect.gen(function*() {
-    const { caller, span } = yield* perRequestRead("Test.read")(seen)
+    const { caller, span } = yield* perRequestRead({ span: "Test.read" })(seen)
     expect(caller).toEqual(Option.some("request"))
     expect(Option.map(span, (s) => s.name)).toEqual(Option.some("Test.read"))
   }).pipe(Effect.provideService(Caller, "request")))
 
 it.effect("with the tracer off, the read has no span and sees none of the caller's services", () =>
   Effect.gen(function*() {
-    const { caller, span } = yield* perRequestRead("Test.read")(seen)
+    const { caller, span } = yield* perRequestRead({ span: "Test.read" })(seen)
     expect(caller).toEqual(Option.none())
     expect(Option.isNone(span)).toBe(true)
     // The caller's own context is back after it.

@@ -239,6 +239,24 @@ describeDatabases("repositories", (db) => {
       expect(manifestOf(after!)?.document).toEqual(changed)
     })))
 
+  it.effect("host_extensions: with more rows than the memo's old cap (512), a second listing decodes none again, and a removed row is forgotten", () =>
+    withStore(Effect.gen(function*() {
+      const repo = yield* ExtensionsRepo
+      const ids = Array.from({ length: 600 }, (_, index) => `acme/many-${index}`)
+      yield* Effect.forEach(ids, (id) => repo.save(extensionWrite(id)), { discard: true })
+      const first = yield* repo.list
+      const again = yield* repo.list
+      expect(again).toHaveLength(600)
+      // Every manifest is the object the first listing decoded (the capped memo cleared itself halfway).
+      expect(again.filter((record, index) => record.manifest !== first[index]!.manifest)).toEqual([])
+      yield* repo.remove("acme/many-0")
+      yield* repo.list
+      yield* repo.save(extensionWrite("acme/many-0"))
+      const back = yield* repo.list
+      // The removed row's text was forgotten by the listing without it: decoded anew, not the old object.
+      expect(back.find((record) => record.extensionId === "acme/many-0")!.manifest).not.toBe(first[0]!.manifest)
+    })), 60_000)
+
   it.effect("host_settings: the reads a request makes take no stack trace for their span", () =>
     withStore(Effect.gen(function*() {
       const repo = yield* SettingsRepo
