@@ -312,7 +312,8 @@ export const extensionRoute = (group: RouteGroup) =>
                 // or calls `view`: most never do, and making it copies the fiber's refs (docs/decisions.md
                 // "Extension routes copy the request's context less"). It has the request's context and
                 // flags as they are here; its refs are read then (`getFiberRefs` only records the flags the
-                // fiber already has).
+                // fiber already has), even after the response went out: a handler that goes on working once it
+                // returned gets the refs the request fiber ended with, which nothing between here and there sets.
                 const context = fiber.currentContext
                 let runtime: Runtime.Runtime<never> | undefined
                 const runtimeOnce = () => (runtime ??= Runtime.make({ context, fiberRefs: fiber.getFiberRefs(), runtimeFlags: status.runtimeFlags }))
