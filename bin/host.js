@@ -109,8 +109,8 @@ const readWhole = (file, buffer) => {
 const buffer = readWhole(bundle, Buffer.allocUnsafeSlow(Math.max(bundleStats.size, cacheSize)))
 const source = buffer.toString("latin1")
 // The first line of the bundle, as the build writes it (scripts/cli-bundle.mjs, its `banner`). A bundle of
-// another build (an older one, not wrapped; or a launcher older than the bundle) would fail deep inside,
-// or run nothing and exit 0: say so instead.
+// an older build (not wrapped, as after a `git pull` before `npm run build`) would fail deep inside: say so
+// instead.
 if (!source.startsWith("(function (exports, require, module, __filename, __dirname) { ")) {
   process.stderr.write("error: host: dist/host.cjs was built for another version of bin/host.js; run `npm run build` (or `npm install`)\n")
   process.exit(1)
