@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { tempDir } from "../support/cli.js"
-import { writeExtension } from "../support/extensions.js"
-import { install, request, type RunningServer, startServer, writePanelConfig } from "./helpers.js"
+import { describe, expect, it } from "vitest"
+import { request, serveOneExtension } from "./helpers.js"
 
 // The runtime a handler's awaited statements run on is made when it first reads `sql` (http/ExtensionRoutes.ts,
 // docs/decisions.md "Extension routes copy the request's context less"): read at once or only after the
 // handler awaited something else, the statement runs and answers the same.
-
-const root = tempDir("host-route-runtime-")
-const work = tempDir("host-route-runtime-work-")
-let server: RunningServer
 
 const routes = `import { defineRoutes } from "@host/sdk/server"
 export default defineRoutes((r) => {
@@ -26,27 +20,16 @@ export default defineRoutes((r) => {
 })
 `
 
-beforeAll(async () => {
-  writePanelConfig(root.path)
-  const source = writeExtension(work.path, { id: "acme/rt", version: "1.0.0", files: { "src/routes/api-client.ts": routes } })
-  await install(root.path, source)
-  server = await startServer(root.path)
-}, 120_000)
-
-afterAll(async () => {
-  await server?.stop()
-  root.cleanup()
-  work.cleanup()
-})
+const server = serveOneExtension("route-runtime", { id: "acme/rt", version: "1.0.0", files: { "src/routes/api-client.ts": routes } })
 
 describe("an extension route's SQL", () => {
   it("runs when the handler reads `sql` at once, after an await, and is not needed otherwise", async () => {
     for (const path of ["now", "later"]) {
-      const answer = await request(`${server.url}/api/client/host/acme/rt/${path}`, { as: "dave" })
+      const answer = await request(`${server().url}/api/client/host/acme/rt/${path}`, { as: "dave" })
       expect(answer.status, path).toBe(200)
       expect(answer.json, path).toEqual({ answer: 42 })
     }
-    const never = await request(`${server.url}/api/client/host/acme/rt/never`, { as: "dave" })
+    const never = await request(`${server().url}/api/client/host/acme/rt/never`, { as: "dave" })
     expect(never.status).toBe(200)
     expect(never.json).toEqual({ sql: "unused" })
   })

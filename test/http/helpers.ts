@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { hostBin, runHost } from "../support/cli.js"
+import { afterAll, beforeAll } from "vitest"
+import { hostBin, runHost, tempDir } from "../support/cli.js"
+import { type ExtensionSpec, writeExtension } from "../support/extensions.js"
 import { until } from "../support/wait.js"
 
 // Real `host serve` processes on 127.0.0.1:0 for the HTTP tests, a panel.yaml with known tokens, and
@@ -175,4 +177,29 @@ export const waitFor = async (check: () => Promise<boolean>, timeoutMs: number):
   const started = Date.now()
   await until(check, "the condition", timeoutMs)
   return Date.now() - started
+}
+
+/**
+ * For a test file: one extension installed in a fresh panel root (writePanelConfig) and `host serve` started
+ * on it before the file's tests, stopped and removed after them. The running server is read through the
+ * function returned.
+ */
+export const serveOneExtension = (name: string, extension: ExtensionSpec): (() => RunningServer) => {
+  const root = tempDir(`host-${name}-`)
+  const work = tempDir(`host-${name}-work-`)
+  let server: RunningServer | undefined
+  beforeAll(async () => {
+    writePanelConfig(root.path)
+    await install(root.path, writeExtension(work.path, extension))
+    server = await startServer(root.path)
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+    root.cleanup()
+    work.cleanup()
+  })
+  return () => {
+    if (server === undefined) throw new Error(`the ${name} server has not started`)
+    return server
+  }
 }
