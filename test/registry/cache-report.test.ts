@@ -1,5 +1,5 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Effect } from "effect"
+import { Effect, TestClock, TestContext } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -16,6 +16,11 @@ afterEach(() => {
 })
 
 const run = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>) => Effect.runPromise(Effect.provide(effect, NodeContext.layer))
+
+// Both reports are read at one fixed instant: a report's age counts whole seconds, and two reads on the real
+// clock differed by one when a second turned between them.
+const runAt = <A, E>(instant: string, effect: Effect.Effect<A, E, NodeContext.NodeContext>) =>
+  run(TestClock.setTime(Date.parse(instant)).pipe(Effect.zipRight(effect), Effect.provide(TestContext.TestContext)))
 
 const entry = (id: string) => ({
   id,
@@ -49,10 +54,11 @@ describe("cacheReport after writeCache", () => {
   it("answers from what was written exactly as from reading the file", async () => {
     const file = setup()
     const written = await run(writeCache(file, document(3, new Date("2026-01-02T03:04:05.678Z"))))
-    const remembered = await run(cacheReport(file, 3600, written))
-    const read = await run(cacheReport(file, 3600))
+    const instant = "2026-03-01T00:00:00.500Z"
+    const remembered = await runAt(instant, cacheReport(file, 3600, written))
+    const read = await runAt(instant, cacheReport(file, 3600))
     expect(remembered).toEqual(read)
-    expect(read).toMatchObject({ last_sync: "2026-01-02T03:04:05.678Z", extensions: 3, status: "expired" })
+    expect(read).toMatchObject({ last_sync: "2026-01-02T03:04:05.678Z", age_seconds: 5000154, extensions: 3, status: "expired" })
     expect(read.cache_size_bytes).toBe(written.bytes.length)
   })
 
@@ -60,8 +66,9 @@ describe("cacheReport after writeCache", () => {
     const file = setup()
     const written = await run(writeCache(file, document(3, new Date())))
     await run(writeCache(file, document(5, new Date("2026-01-01T00:00:00.000Z"))))
-    const changed = await run(cacheReport(file, 0, written))
-    expect(changed).toEqual(await run(cacheReport(file, 0)))
+    const instant = "2026-03-01T00:00:00.500Z"
+    const changed = await runAt(instant, cacheReport(file, 0, written))
+    expect(changed).toEqual(await runAt(instant, cacheReport(file, 0)))
     expect(changed).toMatchObject({ last_sync: "2026-01-01T00:00:00.000Z", extensions: 5, status: "no-expiry" })
 
     writeFileSync(file, "{ not json")
