@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Either, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
 import { configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
@@ -33,8 +34,16 @@ export const CacheTrust = Schema.Struct({
 })
 export type CacheTrust = typeof CacheTrust.Type
 
-/** The whole cache file: the index and where it came from, and the trust record. */
-export const CacheDocument = Schema.Struct({ ...RegistryCacheFile.fields, ...CacheTrust.fields })
+/**
+ * The whole cache file: the index and where it came from, the trust record, and (in a keyed registry's
+ * cache) the sha256 of the index's line as written, which lets a forced sync read the rest without parsing
+ * the index (`readCache`, docs/decisions.md "A forced sync reads a keyed cache's envelope only").
+ */
+export const CacheDocument = Schema.Struct({
+  ...RegistryCacheFile.fields,
+  ...CacheTrust.fields,
+  registry_sha256: Schema.optional(Schema.String)
+})
 export type CacheDocument = typeof CacheDocument.Type
 
 const CacheHeader = Schema.Struct({
@@ -249,10 +258,61 @@ const readCacheText = (text: string): CacheRead => {
   }
 }
 
-/** Reads the cache file and decodes its header; its index is decoded by `document()`. */
-export const readCache = (file: string): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>
+/** Where the index begins in a cache file as `writeCache` writes it: after this, on one line. */
+const indexLineStart = Buffer.from(`\n  "registry": `)
+
+const sha256Hex = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex")
+
+/**
+ * The cache file's bytes read as `readCacheText` reads their text, without parsing the index when the file
+ * is exactly what `writeCache` writes for its envelope and the index's line still has the sha256 the
+ * envelope records: that line is then the JSON `writeCache` wrote, so parsing the whole file would succeed
+ * with this envelope, and the answer is the same. The index is parsed and decoded when `document()` asks.
+ * Any other file (an older cache without the sha256, one edited or damaged) is read whole, as before.
+ */
+const readCacheBytes = (bytes: Uint8Array): CacheRead => {
+  const whole = () => readCacheText(new TextDecoder().decode(bytes))
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const at = buffer.indexOf(indexLineStart)
+  const start = at + indexLineStart.length
+  const line = at < 0 ? -1 : buffer.indexOf(0x0a, start)
+  if (line < 0) return whole()
+  // The index's value ends its line, or the comma before the envelope's next key does.
+  const end = buffer[line - 1] === 0x2c ? line - 1 : line
+  const outside = `${buffer.toString("utf8", 0, start)}{}${buffer.toString("utf8", end)}`
+  let raw: unknown
+  try {
+    raw = JSON.parse(outside)
+  } catch {
+    return whole()
+  }
+  const envelope = decodeCacheEnvelope(raw)
+  if (Either.isLeft(envelope)) return whole()
+  const { registry: _, ...header } = envelope.right
+  if (header.registry_sha256 === undefined || sha256Hex(buffer.subarray(start, end)) !== header.registry_sha256) return whole()
+  const [before, after] = envelopePieces(header)
+  if (`${before}{}${after}` !== outside) return whole()
+  let document: Either.Either<CacheDocument, string> | undefined
+  const decodeDocument = (): Either.Either<CacheDocument, string> => {
+    const read = whole()
+    return read._tag === "Read" ? read.document() : Either.left(read._tag === "Unreadable" ? read.detail : "missing")
+  }
+  return { _tag: "Read", header, bytes: bytes.length, document: () => (document ??= decodeDocument()) }
+}
+
+/**
+ * Reads the cache file and decodes its header; its index is decoded by `document()`. `indexLater`: the
+ * caller may need only the header (a forced sync of a keyed registry, which needs the highest serial
+ * accepted), so a file `writeCache` wrote with the index's sha256 is read without parsing the index.
+ */
+export const readCache = (file: string, options?: { readonly indexLater?: boolean }): Effect.Effect<CacheRead, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    if (options?.indexLater === true) {
+      const bytes = yield* fs.readFile(file).pipe(Effect.option)
+      if (Option.isNone(bytes)) return { _tag: "Missing" } as const
+      return readCacheBytes(bytes.value)
+    }
     const text = yield* fs.readFileString(file).pipe(Effect.option)
     if (Option.isNone(text)) return { _tag: "Missing" } as const
     return readCacheText(text.value)
@@ -270,27 +330,41 @@ const encoder = new TextEncoder()
  * (docs/decisions.md "registry:sync: fewer, larger steps").
  */
 const cacheBytes = (cache: CacheDocument): Uint8Array => {
-  const placeholder = "(the index)"
-  const text = JSON.stringify({
-    fetched_at: cache.fetched_at.toISOString(),
-    ...(cache.registry_url === undefined ? {} : { registry_url: cache.registry_url }),
-    registry: placeholder,
-    ...(cache.registry_name === undefined ? {} : { registry_name: cache.registry_name }),
-    ...(cache.signed_by === undefined ? {} : { signed_by: cache.signed_by }),
-    ...(cache.serial === undefined ? {} : { serial: cache.serial }),
-    ...(cache.highest_serial === undefined ? {} : { highest_serial: cache.highest_serial }),
-    ...(cache.expires_at === undefined ? {} : { expires_at: cache.expires_at })
-  }, null, 2)
-  // The placeholder is found as the value of "registry" (the URL before it may hold any text).
-  const at = text.indexOf(`\n  "registry": ${JSON.stringify(placeholder)}`)
-  const value = at + `\n  "registry": `.length
-  const pieces = [text.slice(0, value), JSON.stringify(cache.registry), `${text.slice(value + JSON.stringify(placeholder).length)}\n`]
+  const index = JSON.stringify(cache.registry)
+  // A keyed registry's cache records the sha256 of the index's line (what `readCache` reads without parsing
+  // the index); a forced sync of a registry without a key does not read its old cache at all.
+  const { registry: _, registry_sha256: __, ...header } = cache
+  const [before, after] = envelopePieces(cache.signed_by === undefined ? header : { ...header, registry_sha256: sha256Hex(index) })
+  const pieces = [before, index, after]
   let length = 0
   for (const piece of pieces) length += Buffer.byteLength(piece, "utf8")
   const bytes = new Uint8Array(length)
   let offset = 0
   for (const piece of pieces) offset += encoder.encodeInto(piece, bytes.subarray(offset)).written
   return bytes
+}
+
+/**
+ * The text of the cache file before its index and after it: the envelope indented, keys in the schema's
+ * order, the index's value on a line of its own (`readCache` finds it there).
+ */
+const envelopePieces = (header: CacheHeader): readonly [string, string] => {
+  const placeholder = "(the index)"
+  const text = JSON.stringify({
+    fetched_at: header.fetched_at.toISOString(),
+    ...(header.registry_url === undefined ? {} : { registry_url: header.registry_url }),
+    registry: placeholder,
+    ...(header.registry_sha256 === undefined ? {} : { registry_sha256: header.registry_sha256 }),
+    ...(header.registry_name === undefined ? {} : { registry_name: header.registry_name }),
+    ...(header.signed_by === undefined ? {} : { signed_by: header.signed_by }),
+    ...(header.serial === undefined ? {} : { serial: header.serial }),
+    ...(header.highest_serial === undefined ? {} : { highest_serial: header.highest_serial }),
+    ...(header.expires_at === undefined ? {} : { expires_at: header.expires_at })
+  }, null, 2)
+  // The placeholder is found as the value of "registry" (the URL before it may hold any text).
+  const at = text.indexOf(`\n  "registry": ${JSON.stringify(placeholder)}`)
+  const value = at + `\n  "registry": `.length
+  return [text.slice(0, value), `${text.slice(value + JSON.stringify(placeholder).length)}\n`]
 }
 
 /**

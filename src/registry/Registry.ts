@@ -329,11 +329,11 @@ interface CachedIndex {
  * counts as long as the URL and key are the same. Its index is decoded only when it is used (a sync
  * that fetches anyway never decodes it).
  */
-const cachedIndex = (source: RegistrySource) =>
+const cachedIndex = (source: RegistrySource, indexLater: boolean) =>
   Effect.gen(function*() {
     const unreadable = (detail: string) =>
       Effect.logWarning(`the registry cache ${source.cachePath} is unreadable and is ignored: ${detail}`)
-    const read = yield* source.provide(readCache(source.cachePath))
+    const read = yield* source.provide(readCache(source.cachePath, { indexLater }))
     if (read._tag === "Unreadable") yield* unreadable(read.detail)
     if (read._tag !== "Read") return { cache: undefined, highestSerial: undefined }
     const header = read.header
@@ -381,7 +381,9 @@ const loadIndex = <E>(
 ) =>
   Effect.gen(function*() {
     const at = DateTime.toDateUtc(yield* DateTime.now)
-    const readCached = Effect.map(cachedIndex(source), ({ cache, highestSerial }) => ({
+    // A forced sync reads the old cache for its header (the highest serial accepted), and its index only
+    // to stand in for a registry that cannot be fetched.
+    const readCached = Effect.map(cachedIndex(source, force), ({ cache, highestSerial }) => ({
       cached: cache !== undefined && cacheExpired(source, cache.header, at) ? undefined : cache,
       highestSerial
     }))
