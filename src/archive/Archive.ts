@@ -299,6 +299,9 @@ export interface InspectOptions {
 
 type Refusal = { readonly reason: RefusalReason; readonly detail: string; readonly entry?: string }
 
+/** Whether `text` is longer than `limit` UTF-8 bytes; not encoded when its length alone says no (3 bytes a unit at most). */
+const utf8Over = (text: string, limit: number): boolean => text.length * 3 > limit && Buffer.byteLength(text) > limit
+
 /** Checks one entry path and returns it canonical (no `./` prefix, no trailing `/`), or why not. */
 export const canonicalEntryPath = (raw: string): Either.Either<string, Refusal> => {
   const refuse = (reason: RefusalReason, why: string) =>
@@ -313,7 +316,7 @@ export const canonicalEntryPath = (raw: string): Either.Either<string, Refusal> 
   const segments = path.split("/")
   if (segments.includes("..")) return refuse("parent-segment", `has a ".." segment`)
   if (segments.some((segment) => segment === "" || segment === ".")) return refuse("invalid-path", "is not a canonical path")
-  if (segments.some((segment) => Buffer.byteLength(segment) > 255) || Buffer.byteLength(path) > 1024) {
+  if (segments.some((segment) => utf8Over(segment, 255)) || utf8Over(path, 1024)) {
     return refuse("invalid-path", "is too long")
   }
   // Packing leaves these out at any depth, so no package holds them (and integrity checks skip them).
@@ -400,9 +403,9 @@ const checkEntries = (raw: ReadonlyArray<RawTarEntry>, limits: ArchiveLimits): E
   // A path cannot be both a file and a folder (`a` and `a/b`).
   const fileSet = new Set(files.map((file) => file.path))
   for (const file of files) {
-    const parts = file.path.split("/")
-    for (let depth = 1; depth < parts.length; depth++) {
-      const parent = parts.slice(0, depth).join("/")
+    // Each parent is the path up to one of its slashes.
+    for (let slash = file.path.indexOf("/"); slash !== -1; slash = file.path.indexOf("/", slash + 1)) {
+      const parent = file.path.slice(0, slash)
       if (fileSet.has(parent)) {
         return Either.left({
           reason: "path-conflict",
@@ -478,8 +481,11 @@ const readFailure = (failure: TarReadFailure, limits: ArchiveLimits, bombCapFirs
   }
 }
 
+/** The UTF-8 text of an entry's bytes, decoded in place (`Buffer.from(data)` would copy them first). */
+const utf8Text = (data: Uint8Array): string => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8")
+
 const decodeChecksums = (data: Uint8Array): Either.Either<Checksums, string> => {
-  const parsed = parseChecksums(Buffer.from(data).toString("utf8"))
+  const parsed = parseChecksums(utf8Text(data))
   if (Either.isLeft(parsed)) return parsed
   for (const key of Object.keys(parsed.right)) {
     const path = canonicalEntryPath(key)
@@ -498,7 +504,7 @@ const readManifest = (file: ArchiveFile | undefined): Inspection["manifest"] => 
   // (Refused by its byte size before it is even decoded as text.)
   const read: Either.Either<unknown, ReadonlyArray<Problem>> = file.data.byteLength > manifestYamlLimits.maxBytes
     ? Either.left([problem("(yaml)", `the file is ${formatBytes(file.data.byteLength)}; the limit is ${formatBytes(manifestYamlLimits.maxBytes)}`)])
-    : readYaml(Buffer.from(file.data).toString("utf8"), manifestYamlLimits)
+    : readYaml(utf8Text(file.data), manifestYamlLimits)
   if (Either.isLeft(read)) {
     const why = describeYamlProblems(read.left)
     return { id: null, version: null, decoded: undefined, problems: [problem("extension.yaml", `is not valid YAML: ${why}`)] }

@@ -117,17 +117,6 @@ export type TarParseFailure =
  */
 export const maxTrailingBytes = 1024 * 1024
 
-/** Whether the first 512 bytes are a tar header with a valid checksum. */
-const startsWithTarHeader = (data: Buffer): boolean => {
-  if (data.length < BLOCK) return false
-  try {
-    const header = new Header(data.subarray(0, BLOCK))
-    return header.cksumValid && !header.nullBlock
-  } catch {
-    return false
-  }
-}
-
 interface TarCollector {
   readonly write: (chunk: Buffer) => void
   readonly end: () => Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure>
@@ -150,16 +139,25 @@ interface Collecting {
   trailing: number
   /** The bytes before the first full block, until it is checked; undefined once it is. */
   head: Buffer | undefined
+  /** True while the parser reads the first block alone: what it says of that block is the head check. */
+  readingHead: boolean
 }
 
 const fail = (state: Collecting, value: TarParseFailure) => {
   if (state.failure === undefined) state.failure = value
 }
 
-/** A parser warning: a truncated body, the first header not being tar, or anything else as damage. */
-const onWarning = (state: Collecting, code: string, message: string | Error) => {
+const notTar: TarParseFailure = { _tag: "NotTar", detail: "the data is neither gzip nor tar" }
+
+/**
+ * A parser warning: the first block not being a tar header (the parser could not decode it, so its
+ * warning carries no header, or its checksum is wrong), a truncated body, an archive without a valid
+ * entry, or anything else as damage.
+ */
+const onWarning = (state: Collecting, code: string, message: string | Error, data: unknown) => {
   const text = typeof message === "string" ? message : message.message
-  if (/truncated/i.test(text)) fail(state, { _tag: "Truncated", detail: `the tar data ends early (${text})` })
+  if (state.readingHead && !decodedHeader(data)) fail(state, notTar)
+  else if (/truncated/i.test(text)) fail(state, { _tag: "Truncated", detail: `the tar data ends early (${text})` })
   else if (code === "TAR_BAD_ARCHIVE" && state.entries.length === 0) fail(state, { _tag: "NotTar", detail: "the data is neither gzip nor tar" })
   else fail(state, { _tag: "Corrupt", detail: `the tar data is damaged (${text})` })
 }
@@ -186,9 +184,19 @@ const onEntry = (state: Collecting, entry: ReadEntry) => {
   })
 }
 
+/** Whether a warning's data holds a header the parser decoded with a valid checksum. */
+const decodedHeader = (data: unknown): boolean => {
+  const header = data !== null && typeof data === "object" ? (data as { readonly header?: unknown }).header : undefined
+  return header !== null && typeof header === "object" && (header as { readonly cksumValid?: unknown }).cksumValid === true
+}
+
 const listen = (state: Collecting) => {
   const { parser } = state
-  parser.on("warn", (code: string, message: string | Error) => onWarning(state, code, message))
+  parser.on("warn", (code: string, message: string | Error, data: unknown) => onWarning(state, code, message, data))
+  // A zero block first is an empty archive at best: not a package.
+  parser.on("nullBlock", () => {
+    if (state.readingHead) fail(state, notTar)
+  })
   parser.on("error", (error: Error) => fail(state, { _tag: "Corrupt", detail: `the tar data is damaged (${error.message})` }))
   parser.on("eof", () => {
     state.sawEof = true
@@ -199,10 +207,22 @@ const listen = (state: Collecting) => {
   parser.on("entry", (entry: ReadEntry) => onEntry(state, entry))
 }
 
-/** The first block decides whether this is tar at all (and not compressed twice, which the parser would undo). */
-const checkHead = (state: Collecting, block: Buffer) => {
-  if (isGzip(block)) fail(state, { _tag: "NotTar", detail: "the tar data is compressed twice" })
-  else if (!startsWithTarHeader(block)) fail(state, { _tag: "NotTar", detail: "the data is neither gzip nor tar" })
+/** Less than a block in all: not tar (and not compressed twice, which the parser would undo). */
+const checkShortHead = (state: Collecting, head: Buffer) => {
+  fail(state, isGzip(head) ? { _tag: "NotTar", detail: "the tar data is compressed twice" } : notTar)
+}
+
+/**
+ * The first block decides whether this is tar at all: not gzip (compressed twice, which the parser would
+ * undo), and a tar header with a valid checksum. The parser reads that block alone first, so its own
+ * decoding of the header is the check (docs/decisions.md "registry:build: less work around each archive").
+ */
+const writeHead = (state: Collecting, head: Buffer) => {
+  if (isGzip(head)) return fail(state, { _tag: "NotTar", detail: "the tar data is compressed twice" })
+  state.readingHead = true
+  state.parser.write(head.subarray(0, BLOCK))
+  state.readingHead = false
+  if (state.failure === undefined && head.length > BLOCK) state.parser.write(head.subarray(BLOCK))
 }
 
 /**
@@ -224,21 +244,20 @@ const writeChunk = (state: Collecting, chunk: Buffer) => {
   state.total += chunk.length
   if (state.sawEof && state.head === undefined) return checkTrailer(state, chunk)
   if (state.head !== undefined) {
-    const head = Buffer.concat([state.head, chunk])
+    // The first chunk is usually the whole stream (an archive read at once): it is not copied.
+    const head = state.head.length === 0 ? chunk : Buffer.concat([state.head, chunk])
     if (head.length < BLOCK) {
       state.head = head
       return
     }
-    checkHead(state, head)
-    chunk = head
     state.head = undefined
-    if (state.failure !== undefined) return
+    return writeHead(state, head)
   }
   state.parser.write(chunk)
 }
 
 const endCollecting = (state: Collecting): Either.Either<ReadonlyArray<RawTarEntry>, TarParseFailure> => {
-  if (state.failure === undefined && state.head !== undefined) checkHead(state, state.head)
+  if (state.failure === undefined && state.head !== undefined) checkShortHead(state, state.head)
   if (state.failure === undefined && state.total % BLOCK !== 0) {
     fail(state, { _tag: "Truncated", detail: "the tar data does not end on a 512-byte block" })
   }
@@ -263,7 +282,8 @@ const tarCollector = (maxEntries: number): TarCollector => {
     failure: undefined,
     sawEof: false,
     trailing: 0,
-    head: Buffer.alloc(0)
+    head: Buffer.alloc(0),
+    readingHead: false
   }
   listen(state)
   return {

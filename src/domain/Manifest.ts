@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Either, type ParseResult, Schema } from "effect"
 import semver from "semver"
 import { HealthCheckDeclaration } from "./Health.js"
 import { joinPath, problem, problemsFromParseError, type Problem } from "./Problems.js"
@@ -258,6 +258,15 @@ const checkRequires = (document: ManifestDocument, frameworkVersion: string | un
 }
 
 /**
+ * The document's decoder, made on first use (making it builds the schema's parser, which a command that
+ * decodes no manifest should not pay at load) and kept: one per call cost a registry build a lookup of the
+ * memoised parser per archive.
+ */
+let documentDecoder: ((raw: unknown) => Either.Either<ManifestDocument, ParseResult.ParseError>) | undefined
+const decodeManifestDocument = (raw: unknown) =>
+  (documentDecoder ??= Schema.decodeUnknownEither(ManifestDocument, { errors: "all" }))(raw)
+
+/**
  * Decodes and checks a parsed `extension.yaml`. Pure: file checks are the caller's (see `resolveLayout`).
  * `frameworkVersion`, when given, adds a warning if `requires.host` excludes it.
  */
@@ -273,7 +282,7 @@ export const decodeManifest = (raw: unknown, frameworkVersion?: string): Manifes
   const warnings: Array<Problem> = Object.keys(raw)
     .filter((key) => !knownTopLevelKeys.has(key))
     .map((key) => problem(key, `unknown top-level key "${key}" is ignored`))
-  const decoded = Schema.decodeUnknownEither(ManifestDocument, { errors: "all" })(raw)
+  const decoded = decodeManifestDocument(raw)
   if (Either.isLeft(decoded)) {
     return { document: undefined, manifest: undefined, errors: problemsFromParseError(decoded.left), warnings }
   }

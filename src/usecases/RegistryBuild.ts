@@ -151,11 +151,9 @@ const readArchiveBytes = (file: string, limits: ArchiveLimits, name: string): Ef
 
 const errorDetail = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/** Verifies one archive as `host verify` does and reads what the index needs from it. */
-const verifyOne = (file: string, hasSignature: boolean, options: RegistryBuildOptions) =>
+/** Verifies one archive (`name` in the folder, at `file`) as `host verify` does and reads what the index needs from it. */
+const verifyOne = (file: string, name: string, hasSignature: boolean, options: RegistryBuildOptions) =>
   Effect.gen(function*() {
-    const path = yield* Path.Path
-    const name = path.basename(file)
     // What `inspectFile` does, except that whether `<file>.sig` exists is known from the folder's listing
     // (a failed existence check per archive is a measurable share of a run over hundreds of small ones).
     const inspection = yield* Effect.gen(function*() {
@@ -302,9 +300,9 @@ export const buildRegistry = Effect.fn("RegistryBuild.build")(function*(options:
       })
     )
   )
-  const files = names.filter((name) => name.endsWith(".host")).sort().map((name) => path.join(dir, name))
+  const archiveNames = names.filter((name) => name.endsWith(".host")).sort()
   const present = new Set(names)
-  if (files.length === 0) {
+  if (archiveNames.length === 0) {
     return yield* new RegistryBuildRefused({
       path: dir,
       detail: "has no .host archives (export each version into it with host export --output DIR/)"
@@ -317,9 +315,9 @@ export const buildRegistry = Effect.fn("RegistryBuild.build")(function*(options:
   // the detached signature's, so fibers would only interleave bookkeeping, and the first archive that
   // fails in that order is the one named (docs/decisions.md "registry:build reads archives one after another").
   const verified: Array<Verified> = []
-  for (const file of files) {
-    verified.push(yield* verifyOne(file, present.has(`${path.basename(file)}.sig`), options))
-    if (options.onProgress !== undefined) yield* options.onProgress(verified.length, files.length)
+  for (const name of archiveNames) {
+    verified.push(yield* verifyOne(path.join(dir, name), name, present.has(`${name}.sig`), options))
+    if (options.onProgress !== undefined) yield* options.onProgress(verified.length, archiveNames.length)
   }
   const entries = yield* entriesOf(verified, base === undefined ? undefined : base.right)
 
