@@ -4,7 +4,7 @@ import { LiveRuntime } from "../runtime/LiveState.js"
 import { adminPage } from "./AdminPage.js"
 import { bootScript } from "./BootScript.js"
 import * as AdminScreens from "./AdminScreens.js"
-import { errorBody, errorResponse, withErrorBodies } from "./Errors.js"
+import { errorBody, errorResponse, withErrorBodiesThen } from "./Errors.js"
 import { extensionRoute } from "./ExtensionRoutes.js"
 import { methodNotAllowed } from "./Methods.js"
 import { withSecurityHeaders } from "./SecurityHeaders.js"
@@ -120,5 +120,5 @@ const routerWith = <E, R>(typed: HttpRouter.HttpRouter<E, R>, services: Context.
  */
 export const app = Effect.all([apiRoutes, Effect.context<AppServices>()]).pipe(
   Effect.flatMap(([typed, services]) => HttpRouter.toHttpApp(routerWith(typed, services))),
-  Effect.map((httpApp) => Effect.map(withErrorBodies(httpApp), withSecurityHeaders))
+  Effect.map((httpApp) => withErrorBodiesThen(httpApp, withSecurityHeaders))
 )

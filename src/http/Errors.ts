@@ -264,15 +264,29 @@ const internalDetail = "the server failed to handle this request"
 
 export const internalError = () => errorResponse(500, "InternalServerError", internalDetail)
 
+/** The JSON error answer to a handler's failure or defect. */
+const causeAnswer = (cause: Cause.Cause<HttpError>): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some") return renderFailure(failure.value)
+  if (Cause.isInterruptedOnly(cause)) return Effect.succeed(internalError())
+  return Effect.as(Effect.logError("unexpected defect while handling a request", cause), internalError())
+}
+
 /** Turns every failure and defect of a handler into its JSON error answer. */
 export const withErrorBodies = <E extends HttpError, R>(
   effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => Effect.catchAllCause(effect, causeAnswer)
+
+/**
+ * `withErrorBodies`, and `finish` applied to every answer (the handler's or the error's), in one step: the
+ * app's outermost wrapper, so one continuation per request instead of two (docs/decisions.md "The client group is built in
+ * two services").
+ */
+export const withErrorBodiesThen = <E extends HttpError, R>(
+  effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  finish: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  effect.pipe(
-    Effect.catchAllCause((cause) => {
-      const failure = Cause.failureOption(cause)
-      if (failure._tag === "Some") return renderFailure(failure.value)
-      if (Cause.isInterruptedOnly(cause)) return Effect.succeed(internalError())
-      return Effect.as(Effect.logError("unexpected defect while handling a request", cause), internalError())
-    })
-  )
+  Effect.matchCauseEffect(effect, {
+    onFailure: (cause) => Effect.map(causeAnswer(cause), finish),
+    onSuccess: (response) => Effect.succeed(finish(response))
+  })

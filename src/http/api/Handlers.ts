@@ -1,6 +1,6 @@
 import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, type HttpRouter, HttpServerRequest } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, Scope } from "effect"
 import { effectiveSettings } from "../../domain/Settings.js"
 import { type ClientBodies, extensionMetadata } from "../../runtime/ClientView.js"
 import type { LoadedExtension } from "../../runtime/Runtime.js"
@@ -13,7 +13,7 @@ import * as ServerAccess from "../ServerAccess.js"
 import { clientBodyCaching, withCachedETag, withETag } from "../Static.js"
 import { HostApi } from "../contracts/Api.js"
 import type { AdminActor, ReconcileCaller, ServerOwner, UploadingAdmin } from "../contracts/Security.js"
-import { SignedInUser } from "../contracts/Security.js"
+import { OwnsServer, SignedIn, SignedInUser } from "../contracts/Security.js"
 import { type ExtensionMetadata, PublicSettingsBody, type SlotsBody } from "../contracts/Client.js"
 import { AdminLive, WebhookLive } from "./AdminHandlers.js"
 import { CallersLive } from "./Callers.js"
@@ -57,17 +57,45 @@ const publicSettings = (path: { readonly vendor: string; readonly name: string }
     return yield* respond(PublicSettingsBody, { data: effectiveSettings(fields, stored) })
   })
 
-const ClientLive = HttpApiBuilder.group(HostApi, "client", (handlers) =>
-  handlers
-    .handle("slots", () => slotsAnswer)
-    .handle("extensions", () => extensionsAnswer)
-    .handle("config", () => configAnswer)
-    .handle("bootstrap", ({ urlParams }) => PanelPages.bootstrapEndpoint(urlParams.path))
-    .handle("publicSettings", ({ path }) => publicSettings(path))
-    .handleRaw("diagnostics", () => Diagnostics.diagnostics)
-    .handle("accessList", () => ServerAccess.list)
-    .handleRaw("accessGrant", () => ServerAccess.grant)
-    .handleRaw("accessRevoke", () => ServerAccess.revoke))
+/**
+ * The `client` group, built in `built` (a handful of services: below) and not in the server's context. Why:
+ * HttpApiBuilder runs each handler in the context its group was built in merged with the request's, a copy
+ * of that whole context on every request (docs/decisions.md "The client group is built in two services").
+ * The three precomputed bodies need nothing but their caller, which the request brings; every other
+ * handler of the group runs in `server` (the server's context, what the group was built in before) with
+ * the request's services on top, merged once as HttpApiBuilder did, so none of them runs with fewer services.
+ */
+const clientGroup = <S>(server: Context.Context<S>) => {
+  const inServer = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+    Effect.mapInputContext(handler, (request: Context.Context<Exclude<R, S>>) => Context.merge(server, request) as Context.Context<R>)
+  return HttpApiBuilder.group(HostApi, "client", (handlers) =>
+    handlers
+      .handle("slots", () => slotsAnswer)
+      .handle("extensions", () => extensionsAnswer)
+      .handle("config", () => configAnswer)
+      .handle("bootstrap", ({ urlParams }) => inServer(PanelPages.bootstrapEndpoint(urlParams.path)))
+      .handle("publicSettings", ({ path }) => inServer(publicSettings(path)))
+      .handleRaw("diagnostics", () => inServer(Diagnostics.diagnostics))
+      .handle("accessList", () => inServer(ServerAccess.list))
+      .handleRaw("accessGrant", () => inServer(ServerAccess.grant))
+      .handleRaw("accessRevoke", () => inServer(ServerAccess.revoke)))
+}
+
+/** What the `client` group's handlers and statements take from the server's context. */
+type ClientServices = Layer.Layer.Context<ReturnType<typeof clientGroup<never>>>
+
+/**
+ * What the group's build reads from its context besides its router (which comes from the build's memo map,
+ * the one router every group joins): the checks of the group's statements, each taken once.
+ */
+const built = Context.pick(SignedIn, OwnsServer)
+
+const ClientLive = Layer.scopedContext(Effect.gen(function*() {
+  const server = yield* Effect.context<ClientServices>()
+  // The same memo map and scope as the layers around it, so the group joins their router (Router.use provides it).
+  const build = Layer.buildWithMemoMap(clientGroup(server), yield* Layer.CurrentMemoMap, yield* Scope.Scope)
+  return yield* Effect.mapInputContext(build, (_: Context.Context<never>) => built(server))
+}))
 
 const PanelLive = HttpApiBuilder.group(HostApi, "panel", (handlers) =>
   handlers
