@@ -4,7 +4,7 @@ import { FrontendErrorList } from "../domain/FrontendErrors.js"
 import { coreExtensionId } from "../domain/Installed.js"
 import { OperationLock } from "../domain/Lock.js"
 import { upsert } from "./Dialect.js"
-import { perRequestRead } from "./PerRequestRead.js"
+import { onReadConnection, perRequestRead, readConnection, type ReadConnectionService } from "./PerRequestRead.js"
 import { isUniqueViolation, storeError } from "./StoreError.js"
 
 // The framework's own state (docs/architecture.md "Store"): rows of host_settings owned by `host/core`,
@@ -107,6 +107,8 @@ export const CoreKeys = {
 interface CoreTable {
   readonly sql: SqlClient.SqlClient
   readonly column: Statement.Identifier
+  /** SQLite's read connection, for the reads made per request (store/PerRequestRead.ts). */
+  readonly reads: Option.Option<ReadConnectionService>
 }
 
 const encode = <A, I>(row: CoreKey<A, I>, value: A) =>
@@ -176,9 +178,9 @@ const remove = <A, I>({ column, sql }: CoreTable, row: CoreKey<A, I>, text?: str
     )
 
 /** Every row of a family that decodes, by name, in key order. */
-const list = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
-  sql<{ key: string; value: string }>`SELECT ${column}, value FROM host_settings
-      WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`} ORDER BY ${column}`.pipe(
+const list = <A, I>({ column, reads, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
+  onReadConnection(reads, sql<{ key: string; value: string }>`SELECT ${column}, value FROM host_settings
+      WHERE extension_id = ${coreExtensionId} AND ${column} LIKE ${`${of.prefix}%`} ORDER BY ${column}`).pipe(
     Effect.map((rows) =>
       // LIKE reads `_` in a prefix as any character: the prefix is checked exactly here.
       rows.filter((row) => row.key.startsWith(of.prefix)).flatMap((row) =>
@@ -190,7 +192,7 @@ const list = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>) =>
     ),
     Effect.mapError(storeError(`reading ${of.prefix}*`)),
     // The admin list reads the frontend errors on every request (store/PerRequestRead.ts).
-    perRequestRead()
+    perRequestRead({ reads })
   )
 
 interface FamilyCut {
@@ -215,7 +217,7 @@ const removeFamily = <A, I>({ column, sql }: CoreTable, of: CoreKeyFamily<A, I>,
 /** What CoreRows is made of: the store's services are built together (store/Services.ts). */
 export const makeCoreRows = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const table: CoreTable = { sql, column: sql("key") }
+  const table: CoreTable = { sql, column: sql("key"), reads: yield* readConnection }
   return {
     get: <A, I>(row: CoreKey<A, I>) => get(table, row),
     getText: <A, I>(row: CoreKey<A, I>) => getText(table, row),

@@ -7,6 +7,7 @@ import { Cause, Context, Effect, Layer, Option, Redacted, type Scope } from "eff
 import type pgTypes from "pg-types"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
+import { ReadConnection, type ReadConnectionService } from "./PerRequestRead.js"
 import { nothingChanged, StoreError, storeError } from "./StoreError.js"
 
 // Everything the store knows about the three database dialects lives here (docs/operations.md,
@@ -69,7 +70,8 @@ export const sqliteClient = (
   file: string
 ): Effect.Effect<Context.Context<SqliteClientTag | SqlClient.SqlClient>, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { SqliteClient } = yield* Effect.promise(() => import("@effect/sql-sqlite-node"))
+    // better-sqlite3 is the client's own driver (already loaded with it), for the read connection below.
+    const [{ SqliteClient }, { default: Database }] = yield* Effect.promise(() => Promise.all([import("@effect/sql-sqlite-node"), import("better-sqlite3")]))
     if (file !== ":memory:") {
       // Synchronous, like the other checks a command makes while it starts (docs/architecture.md, "Startup").
       yield* Effect.try({
@@ -83,8 +85,63 @@ export const sqliteClient = (
       SqliteClient.make({ filename: file }).pipe(Effect.provideService(Reactivity.Reactivity, reactivity))).pipe(
         Effect.catchAllCause((cause) => Effect.fail(storeError(`opening ${file}`)(Cause.squash(cause))))
       )
-    return Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    const services = Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    if (file === ":memory:") return services
+    // A second connection for the reads a server makes on every request (store/PerRequestRead.ts): the
+    // file is opened on the first such read.
+    const open = (path: string): ReadDatabase => {
+      const database = new Database(path, { readonly: true, fileMustExist: true })
+      return { prepare: (sql) => database.prepare<Array<unknown>>(sql), close: () => database.close() }
+    }
+    const reads = yield* Effect.acquireRelease(Effect.sync(() => makeReadConnection(file, open)), (reads) => Effect.sync(reads.close))
+    // Not in the type: the repositories take it where it is (`Effect.serviceOption`), and only SQLite files have one.
+    return Context.add(services, ReadConnection, reads)
   })
+
+/** What a read connection needs of better-sqlite3 (a narrow view, so a test can count what it does). */
+interface ReadDatabase {
+  readonly prepare: (sql: string) => { readonly reader: boolean; readonly all: (...params: Array<unknown>) => ReadonlyArray<unknown> }
+  readonly close: () => unknown
+}
+
+/**
+ * A read-only connection to `file`, opened on the first read. If it cannot be opened it is not used again
+ * (each read answers `undefined`, and its caller runs the statement on the client's connection); a
+ * statement that fails to prepare or run fails that read, as it would on the client. Prepared statements
+ * are kept per SQL text (a few fixed texts; at most 64, then it starts again).
+ */
+export const makeReadConnection = (file: string, open: (file: string) => ReadDatabase): ReadConnectionService & { readonly close: () => void } => {
+  let database: ReadDatabase | undefined
+  let unusable = false
+  const prepared = new Map<string, ReturnType<ReadDatabase["prepare"]>>()
+  return {
+    all: (sql, params) => {
+      if (unusable) return undefined
+      if (database === undefined) {
+        try {
+          database = open(file)
+        } catch {
+          unusable = true
+          return undefined
+        }
+      }
+      let statement = prepared.get(sql)
+      if (statement === undefined) {
+        statement = database.prepare(sql)
+        // Only reads belong here; anything else goes to the client's connection.
+        if (!statement.reader) return undefined
+        if (prepared.size >= 64) prepared.clear()
+        prepared.set(sql, statement)
+      }
+      return statement.all(...params)
+    },
+    close: () => {
+      prepared.clear()
+      database?.close()
+      database = undefined
+    }
+  }
+}
 
 /** sqliteClient as a layer: one layer build. */
 export const sqliteClientLayer = (file: string): Layer.Layer<SqliteClientTag | SqlClient.SqlClient, StoreError> =>

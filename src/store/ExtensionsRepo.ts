@@ -9,7 +9,7 @@ import {
 } from "../domain/Installed.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
 import { upsert } from "./Dialect.js"
-import { perRequestRead } from "./PerRequestRead.js"
+import { onReadConnection, perRequestRead, readConnection } from "./PerRequestRead.js"
 import { storeError } from "./StoreError.js"
 
 // host_extensions rows are decoded here, once, into records that carry the decoded manifest
@@ -127,11 +127,12 @@ export const makeExtensionsRepo = Effect.gen(function*() {
   // SQLite has no boolean type to bind; the others take a real boolean.
   const bool = (value: boolean) => sql.onDialectOrElse({ sqlite: () => (value ? 1 : 0), orElse: () => value })
   const memo = new ManifestMemo()
+  const reads = yield* readConnection
 
   const selectAll = SqlSchema.findAll({
     Request: Schema.Void,
     Result: ExtensionRow,
-    execute: () => sql`SELECT * FROM host_extensions ORDER BY extension_id`
+    execute: () => onReadConnection(reads, sql`SELECT * FROM host_extensions ORDER BY extension_id`)
   })
   // Compiled when first used (a row decoder each): `host list` reads the table whole and never by id.
   const selectOne = onFirstCall(() =>
@@ -146,7 +147,7 @@ export const makeExtensionsRepo = Effect.gen(function*() {
     Effect.flatMap((rows) => toRecords(rows, memo)),
     Effect.mapError(storeError("listing extensions")),
     // The admin list reads it on every request (store/PerRequestRead.ts).
-    perRequestRead({ span: "ExtensionsRepo.list" })
+    perRequestRead({ span: "ExtensionsRepo.list", reads })
   )
 
   const find = (extensionId: string) =>

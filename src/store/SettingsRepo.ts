@@ -3,10 +3,11 @@ import { DateTime, Effect, Option, Schema } from "effect"
 import { upsert } from "./Dialect.js"
 import { storeError } from "./StoreError.js"
 import { onFirstCall } from "../domain/OnFirstCall.js"
-import { perRequestRead } from "./PerRequestRead.js"
+import { onReadConnection, perRequestRead, readConnection } from "./PerRequestRead.js"
 
 const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.parseJson() })
-const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SettingRow)))
+// Synchronous: an Either is an Effect, and one step on the request fiber instead of a decoding fiber's worth.
+const decodeRows = onFirstCall(() => Schema.decodeUnknownEither(Schema.Array(SettingRow)))
 // The reads an extension route makes on every request name their span without its call site: Effect takes
 // a span's stack trace (an Error) when `withSpan` is called, even where the tracer is off, as it is for
 // request fibers (http/Server.ts), so each read paid for a trace nothing read (docs/decisions.md "R4's tail");
@@ -17,13 +18,14 @@ const perRequestSpan = { captureStackTrace: false } as const
 /** What SettingsRepo is made of: the store's services are built together (store/Services.ts). */
 export const makeSettingsRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const reads = yield* readConnection
 
   const getAll = (extensionId: string) =>
-    sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} ORDER BY ${sql("key")}`.pipe(
+    onReadConnection(reads, sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} ORDER BY ${sql("key")}`).pipe(
       Effect.flatMap(decodeRows),
       Effect.map((rows): Record<string, unknown> => Object.fromEntries(rows.map((row) => [row.key, row.value]))),
       Effect.mapError(storeError(`reading settings of ${extensionId}`)),
-      perRequestRead({ span: "SettingsRepo.getAll", spanOptions: perRequestSpan })
+      perRequestRead({ span: "SettingsRepo.getAll", spanOptions: perRequestSpan, reads })
     )
 
   /** Every extension's settings at once, by extension id (framework rows included). */
@@ -43,11 +45,11 @@ export const makeSettingsRepo = Effect.gen(function*() {
   )
 
   const get = (extensionId: string, key: string) =>
-    sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`.pipe(
+    onReadConnection(reads, sql`SELECT ${sql("key")}, value FROM host_settings WHERE extension_id = ${extensionId} AND ${sql("key")} = ${key}`).pipe(
       Effect.flatMap(decodeRows),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
       Effect.mapError(storeError(`reading setting ${key} of ${extensionId}`)),
-      perRequestRead({ span: "SettingsRepo.get", spanOptions: perRequestSpan })
+      perRequestRead({ span: "SettingsRepo.get", spanOptions: perRequestSpan, reads })
     )
 
   /** Writes one value in one statement (created_at kept when it replaces one). */
