@@ -214,6 +214,18 @@ const decodeCacheEnvelope = Schema.decodeUnknownEither(CacheEnvelope)
 
 const cacheKeys: ReadonlySet<string> = new Set(Object.keys(CacheDocument.fields))
 
+/** `text` parsed as JSON and its envelope decoded, or undefined when either fails. */
+const parseEnvelope = (text: string) => {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const envelope = decodeCacheEnvelope(raw)
+  return Either.isLeft(envelope) ? undefined : { raw: raw as object, envelope: envelope.right }
+}
+
 /**
  * The cache file's text: the envelope decoded by its schema now, the index by `decodeRegistryIndex` (the
  * quick path for entries in decoded form, which is how the cache holds them) when it is asked for. Any
@@ -228,18 +240,12 @@ const cacheKeys: ReadonlySet<string> = new Set(Object.keys(CacheDocument.fields)
  */
 const readCacheText = (text: string): CacheRead => {
   const unreadable = (): CacheRead => ({ _tag: "Unreadable", detail: unreadableDetail(text) })
-  let raw: unknown
-  try {
-    raw = JSON.parse(text)
-  } catch {
-    return unreadable()
-  }
-  const envelope = decodeCacheEnvelope(raw)
-  if (Either.isLeft(envelope)) return unreadable()
+  const parsed = parseEnvelope(text)
+  if (parsed === undefined) return unreadable()
   let counted = false
   const withinDepth = () => (counted ||= isWithinJsonDepth(text))
-  for (const key in raw as object) if (!cacheKeys.has(key) && !withinDepth()) return unreadable()
-  const { registry, ...header } = envelope.right
+  for (const key in parsed.raw) if (!cacheKeys.has(key) && !withinDepth()) return unreadable()
+  const { registry, ...header } = parsed.envelope
   let document: Either.Either<CacheDocument, string> | undefined
   const decodeDocument = (): Either.Either<CacheDocument, string> => {
     const quick = indexInDecodedForm(registry)
@@ -280,15 +286,9 @@ const readCacheBytes = (bytes: Uint8Array): CacheRead => {
   // The index's value ends its line, or the comma before the envelope's next key does.
   const end = buffer[line - 1] === 0x2c ? line - 1 : line
   const outside = `${buffer.toString("utf8", 0, start)}{}${buffer.toString("utf8", end)}`
-  let raw: unknown
-  try {
-    raw = JSON.parse(outside)
-  } catch {
-    return whole()
-  }
-  const envelope = decodeCacheEnvelope(raw)
-  if (Either.isLeft(envelope)) return whole()
-  const { registry: _, ...header } = envelope.right
+  const parsed = parseEnvelope(outside)
+  if (parsed === undefined) return whole()
+  const { registry: _, ...header } = parsed.envelope
   if (header.registry_sha256 === undefined || sha256Hex(buffer.subarray(start, end)) !== header.registry_sha256) return whole()
   const [before, after] = envelopePieces(header)
   if (`${before}{}${after}` !== outside) return whole()
