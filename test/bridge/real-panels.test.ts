@@ -138,8 +138,11 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
         if (place.optional !== undefined && !["server.files.dropdown", "server.backups.dropdown", "dashboard.serverrow.description.before", "dashboard.serverrow.description.after"].includes(place.slot)) continue
         await probe(page, place.slot).first().waitFor({ state: "attached" })
       }
-      // Each container sits at its anchor: inside it, or next to it with only Host containers between.
-      const misplaced = await page.evaluate((places) => places.flatMap((place) => {
+      // Each container sits at its anchor: inside it, or next to it with only Host containers between. Read
+      // once the panel's previous page has faded out (its section lingers 150 ms, with anchors of its own) and
+      // the bridge has moved its containers after it: until then a container can still be by the old anchor.
+      await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
+      const misplaced = () => page.evaluate((places) => places.flatMap((place) => {
         const containers = [...document.querySelectorAll(`[data-host-slot="${place.slot}"][data-host-anchored]`)]
         return containers.filter((container) => {
           const matches = (element: Element | null) => element !== null && place.anchors.some((anchor) => anchor.placement === place.placement && element.matches(anchor.selector))
@@ -154,12 +157,9 @@ describeBrowser("the bridge under a Pterodactyl-shaped panel", () => {
           return !matches(next)
         }).map(() => place.slot)
       }), expected.map((place) => ({ slot: place.slot, placement: place.anchors[0]!.placement, anchors: place.anchors })))
-      expect(misplaced, path).toEqual([])
+      await expect.poll(misplaced, { message: path }).toEqual([])
       for (const slot of await rendered(page)) seen.add(slot)
-      if (shot !== undefined) {
-        await page.waitForFunction(() => document.querySelector(".fade-exit") === null)
-        await screenshot(page, shot)
-      }
+      if (shot !== undefined) await screenshot(page, shot)
     }
     await settled(page)
     await visit("/", "real-ptero-dashboard")
