@@ -134,6 +134,12 @@ export interface MergedIndex extends IndexResult {
   readonly parts: ReadonlyArray<IndexResult>
 }
 
+/** What `sync` did: the registries it synced, merged, and the first that failed (none when all were synced). */
+export interface SyncOutcome {
+  readonly synced: MergedIndex
+  readonly failure: Option.Option<RegistryIndexError | RegistryCacheError>
+}
+
 /** A search hit: an entry and the registry listing it. */
 export interface RegistryHit {
   readonly registry: string
@@ -187,10 +193,11 @@ export interface RegistryService {
    */
   readonly index: Effect.Effect<MergedIndex, RegistryIndexError>
   /**
-   * Fetches each registry unless its cache is fresh (`force`: always). Every registry is tried; the first
-   * failure (naming its registry) fails it, and a failing registry's cache is left as it was.
+   * Fetches each registry unless its cache is fresh (`force`: always). Every registry is tried, and a failing
+   * registry's cache is left as it was. It fails when none could be synced; otherwise it answers the ones that
+   * were, with the first failure (naming its registry), which the caller reports after them.
    */
-  readonly sync: (options: { readonly force: boolean }) => Effect.Effect<MergedIndex, RegistryIndexError | RegistryCacheError>
+  readonly sync: (options: { readonly force: boolean }) => Effect.Effect<SyncOutcome, RegistryIndexError | RegistryCacheError>
   readonly status: Effect.Effect<CacheReport>
   /** Matches in every registry, each with its registry (an id listed by two shows twice). */
   readonly search: (query: string) => Effect.Effect<ReadonlyArray<RegistryHit>, RegistryIndexError>
@@ -544,11 +551,18 @@ const download = (source: RegistrySource, resolved: ResolvedExtension, downloadO
   }).pipe(Effect.withSpan("Registry.download", { attributes: { id: resolved.id, version: resolved.version } }))
 
 /** Runs every registry's step, then fails with the first failure (in registry order), if any. */
-const allOrFirstFailure = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<ReadonlyArray<A>, E> =>
+/** Runs every step; answers what succeeded and the first failure, or fails with that failure when none succeeded. */
+const settled = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<{ readonly successes: ReadonlyArray<A>; readonly failure: Option.Option<E> }, E> =>
   Effect.flatMap(Effect.all(steps.map(Effect.either)), (outcomes) => {
+    const successes = outcomes.filter(Either.isRight).map((outcome) => outcome.right)
     const failed = outcomes.find(Either.isLeft)
-    return failed === undefined ? Effect.succeed(outcomes.map((outcome) => (outcome as Either.Right<E, A>).right)) : Effect.fail(failed.left)
+    if (failed !== undefined && successes.length === 0) return Effect.fail(failed.left)
+    return Effect.succeed({ successes, failure: failed === undefined ? Option.none() : Option.some(failed.left) })
   })
+
+/** Every step's answer, or the first failure (each step is run either way). */
+const allOrFirstFailure = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<ReadonlyArray<A>, E> =>
+  Effect.flatMap(settled(steps), ({ failure, successes }) => Option.isSome(failure) ? Effect.fail(failure.value) : Effect.succeed(successes))
 
 export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =>
   Effect.gen(function*() {
@@ -601,11 +615,11 @@ export const make = (options: RegistryOptions = { timeouts: defaultTimeouts }) =
           ? Effect.fail(new RegistryNotConfigured())
           : Effect.map(
             // With named registries, `registry:sync` fails for one it cannot fetch (naming it; its cache is kept
-            // as it was); registry_url alone keeps its stale cache with a warning, as before (docs/registry.md
-            // "Several registries").
-            allOrFirstFailure(perRegistry.map(({ invalidate, source }) =>
+            // as it was) once the others were synced and reported; registry_url alone keeps its stale cache with
+            // a warning, as before (docs/registry.md "Several registries").
+            settled(perRegistry.map(({ invalidate, source }) =>
               Effect.zipLeft(loadIndex(source, force, writeFetched(source), source.label === undefined), invalidate))),
-            mergeIndexes
+            ({ failure, successes }): SyncOutcome => ({ synced: mergeIndexes(successes), failure })
           ),
       status: Effect.suspend(() => {
         const cachePath = first?.cachePath ?? paths.registryCache

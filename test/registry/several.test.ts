@@ -134,7 +134,7 @@ describe("resolution over several registries", () => {
 })
 
 describe("registry:sync over several registries", () => {
-  it("syncs them all; one failing fails the command naming it and keeps its cache as it was", async () => {
+  it("syncs them all; one failing fails the command naming it, after saying which were synced, and keeps its cache as it was", async () => {
     const good = registryFolder(["1.0.0"])
     const bad = registryFolder(["1.0.0"])
     const root = temp("host-root-")
@@ -147,6 +147,13 @@ describe("registry:sync over several registries", () => {
     const sync = await host(root, "registry:sync", "--force")
     expect(sync.code).toBe(1)
     expect(sync.stderr).toContain(`registry "bad": ${fileUrl(bad)}/registry.json is not a valid registry index`)
+    // The registry that was synced is said, as when all are: its cache was written.
+    expect(sync.stdout).toContain(`good: Synced 1 extension from ${fileUrl(good)}`)
+    expect(sync.stdout).not.toContain("bad:")
+    // --json is the failure's document alone.
+    const syncJson = await host(root, "registry:sync", "--force", "--json")
+    expect(syncJson.code).toBe(1)
+    expect(JSON.parse(syncJson.stdout).error.code).toBe("RegistryIndexInvalid")
     expect(readFileSync(cacheOf(root, "bad"), "utf8")).toBe(badCache)
     expect(JSON.parse(readFileSync(cacheOf(root, "good"), "utf8")).registry.extensions[0].versions).toEqual(["1.0.0", "2.0.0"])
 

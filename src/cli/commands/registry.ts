@@ -32,8 +32,9 @@ const entryView = ({ entry, registry }: { readonly entry: RegistryEntry; readonl
   repository: entry.repository ?? null
 })
 
-const syncSummary = (merged: MergedIndex): string =>
-  merged.parts.length === 1 ? partSummary(merged.parts[0]!, "") : merged.parts.map((part) => partSummary(part, `${part.registry}: `)).join("\n")
+/** A line per registry, each named when there are several (`named`: also when only some of several were synced). */
+const syncSummary = (merged: MergedIndex, named = merged.parts.length > 1): string =>
+  named ? merged.parts.map((part) => partSummary(part, `${part.registry}: `)).join("\n") : partSummary(merged.parts[0]!, "")
 
 const partSummary = (result: MergedIndex["parts"][number], prefix: string): string => {
   const count = `${result.index.extensions.length} extension${result.index.extensions.length === 1 ? "" : "s"}`
@@ -63,9 +64,15 @@ export const registrySyncCommand = Command.make(
   (options) =>
     Effect.gen(function*() {
       const invocation = yield* CliInvocation
-      const { cache, matches, result } = yield* syncRegistry({ force: options.force, search: options.search }).pipe(
+      const { cache, failure, matches, result } = yield* syncRegistry({ force: options.force, search: options.search }).pipe(
         Effect.provide(standaloneLayer(invocation))
       )
+      // One registry failed: the ones synced are said first (their caches were written), then the failure
+      // fails the command with its registry's name and code (docs/registry.md "Several registries").
+      if (Option.isSome(failure)) {
+        if (!options.json) yield* Console.log(syncSummary(result, true))
+        return yield* failure.value
+      }
       if (options.json) {
         return yield* printJson({
           registry_url: result.url,
