@@ -550,8 +550,7 @@ const download = (source: RegistrySource, resolved: ResolvedExtension, downloadO
     } satisfies DownloadedArchive
   }).pipe(Effect.withSpan("Registry.download", { attributes: { id: resolved.id, version: resolved.version } }))
 
-/** Runs every registry's step, then fails with the first failure (in registry order), if any. */
-/** Runs every step; answers what succeeded and the first failure, or fails with that failure when none succeeded. */
+/** Runs every step (in registry order); answers what succeeded and the first failure, or fails with that failure when none succeeded. */
 const settled = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<{ readonly successes: ReadonlyArray<A>; readonly failure: Option.Option<E> }, E> =>
   Effect.flatMap(Effect.all(steps.map(Effect.either)), (outcomes) => {
     const successes = outcomes.filter(Either.isRight).map((outcome) => outcome.right)
@@ -560,7 +559,7 @@ const settled = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect
     return Effect.succeed({ successes, failure: failed === undefined ? Option.none() : Option.some(failed.left) })
   })
 
-/** Every step's answer, or the first failure (each step is run either way). */
+/** Every step's answer, or the first failure in registry order (each step is run either way). */
 const allOrFirstFailure = <A, E>(steps: ReadonlyArray<Effect.Effect<A, E>>): Effect.Effect<ReadonlyArray<A>, E> =>
   Effect.flatMap(settled(steps), ({ failure, successes }) => Option.isSome(failure) ? Effect.fail(failure.value) : Effect.succeed(successes))
 
