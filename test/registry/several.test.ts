@@ -160,6 +160,12 @@ describe("registry:sync over several registries", () => {
     const statusJson = JSON.parse((await host(root, "registry:status", "--json")).stdout)
     expect(statusJson.path).toBe(cacheOf(root, "good"))
     expect(statusJson.registries.map((entry: { name: string; status: string }) => `${entry.name}:${entry.status}`)).toEqual(["good:fresh", "bad:fresh"])
+    // In text, a row per registry (the first registry's block alone read as the whole status).
+    const statusText = (await host(root, "registry:status")).stdout
+    expect(statusText).not.toContain("Cache:")
+    expect(statusText).toMatch(/^Registry\s+URL\s+Status\s+Last sync\s+Extensions\s+Serial\s+Expires\s+Signed$/m)
+    expect(statusText).toMatch(new RegExp(`^good\\s+${fileUrl(good)}\\s+fresh\\s+\\S+\\s+1\\s`, "m"))
+    expect(statusText).toMatch(new RegExp(`^bad\\s+${fileUrl(bad)}\\s+fresh\\s+\\S+\\s+1\\s`, "m"))
     // host status shows the first registry.
     const hostStatus = JSON.parse((await host(root, "status", "--json")).stdout)
     expect(hostStatus.registry).toMatchObject({ url: fileUrl(good), cache: { path: cacheOf(root, "good"), status: "fresh" } })

@@ -123,6 +123,23 @@ export const registryStatusCommand = Command.make(
         })
       }
       const ttl = report.ttl_seconds === 0 ? "0 (never expires)" : `${report.ttl_seconds} s`
+      // Several registries: one row each (the first's block alone read as if it were the whole status);
+      // their cache files are in --json (docs/registry.md "Several registries").
+      if (registries.length > 1) {
+        return yield* Console.log(`${formatPairs([["TTL", ttl]])}\n\n${formatTable(
+          ["Registry", "URL", "Status", "Last sync", "Extensions", "Serial", "Expires", "Signed"],
+          registries.map((entry) => [
+            entry.name,
+            entry.url,
+            entry.status,
+            entry.last_sync ?? "never",
+            String(entry.extensions),
+            entry.serial === null ? "-" : String(entry.serial),
+            entry.expires_at ?? "-",
+            entry.signed ? "yes" : "no"
+          ])
+        )}`)
+      }
       yield* Console.log(formatPairs([
         ["Registry", url === "" ? "not configured" : url],
         ["Cache", report.path],
@@ -133,18 +150,5 @@ export const registryStatusCommand = Command.make(
         ["Extensions", String(report.extensions)],
         ["Size", `${report.cache_size_bytes} bytes`]
       ]))
-      if (registries.length > 1) {
-        yield* Console.log(`\n${formatTable(
-          ["Registry", "URL", "Status", "Serial", "Expires", "Signed"],
-          registries.map((entry) => [
-            entry.name,
-            entry.url,
-            entry.status,
-            entry.serial === null ? "-" : String(entry.serial),
-            entry.expires_at ?? "-",
-            entry.signed ? "yes" : "no"
-          ])
-        )}`)
-      }
     })
-).pipe(Command.withDescription("Show the registry cache: path, last sync, age, TTL, status, extensions, size"))
+).pipe(Command.withDescription("Show the registry cache: path, last sync, age, TTL, status, extensions, size (a row per registry when there are several)"))
