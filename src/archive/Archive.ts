@@ -19,7 +19,8 @@ import {
   signBytes
 } from "./Signing.js"
 import type { RawTarEntry, TarEntryToWrite, TarReadFailure } from "./Tar.js"
-import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums, sha256Hex } from "./Tree.js"
+import { sha256Hex } from "../system/Hash.js"
+import { type Checksums, isExcluded, listFiles, lists, packageMetaFiles, parseChecksums } from "./Tree.js"
 import { randomHex } from "../system/Ids.js"
 
 // The tar package and node:zlib are loaded when an archive is first packed or read: this module is

@@ -3,7 +3,7 @@ import { Clock, Context, Data, Effect, Layer, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { HostConfig } from "../config/HostConfig.js"
 import { type ArchiveIOError, ioError } from "./ArchiveErrors.js"
-import { sha256Hex } from "./Tree.js"
+import { sha256Hex } from "../system/Hash.js"
 import { isTemporaryName, writeFileAtomic } from "../system/AtomicFile.js"
 import { uuid } from "../system/Ids.js"
 

@@ -1,9 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import { Effect, Either, Schema } from "effect"
-import * as crypto from "node:crypto"
 import { type Dirent, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { sha256Hex } from "../system/Hash.js"
 
 // An extension tree on disk: its files (with the archive exclusions) and their checksums.
 
@@ -16,17 +16,6 @@ export const isExcluded = (name: string): boolean =>
 
 /** Files the framework writes into a package itself; never listed in checksums.json. */
 export const packageMetaFiles: ReadonlySet<string> = new Set(["checksums.json", "signature.json"])
-
-/**
- * One-shot `crypto.hash` (Node 20.12 and later) where there is one: the same digest without a Hash object
- * per call, about half the CPU time for the thousands of small files an inspection of many archives hashes
- * (docs/decisions.md "registry:build reads archives one after another").
- */
-const oneShotHash = (crypto as { readonly hash?: typeof crypto.hash }).hash
-
-export const sha256Hex: (data: Uint8Array | string) => string = oneShotHash === undefined
-  ? (data) => crypto.createHash("sha256").update(data).digest("hex")
-  : (data) => oneShotHash("sha256", data, "hex")
 
 export const systemError = (method: string, path: string) => (cause: unknown) => {
   const code = (cause as NodeJS.ErrnoException).code

@@ -2,7 +2,8 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Option, Schema, type Scope } from "effect"
 import { lstatSync, mkdirSync, readFileSync, renameSync, type Stats, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { hashFiles, hashInstalledTree, isExcluded, listFiles, packageMetaFiles, sha256Hex, systemError, walkTree } from "./Tree.js"
+import { sha256Hex } from "../system/Hash.js"
+import { hashFiles, hashInstalledTree, isExcluded, listFiles, packageMetaFiles, systemError, walkTree } from "./Tree.js"
 
 // The file hashes of extension trees, remembered between runs by the identity of every entry (device,
 // inode, size, modification and change time), so planning a panel of hundreds of extensions in sync

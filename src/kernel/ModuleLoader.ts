@@ -1,9 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { pathToFileURL } from "node:url"
 import { writeFileAtomic } from "../system/AtomicFile.js"
+import { sha256Hex } from "../system/Hash.js"
 
 // Loads extension code (migrations now, entrypoints and route files in the runtime): `.ts` and `.js`
 // are bundled with esbuild on load, and `@host/sdk` / `@host/sdk/server` resolve to the framework's own
@@ -70,8 +70,6 @@ const encodeRecord = Schema.encodeSync(CompiledRecord)
 /** Raised when the compile options below change, so records written by an older loader compile again. */
 const RECIPE_VERSION = 1
 
-const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex")
-
 /** What the loader's steps share: its options, the platform, and how compiles are told apart. */
 interface Loader {
   readonly options: ModuleLoaderOptions
@@ -86,7 +84,7 @@ const sdkFile = ({ options, path }: Loader, specifier: string) =>
   pathToFileURL(path.join(options.sdkDirectory, specifier.endsWith("/server") ? "server.js" : "index.js")).href
 
 /** Where the record of what `file`'s compiled module was made from is kept. */
-const recordFile = ({ options, path }: Loader, file: string) => path.join(options.cacheDirectory, "sources", `${sha256(file)}.json`)
+const recordFile = ({ options, path }: Loader, file: string) => path.join(options.cacheDirectory, "sources", `${sha256Hex(file)}.json`)
 
 /** Bundles `file` with esbuild: the code, and the sha256 of every file it read. */
 const compile = (loader: Loader, file: string) =>
@@ -108,7 +106,7 @@ const compile = (loader: Loader, file: string) =>
           setup(build) {
             build.onResolve({ filter: /^@host\/sdk(\/server)?$/ }, (args) => ({ path: sdkFile(loader, args.path), external: true }))
             build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
-              read.set(args.path, sha256(await readFile(args.path)))
+              read.set(args.path, sha256Hex(await readFile(args.path)))
               return undefined
             })
           }
@@ -126,7 +124,7 @@ const cached = (loader: Loader, file: string) =>
     const record = decodeRecord(yield* fs.readFileString(recordFile(loader, file)))
     if (Option.isNone(record) || record.value.recipe !== recipe) return Option.none<string>()
     for (const [input, digest] of Object.entries(record.value.inputs)) {
-      if (sha256(yield* fs.readFile(input)) !== digest) return Option.none<string>()
+      if (sha256Hex(yield* fs.readFile(input)) !== digest) return Option.none<string>()
     }
     const compiled = path.join(options.cacheDirectory, record.value.module)
     return (yield* fs.exists(compiled)) ? Option.some(compiled) : Option.none<string>()
@@ -139,7 +137,7 @@ const keep = (loader: Loader, file: string, compiled: string, code: string, inpu
     if (!(yield* fs.exists(compiled))) yield* writeFileAtomic(compiled, code)
     // A file changed while it was compiled may be in the module in either version: no record then,
     // so the next load compiles again.
-    for (const [input, digest] of inputs) if (sha256(yield* fs.readFile(input)) !== digest) return
+    for (const [input, digest] of inputs) if (sha256Hex(yield* fs.readFile(input)) !== digest) return
     yield* fs.makeDirectory(path.dirname(recordFile(loader, file)), { recursive: true })
     yield* writeFileAtomic(recordFile(loader, file), encodeRecord({ recipe, module: path.basename(compiled), inputs: Object.fromEntries(inputs) }))
   }).pipe(
@@ -152,7 +150,7 @@ const keep = (loader: Loader, file: string, compiled: string, code: string, inpu
 const compileAndKeep = (loader: Loader, file: string) =>
   Effect.gen(function*() {
     const { code, inputs } = yield* compile(loader, file)
-    const compiled = loader.path.join(loader.options.cacheDirectory, `${sha256(code)}.mjs`)
+    const compiled = loader.path.join(loader.options.cacheDirectory, `${sha256Hex(code)}.mjs`)
     yield* keep(loader, file, compiled, code, inputs)
     return compiled
   })

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../archive/Tree.js"
+import { sha256Hex } from "../system/Hash.js"
 import type { ActualExtension } from "../domain/Plan.js"
 import type { PlanBasis } from "../domain/PlanFormat.js"
 

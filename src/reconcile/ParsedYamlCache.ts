@@ -1,7 +1,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
-import { sha256Hex } from "../archive/Tree.js"
+import { sha256Hex } from "../system/Hash.js"
 import type { Problem } from "../domain/Problems.js"
 import { readYaml, type YamlLimits } from "../domain/YamlText.js"
 

@@ -1,12 +1,12 @@
 import { FileSystem } from "@effect/platform"
 import { DateTime, Effect, Either, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
 import { resolve as resolvePath } from "node:path"
 import { pathToFileURL } from "node:url"
 import { configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
 import { ageSeconds, cacheStatus, type CacheStatus, decodeRegistryIndex, indexInDecodedForm, RegistryCacheFile } from "../domain/Registry.js"
 import { isWithinJsonDepth, parseJsonWithinDepth } from "../domain/JsonDepth.js"
 import { problemsFromParseError } from "../domain/Problems.js"
+import { sha256Hex } from "../system/Hash.js"
 import { RegistryCacheError } from "./RegistryErrors.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
 
@@ -266,8 +266,6 @@ const readCacheText = (text: string): CacheRead => {
 
 /** Where the index begins in a cache file as `writeCache` writes it: after this, on one line. */
 const indexLineStart = Buffer.from(`\n  "registry": `)
-
-const sha256Hex = (data: string | Uint8Array): string => createHash("sha256").update(data).digest("hex")
 
 /**
  * The cache file's bytes read as `readCacheText` reads their text, without parsing the index when the file

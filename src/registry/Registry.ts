@@ -1,6 +1,5 @@
 import { FileSystem, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { Context, DateTime, Duration, Effect, Either, Layer, Option } from "effect"
-import { createHash } from "node:crypto"
 import { type ConfiguredRegistry, configuredRegistries, defaultRegistryName, HostConfig } from "../config/HostConfig.js"
 import { isWithinJsonDepth, tooDeepJson } from "../domain/JsonDepth.js"
 import { problem, type Problem, problemsFromParseError } from "../domain/Problems.js"
@@ -35,6 +34,7 @@ import {
   writeCache,
   type WrittenCache
 } from "./CacheFile.js"
+import { sha256Hex } from "../system/Hash.js"
 import { decodeTrustFields, verifyIndexSignature } from "./IndexTrust.js"
 import { fetchBytes, type FetchTimeouts } from "./Fetch.js"
 import {
@@ -537,7 +537,7 @@ const download = (source: RegistrySource, resolved: ResolvedExtension, downloadO
       timeouts: source.timeouts,
       onProgress: downloadOptions.onProgress
     }))
-    const sha256 = createHash("sha256").update(bytes).digest("hex")
+    const sha256 = sha256Hex(bytes)
     if (resolved.sha256 !== undefined && resolved.sha256 !== sha256) {
       return yield* new ChecksumMismatch({ url: resolved.archiveUrl, expected: resolved.sha256, actual: sha256 })
     }

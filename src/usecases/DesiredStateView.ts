@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Either } from "effect"
-import { sha256Hex } from "../archive/Tree.js"
+import { sha256Hex } from "../system/Hash.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { unlistedWarning } from "../domain/DesiredState.js"
 import { adopt } from "../reconcile/Adopt.js"

@@ -21,7 +21,7 @@ const layers: ReadonlyArray<ReadonlyArray<string>> = [
   ["kernel"],
   ["store"],
   ["config"],
-  // what every box asks of the machine, once: atomic file writes, ids, runtime versions
+  // what every box asks of the machine, once: atomic file writes, ids, runtime versions, sha256
   ["system"],
   ["domain"]
 ]
