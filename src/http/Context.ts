@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Deferred, Effect, FiberRef, Option } from "effect"
+import { Context, Deferred, Effect, Either, type Fiber, Option } from "effect"
 import type { PanelUser } from "../panel/Panel.js"
 import type { Sessions } from "../panel/Session.js"
 import type { StoreError } from "../store/StoreError.js"
@@ -8,7 +8,7 @@ import { anonymous, identityLookupGate } from "../panel/Access.js"
 import { csrfVerdict, type RequestAuth, unsafeMethods } from "./Auth.js"
 import { TrustedProxies, type TrustedProxiesService } from "./ClientAddress.js"
 import { csrfMismatch, HttpFailure, notReady, panelRefusal, unauthorized } from "./Errors.js"
-import { panelLookupGate } from "./RateLimits.js"
+import { type LookupGate, PanelLookupGate } from "./RateLimits.js"
 
 // What every handler of the server shares: the session signer and the request's user.
 
@@ -44,8 +44,8 @@ export interface AuthenticatedRequest {
   readonly auth: RequestAuth
 }
 
-const answered = (live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) =>
-  auth.invalidToken ? Effect.fail(unauthorized("the API token is not valid")) : Effect.succeed({ live, request, auth } satisfies AuthenticatedRequest)
+const answered = (live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth): Either.Either<AuthenticatedRequest, HttpFailure> =>
+  auth.invalidToken ? Either.left(unauthorized("the API token is not valid")) : Either.right({ live, request, auth })
 
 /** The database could not say whether a session was signed out: 503, never a guess either way. */
 const revocationUnknown = () => new HttpFailure({ status: 503, code: "StoreUnavailable", detail: "the database is unavailable: try again shortly" })
@@ -68,39 +68,50 @@ const unlessRevoked = (sessions: Sessions<StoreError>, request: HttpServerReques
 }
 
 /** Runs a real panel's identity lookup under the server's per-address limit (docs/http.md "Limits"). */
-const withLookupGate = <A, E>(request: HttpServerRequest.HttpServerRequest, lookup: Effect.Effect<A, E>) =>
-  Effect.flatMap(FiberRef.get(panelLookupGate), (gate) =>
-    gate === undefined
-      ? lookup
-      : Effect.locally(lookup, identityLookupGate, gate(Option.getOrUndefined(request.remoteAddress), headerOf(request, "x-forwarded-for"))))
+const withLookupGate = <A, E>(gate: LookupGate | undefined, request: HttpServerRequest.HttpServerRequest, lookup: Effect.Effect<A, E>) =>
+  gate === undefined
+    ? lookup
+    : Effect.locally(lookup, identityLookupGate, gate(Option.getOrUndefined(request.remoteAddress), headerOf(request, "x-forwarded-for")))
+
+/** What authenticating a request needs of the server: its runtime, its session signer and its panel lookups' limit. */
+export interface Authenticator {
+  readonly runtime: Context.Tag.Service<LiveRuntime>
+  readonly sessions: Sessions<StoreError>
+  readonly lookupGate: LookupGate | undefined
+}
 
 /**
- * The request, its generation and its user (a wrong Bearer token is 401 right away), given the runtime and
- * the session signer. Every request but a few static files comes through here, so it takes the driver's
- * synchronous answer when it has one (`peek`: the embedded panel always has it), asking a real panel
- * through `authenticate` otherwise (docs/http.md "Performance"). The typed endpoints' callers
- * (http/api/Callers.ts) hold the two services from the server's start and call this.
+ * The request's generation and user (a wrong Bearer token is 401 right away). Every request but a few
+ * static files comes through here, so when the driver answers synchronously (`peek`: the embedded panel
+ * always does) and no session needs its sign-out read, the answer is an `Either` — an effect of one step,
+ * and a value the typed endpoints' checks (http/api/Callers.ts) read without running it (docs/decisions.md
+ * "A statement is one check"). Otherwise it is the effect that asks a real panel or reads the sign-out.
  */
-export const authenticateWith = (
-  runtime: Context.Tag.Service<LiveRuntime>,
-  sessions: Sessions<StoreError>
-): Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    // The generation read synchronously, as the fast lane reads it: one effect step fewer per request.
-    const live = runtime.currentNow()
-    if (live === undefined) return Effect.fail(notReady())
-    // Unsafe requests are asked of a real panel every time, never of its cache (docs/panels.md "Identity").
-    const fresh = unsafeMethods.has(request.method)
-    const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie"), fresh }
-    const known = fresh ? undefined : live.access.peek(credentials, sessions)
-    // The driver's synchronous answer goes straight on: this runs around every typed route, and each
-    // effect step costs (docs/decisions.md "A statement is one check").
-    if (known !== undefined) return checkedAnswer(sessions, live, request, known)
-    return Effect.flatMap(
-      Effect.mapError(withLookupGate(request, live.access.authenticate(credentials, sessions)), panelRefusal),
-      (auth) => checkedAnswer(sessions, live, request, auth)
-    )
-  })
+export const authenticateRequest = (
+  { lookupGate, runtime, sessions }: Authenticator,
+  request: HttpServerRequest.HttpServerRequest
+): Either.Either<AuthenticatedRequest, HttpFailure> | Effect.Effect<AuthenticatedRequest, HttpFailure> => {
+  // The generation read synchronously, as the fast lane reads it: one effect step fewer per request.
+  const live = runtime.currentNow()
+  if (live === undefined) return Either.left(notReady())
+  // Unsafe requests are asked of a real panel every time, never of its cache (docs/panels.md "Identity").
+  const fresh = unsafeMethods.has(request.method)
+  const credentials = { authorization: headerOf(request, "authorization"), cookie: headerOf(request, "cookie"), fresh }
+  const known = fresh ? undefined : live.access.peek(credentials, sessions)
+  if (known !== undefined) return checkedAnswer(sessions, live, request, known)
+  return Effect.flatMap(
+    Effect.mapError(withLookupGate(lookupGate, request, live.access.authenticate(credentials, sessions)), panelRefusal),
+    (auth) => checkedAnswer(sessions, live, request, auth)
+  )
+}
+
+/** The request being served, read from the fiber's context in the step that needs it. */
+export const currentRequest = (fiber: Fiber.RuntimeFiber<unknown, unknown>): HttpServerRequest.HttpServerRequest =>
+  Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+
+/** `authenticateRequest` of the request being served. */
+export const authenticateWith = (authenticator: Authenticator): Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest> =>
+  Effect.withFiberRuntime((fiber) => authenticateRequest(authenticator, currentRequest(fiber)))
 
 /** `answered`, once a session was checked for a sign-out (`unlessRevoked`); a token or no credential at once. */
 const checkedAnswer = (sessions: Sessions<StoreError>, live: LiveGeneration, request: HttpServerRequest.HttpServerRequest, auth: RequestAuth) =>
@@ -108,10 +119,16 @@ const checkedAnswer = (sessions: Sessions<StoreError>, live: LiveGeneration, req
     ? Effect.flatMap(unlessRevoked(sessions, request, auth), (checked) => answered(live, request, checked))
     : answered(live, request, auth)
 
+/** What `authenticateWith` needs, from a context that holds the server's services. */
+export const authenticatorOf = (context: Context.Context<LiveRuntime | ServerSessions>): Authenticator => ({
+  runtime: Context.get(context, LiveRuntime),
+  sessions: Context.get(context, ServerSessions),
+  lookupGate: Context.get(context, PanelLookupGate)
+})
+
 /** `authenticateWith` reading its services in one step from the context (the routes that are no typed endpoint). */
 export const authenticate: Effect.Effect<AuthenticatedRequest, HttpFailure, HttpServerRequest.HttpServerRequest | LiveRuntime | ServerSessions> =
-  Effect.contextWithEffect((context: Context.Context<LiveRuntime | ServerSessions>) =>
-    authenticateWith(Context.get(context, LiveRuntime), Context.get(context, ServerSessions)))
+  Effect.contextWithEffect((context: Context.Context<LiveRuntime | ServerSessions>) => authenticateWith(authenticatorOf(context)))
 
 export const requireUser = (auth: RequestAuth): Effect.Effect<PanelUser, HttpFailure> =>
   auth.user === undefined ? Effect.fail(unauthorized()) : Effect.succeed(auth.user)

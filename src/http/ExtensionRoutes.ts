@@ -14,7 +14,7 @@ import { awaitableSql } from "../store/AwaitableSql.js"
 import { SettingsRepo } from "../store/SettingsRepo.js"
 import { LiveRuntime } from "../runtime/LiveState.js"
 import { TrustedProxies, type TrustedProxiesService } from "./ClientAddress.js"
-import { type AuthenticatedRequest, authenticateWith, csrfChecked, header, ServerSessions } from "./Context.js"
+import { type AuthenticatedRequest, authenticateWith, authenticatorOf, csrfChecked, header, type ServerSessions } from "./Context.js"
 import { forbidden, HttpFailure, notFound, notServed, panelUnavailable, RouteCodeFailed, unauthorized } from "./Errors.js"
 
 /** View namespaces are read once per runtime generation, on first use. */
@@ -293,7 +293,7 @@ const handlerResponse = (call: () => unknown): Effect.Effect<HttpServerResponse.
 /** The handler of one group's catch-all route. */
 export const extensionRoute = (group: RouteGroup) =>
   Effect.contextWithEffect((services: Context.Context<HttpRouter.RouteContext | LiveRuntime | ServerSessions | TrustedProxies | SqlClient.SqlClient | SettingsRepo>) =>
-    Effect.flatMap(authenticateWith(Context.get(services, LiveRuntime), Context.get(services, ServerSessions)), (caller) => {
+    Effect.flatMap(authenticateWith(authenticatorOf(services)), (caller) => {
       const call = findRoute(group, caller, Context.get(services, HttpRouter.RouteContext).params)
       if (call instanceof HttpFailure) return Effect.fail(call)
       const refused = groupDefaults(group, caller)

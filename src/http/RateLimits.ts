@@ -1,5 +1,5 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Duration, Effect, FiberRef, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { LookupsLimited } from "../panel/Access.js"
 import { resolveClient, type TrustedProxiesService } from "./ClientAddress.js"
 import { HttpFailure } from "./Errors.js"
@@ -51,10 +51,14 @@ export type LookupGate = (peer: string | undefined, forwardedFor: string | undef
  * The panel is not an amplifier (docs/http.md "Limits"): a real panel's lookups of credentials its identity
  * cache has no answer for are limited per client address (the one ClientAddress.ts resolves) to
  * `perSecond` a second, as a token bucket of `perSecond` tokens (so a burst of one second's worth passes at
- * once). Server.ts sets it for every request; Context.ts hands it to the panel's lookup (panel/Access.ts
- * `identityLookupGate`). Unset (no server): nothing is limited.
+ * once). Server.ts provides it in the server's context, which the routes are built in; Context.ts hands it
+ * to the panel's lookup (panel/Access.ts `identityLookupGate`). Unset (no server): nothing is limited.
+ * A service rather than a fiber ref: every ref a request fiber carries is copied at each change of its
+ * context (docs/decisions.md "Effect routes: the steps beyond the floor, counted").
  */
-export const panelLookupGate: FiberRef.FiberRef<LookupGate | undefined> = FiberRef.unsafeMake<LookupGate | undefined>(undefined)
+export class PanelLookupGate extends Context.Reference<PanelLookupGate>()("host/http/PanelLookupGate", {
+  defaultValue: (): LookupGate | undefined => undefined
+}) {}
 
 export const makeLookupGate = (limiter: RateLimiter.RateLimiter, proxies: TrustedProxiesService, perSecond: number): LookupGate => (peer, forwardedFor) =>
   limiter.consume({

@@ -90,8 +90,8 @@ export const listen = (options: ListenOptions) =>
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
       Effect.withTracerEnabled(false),
       // A real panel's lookups of credentials it has not seen, per client address (docs/http.md "Limits").
-      Effect.locally(
-        RateLimits.panelLookupGate,
+      Effect.provideService(
+        RateLimits.PanelLookupGate,
         RateLimits.makeLookupGate(Context.get(perServer, RateLimits.RateLimiter.RateLimiter), proxies, config.panel.lookups_per_second)
       )
     )

@@ -88,6 +88,20 @@ describe("the panel is not an amplifier; a panel that is down is not described",
     for (let i = 0; i < 20; i++) expect((await open("sess-alice")).status).toBe(200)
   }, 60_000)
 
+  it("a typed endpoint's lookups are limited the same way (its statement's check takes the server's limit)", async () => {
+    // Another client than the burst above, so its bucket is full.
+    const slots = (cookie: string) =>
+      fetch(`${server.url}/api/client/host/slots`, { headers: { cookie: `pterodactyl_session=${cookie}`, "x-forwarded-for": "198.51.100.3" } })
+    const before = standIn.count("/api/client/account")
+    const started = Date.now()
+    const statuses = await Promise.all(Array.from({ length: 60 }, async () => (await slots(randomBytes(16).toString("hex"))).status))
+    const seconds = (Date.now() - started) / 1000
+    const lookups = standIn.count("/api/client/account") - before
+    expect(lookups).toBeLessThanOrEqual(10 + Math.ceil(seconds * 10))
+    expect(statuses.filter((status) => status === 401).length).toBe(lookups)
+    expect(statuses.filter((status) => status === 429).length).toBe(60 - lookups)
+  }, 60_000)
+
   it("a panel that is down is a 503 saying only that; its URL and socket error go to the log", async () => {
     standIn.mode = "down"
     try {

@@ -4,7 +4,8 @@ import { HostConfig } from "../../config/HostConfig.js"
 import { LiveRuntime } from "../../runtime/LiveState.js"
 import { unsafeMethods } from "../Auth.js"
 import { TrustedProxies } from "../ClientAddress.js"
-import { type AuthenticatedRequest, authenticateWith, csrfChecked, header, ServerSessions } from "../Context.js"
+import { type AuthenticatedRequest, authenticateRequest, authenticateWith, csrfChecked, currentRequest, header, ServerSessions } from "../Context.js"
+import { PanelLookupGate } from "../RateLimits.js"
 import { forbidden, HttpFailure, type HttpError, notFound, panelUnavailable, unauthorized } from "../Errors.js"
 import * as Webhook from "../Webhook.js"
 import {
@@ -35,7 +36,8 @@ const make = Effect.gen(function*() {
   const sessions = yield* ServerSessions
   const proxies = yield* TrustedProxies
   const hostConfig = yield* HostConfig
-  const authenticated = authenticateWith(runtime, sessions)
+  const authenticator = { runtime, sessions, lookupGate: yield* PanelLookupGate }
+  const authenticated = authenticateWith(authenticator)
 
   /** The CSRF check of an unsafe request made with the session cookie; undefined for a safe method, which needs none. */
   const csrfStep = (caller: AuthenticatedRequest, options: { readonly formToken?: string | undefined; readonly expected?: string } = {}) =>
@@ -50,16 +52,22 @@ const make = Effect.gen(function*() {
 
   const signedInUnchecked: Check<SignedInCaller> = Effect.flatMap(authenticated, signedInCaller)
 
-  // signedInUnchecked and the CSRF check in one step: a GET (the hottest typed routes) runs no effect for
-  // either, since every effect step of a check around a route costs (docs/decisions.md "A statement is one check").
-  const signedIn: Check<SignedInCaller> = Effect.flatMap(authenticated, (authenticatedCaller) =>
-    Either.match(signedInCaller(authenticatedCaller), {
-      onLeft: Effect.fail,
-      onRight: (caller) => {
-        const check = csrfStep(caller)
-        return check === undefined ? Effect.succeed(caller) : Effect.as(check, caller)
-      }
-    }))
+  /** A signed-in caller, CSRF-checked: the caller itself (an effect of one step) when the method needs none. */
+  const signedInChecked = (authenticatedCaller: AuthenticatedRequest): Effect.Effect<SignedInCaller, HttpError> => {
+    const caller = signedInCaller(authenticatedCaller)
+    if (Either.isLeft(caller)) return caller
+    const check = csrfStep(caller.right)
+    return check === undefined ? caller : Effect.as(check, caller.right)
+  }
+
+  // signedInUnchecked and the CSRF check in one step that reads the request from the fiber: a GET whose
+  // caller the driver knows (the hottest typed routes) runs no effect for either, since every effect step
+  // of a check around a route costs (docs/decisions.md "A statement is one check").
+  const signedIn: Check<SignedInCaller> = Effect.withFiberRuntime((fiber) => {
+    const answer = authenticateRequest(authenticator, currentRequest(fiber))
+    if (!Either.isEither(answer)) return Effect.flatMap(answer, signedInChecked)
+    return Either.isLeft(answer) ? Either.left(answer.left) : signedInChecked(answer.right)
+  })
 
   /** The owner of `{server}` or an admin: 404 for a server the user cannot see, 403 for a subuser of it. */
   const ownsServer = Effect.gen(function*() {
