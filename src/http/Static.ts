@@ -1,6 +1,5 @@
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { createHash } from "node:crypto"
 import { posix } from "node:path"
 import { assetVersion } from "../runtime/ClientView.js"
 import type { LoadedExtension } from "../runtime/Runtime.js"
@@ -8,6 +7,7 @@ import { currentGeneration, header, ServerSettings } from "./Context.js"
 import { badRequest, notFound, notServed } from "./Errors.js"
 import { nosniff } from "./SecurityHeaders.js"
 import { ServerState } from "./ServerState.js"
+import { contentETag } from "../system/Hash.js"
 
 // Static files (docs/http.md "Static files"): extension bundles, styles and their chunks under
 // `/host/ext/<vendor>/<name>/<file>`, and the framework's `/host/bridge.js` and `/host/utility.css`.
@@ -96,7 +96,7 @@ export const cachedFile = (file: string) =>
     let cached = etags.get(file)
     if (cached === undefined || cached.stamp !== stamp) {
       const bytes = yield* fs.readFile(file).pipe(Effect.orElseFail(() => notFound("file not found")))
-      cached = { stamp, bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` }
+      cached = { stamp, bytes, etag: contentETag(bytes) }
       if (etags.size > 2_000) etags.clear()
       etags.set(file, cached)
     }
@@ -204,7 +204,7 @@ export const extensionBundles = Effect.gen(function*() {
     texts.push(utf8.decode(file.bytes))
     etags.push(file.etag)
   }
-  const etag = `"${createHash("sha256").update(etags.join(",")).digest("base64url").slice(0, 27)}"`
+  const etag = contentETag(etags.join(","))
   return withETag(request, { etag, bytes: Buffer.from(JSON.stringify(texts)) }, "public, max-age=31536000, immutable", contentTypes[".json"]!)
 })
 

@@ -1,6 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
-import { createHash } from "node:crypto"
 import { type Document, parse as parseYaml, parseDocument } from "yaml"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
@@ -9,6 +8,7 @@ import { OperationLocks } from "../store/OperationLock.js"
 import { embeddedAccess, type IdentityStats, type PanelAccess } from "./Access.js"
 import type { PanelDirectory, PanelServer, PanelUser, PanelUserId, ServerAccess } from "./Directory.js"
 import { writeFileAtomic } from "../system/AtomicFile.js"
+import { sha256Hex } from "../system/Hash.js"
 
 // The panel Host is installed into (docs/http.md "Authentication (embedded panel)"): its name and versions (for `requires.panel`/`php`),
 // its users with their hashed API tokens, its servers with owners and subusers, and the permission
@@ -68,7 +68,7 @@ export interface PanelInfo {
 
 export type { PanelDirectory, PanelServer, PanelUser, PanelUserId, ServerAccess } from "./Directory.js"
 
-export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex")
+export const hashToken = (token: string): string => sha256Hex(token)
 
 const grants = (permissions: ReadonlyArray<string>, permission: string) =>
   permissions.includes("*") || permissions.includes(permission)
@@ -80,7 +80,7 @@ export const makeDirectory = (file: PanelFile): PanelDirectory => {
     email: user.email,
     admin: user.admin,
     permissions: user.permissions,
-    credentialStamp: createHash("sha256").update(user.token_sha256 ?? "").digest("hex").slice(0, 16)
+    credentialStamp: sha256Hex(user.token_sha256 ?? "").slice(0, 16)
   }))
   const byId = new Map<PanelUserId, PanelUser>(users.map((user) => [user.id, user]))
   const byName = new Map(users.map((user) => [user.username, user]))

@@ -1,6 +1,6 @@
 import { Duration, Effect, Equal, Hash, Option } from "effect"
-import { createHash } from "node:crypto"
 import { bearerOf, cookieValue, type PanelCredential, PanelUnavailable, type RequestCredentials } from "./Access.js"
+import { sha256Hex } from "../system/Hash.js"
 
 // Talking to a real panel over HTTP (docs/panels.md "Drivers"): one request with the caller's headers, the
 // caller's credential picked out of a request, a cache key per credential, and walking a paged list. The
@@ -68,7 +68,7 @@ export const makePanelClient = (url: string, counters: PanelCounters): PanelClie
 export const credentialOf = (credentials: RequestCredentials, sessionCookie: string): PanelCredential | undefined => {
   const bearer = bearerOf(credentials.authorization)
   if (bearer !== undefined) {
-    return { key: createHash("sha256").update(`bearer ${bearer}`).digest("hex"), headers: { authorization: `Bearer ${bearer}` } }
+    return { key: sha256Hex(`bearer ${bearer}`), headers: { authorization: `Bearer ${bearer}` } }
   }
   const session = cookieValue(credentials.cookie, sessionCookie)
   if (session === undefined) return undefined
@@ -78,7 +78,7 @@ export const credentialOf = (credentials: RequestCredentials, sessionCookie: str
     if (name.startsWith("remember_web_")) forwarded.push(part.trim())
   }
   const cookie = forwarded.join("; ")
-  return { key: createHash("sha256").update(`cookie ${cookie}`).digest("hex"), headers: { cookie } }
+  return { key: sha256Hex(`cookie ${cookie}`), headers: { cookie } }
 }
 
 /** A cache key: the credential's sha256 (and what is asked about), compared by value; the headers ride along. */

@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { sha256Base64url } from "../system/Hash.js"
 import { HostConfig } from "../config/HostConfig.js"
 import { ConfigInvalid } from "../domain/Errors.js"
 import { problem } from "../domain/Problems.js"
@@ -52,7 +53,7 @@ export interface Sessions<E = never> {
  * A session's id in the revocation rows: a hash of its random CSRF token (unique per session, in every
  * cookie ever issued), so the row does not carry the token itself.
  */
-export const sessionIdOf = (session: Session): string => createHash("sha256").update(session.csrfToken).digest("base64url").slice(0, 32)
+export const sessionIdOf = (session: Session): string => sha256Base64url(session.csrfToken).slice(0, 32)
 
 const noRevocations: RevocationStore<never> = { isRevoked: () => Effect.succeed(false), revoke: () => Effect.void }
 

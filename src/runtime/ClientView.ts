@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto"
 import { isolationClass, routeGroups } from "../domain/Manifest.js"
 import { slotIds } from "../domain/Slots.js"
 import { themeDefaults } from "../domain/Theme.js"
 import { routeUrl } from "./Routes.js"
 import type { Generation, LoadedExtension } from "./Runtime.js"
 import { servedSlot, slotMap } from "./Slots.js"
+import { contentETag, sha256Hex } from "../system/Hash.js"
 
 // The bodies of the read-only client endpoints (docs/http.md), computed once per runtime generation:
 // they depend on nothing but the generation and the configuration, so a request only picks the bytes.
@@ -26,12 +26,12 @@ export const defaultTheme = { name: "default", variables: themeDefaults } as con
 
 export const precompute = (value: unknown): PrecomputedBody => {
   const bytes = Buffer.from(JSON.stringify(value))
-  return { bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` }
+  return { bytes, etag: contentETag(bytes) }
 }
 
 /** The `?v=` of an extension's asset URLs: changes with every install, update or relink of it. */
 export const assetVersion = (extension: LoadedExtension) =>
-  createHash("sha256").update(`${extension.record.version}|${extension.record.updatedAt}`).digest("hex").slice(0, 12)
+  sha256Hex(`${extension.record.version}|${extension.record.updatedAt}`).slice(0, 12)
 
 const assetUrl = (extension: LoadedExtension, file: string | undefined) => {
   if (file === undefined) return null

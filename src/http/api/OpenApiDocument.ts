@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
-import { createHash } from "node:crypto"
 import { HostApi } from "../contracts/Api.js"
 import { endpointsOf, type Schemes } from "../contracts/Security.js"
+import { contentETag } from "../../system/Hash.js"
 
 // `GET /host/openapi.json` (docs/http.md "OpenAPI document"): the OpenAPI 3.1 document generated from the
 // HttpApi by @effect/platform's OpenApi.fromApi. Each operation's security is the schemes named by the
@@ -51,7 +51,7 @@ let made: { readonly etag: string; readonly bytes: Uint8Array } | undefined
 export const openApiBody = () => {
   if (made === undefined) {
     const bytes = new TextEncoder().encode(JSON.stringify(document()))
-    made = { bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` }
+    made = { bytes, etag: contentETag(bytes) }
   }
   return made
 }
