@@ -1,8 +1,9 @@
-// The platform's floor for P3 (docs/decisions.md "P3: the platform's floor"): the cheapest Effect HTTP apps
-// that answer the same bytes, run as a child of bench/http.bench.mjs so it gets its own core like host serve.
+// The platform's floor for P3 (docs/decisions.md "P3: the platform's floor") and R4: the cheapest Effect HTTP
+// apps that answer the same bytes, run as a child of a bench so it gets its own core like host serve.
 // `router`: one HttpRouter GET route; `api`: one HttpApiBuilder endpoint (handleRaw), the way Host's typed
-// endpoints are served. Both behind node:http through NodeHttpServer.makeHandler, tracing off as in host serve.
-// Usage: node bench/effect-floor.mjs <router|api> <body file>; prints the URL once listening.
+// endpoints are served; `any`: one HttpRouter route answering every method and path (R4's mix, bench/load.bench.mjs).
+// All behind node:http through NodeHttpServer.makeHandler, tracing off as in host serve.
+// Usage: node bench/effect-floor.mjs <router|api|any> <body file>; prints the URL once listening.
 import { Etag, HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMiddleware, HttpRouter, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -16,6 +17,7 @@ const path = "/api/client/host/slots"
 const answer = Effect.sync(() => HttpServerResponse.uint8Array(body, { contentType: "application/json" }))
 
 const routerApp = Effect.succeed(HttpRouter.empty.pipe(HttpRouter.get(path, answer)))
+const anyApp = Effect.succeed(HttpRouter.empty.pipe(HttpRouter.all("*", answer)))
 
 const apiApp = Effect.gen(function*() {
   const Api = HttpApi.make("floor").add(HttpApiGroup.make("client").add(HttpApiEndpoint.get("slots", path).addSuccess(Schema.Unknown)))
@@ -28,7 +30,7 @@ const apiApp = Effect.gen(function*() {
 
 const handler = await Effect.runPromise(
   Effect.scoped(
-    (kind === "api" ? apiApp : routerApp).pipe(
+    (kind === "api" ? apiApp : kind === "any" ? anyApp : routerApp).pipe(
       Effect.flatMap(NodeHttpServer.makeHandler),
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
       Effect.withTracerEnabled(false)

@@ -3,7 +3,10 @@
 // and admin routes of extensions (tokens of a user, a subuser and an admin), the admin API and readiness —
 // while other processes disable and enable three of the extensions being called, over
 // and over. Goals (issue 36's): 0 5xx, ≥ 0.15× bare node:http's req/s and p99 ≤ 6× its p99 under the same load, RSS growth < 10 %
-// after a warm-up run (judged on the RSS level: medians of the run's first and last thirds).
+// after a warm-up run (judged on the RSS level: medians of the run's first and last thirds). Shown beside them, not
+// judged: the platform's floor under the same load and toggling (bench/effect-floor.mjs `any`, the cheapest Effect
+// app, one route answering every request), what any Effect server stands on here (docs/decisions.md "R4 against
+// the platform's floor").
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -76,14 +79,57 @@ const load = (url, count) =>
     })
   })
 
+/** The body bare node:http and the floor answer every request with. */
+const smallBody = '{"data":{}}'
+
 /** Bare node:http answering every request with a small JSON body, as the baseline under the same load. */
 const startBaseline = () =>
   new Promise((resolve) => {
-    const code = `require("node:http").createServer((req, res) => { req.resume(); req.on("end", () => { res.writeHead(200, { "content-type": "application/json" }); res.end('{"data":{}}') }) })
+    const code = `require("node:http").createServer((req, res) => { req.resume(); req.on("end", () => { res.writeHead(200, { "content-type": "application/json" }); res.end(${JSON.stringify(smallBody)}) }) })
       .listen(0, "127.0.0.1", function () { console.log("http://127.0.0.1:" + this.address().port) })`
     const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] })
     child.stdout.once("data", (chunk) => resolve({ child, url: String(chunk).trim() }))
   })
+
+/** bench/effect-floor.mjs `any` answering every request with the same body, in a child process like host serve. */
+const startFloor = () =>
+  new Promise((resolve, reject) => {
+    const file = join(root, "floor-body.json")
+    writeFileSync(file, smallBody)
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./effect-floor.mjs", import.meta.url)), "any", file], { stdio: ["ignore", "pipe", "inherit"] })
+    child.once("exit", (code) => reject(new Error(`effect-floor.mjs any exited (${code})`)))
+    child.stdout.once("data", (chunk) => {
+      child.removeAllListeners("exit")
+      resolve({ child, url: String(chunk).trim() })
+    })
+  })
+
+/**
+ * One process at a time disables or enables the next toggled extension, until stopped; it stops at the end
+ * of a whole turn (each disabled, then each enabled again), so every toggled extension is enabled after it.
+ */
+const startToggler = () => {
+  let toggling = true
+  let toggles = 0
+  const turn = 2 * toggled.length
+  const done = (async () => {
+    for (let index = 0; toggling || index % turn !== 0; index++) {
+      const id = toggled[index % toggled.length]
+      await new Promise((resolve) => {
+        const child = spawn(process.execPath, [bin, "--root", root, Math.floor(index / toggled.length) % 2 === 0 ? "disable" : "enable", id, "--lock-timeout", "30"], { env, stdio: "ignore" })
+        child.on("close", resolve)
+      })
+      toggles++
+    }
+  })()
+  return {
+    count: () => toggles,
+    stop: () => {
+      toggling = false
+      return done
+    }
+  }
+}
 
 try {
   mkdirSync(join(root, "config"), { recursive: true })
@@ -104,36 +150,34 @@ servers:
   const bare = await load(baseline.url, amount)
   await stopServer(baseline.child)
 
+  // The platform's floor under the same load, the toggling processes taking their share of the cores as
+  // they do below (here they toggle a root no server reads).
+  const floor = await startFloor()
+  const floorToggler = startToggler()
+  await load(floor.url, Math.min(10_000, amount))
+  const floorResult = await load(floor.url, amount)
+  await floorToggler.stop()
+  await stopServer(floor.child)
+
   const server = await startServer()
   // Every kind of request succeeds while nothing is toggled, so a 4xx in the run is a disabled route.
   for (const entry of mix) {
     const answer = await fetch(`${server.url}${entry.path}`, { method: entry.method ?? "GET", headers: entry.headers, body: entry.body })
     if (answer.status >= 300) console.log(`  note: ${entry.method ?? "GET"} ${entry.path} answers ${answer.status} before the run`)
   }
-  // Toggling: one process at a time disables or enables the next extension, from the warm-up to the end.
-  let toggling = true
-  let toggles = 0
-  const toggler = (async () => {
-    for (let index = 0; toggling; index++) {
-      const id = toggled[index % toggled.length]
-      await new Promise((resolve) => {
-        const child = spawn(process.execPath, [bin, "--root", root, Math.floor(index / toggled.length) % 2 === 0 ? "disable" : "enable", id, "--lock-timeout", "30"], { env, stdio: "ignore" })
-        child.on("close", resolve)
-      })
-      toggles++
-    }
-  })()
+  // Toggling from the warm-up to the end.
+  const toggler = startToggler()
   // Warm-up, already toggling: JIT, module caches, connection pools, runtime swaps, the heap's working size.
   await load(server.url, warmup)
   const rssAfterWarmup = rssMb(server.child.pid)
-  const togglesInWarmup = toggles
+  const togglesInWarmup = toggler.count()
   // RSS once a second during the measured run, to show whether it levels off.
   const samples = []
   const sampler = setInterval(() => samples.push(rssMb(server.child.pid)), 1_000)
   const result = await load(server.url, amount)
   clearInterval(sampler)
-  toggling = false
-  await toggler
+  const toggles = toggler.count()
+  await toggler.stop()
   const rssAfter = rssMb(server.child.pid)
   const serverErrors = (server.stderr().match(/^error/gm) ?? []).length
   await stopServer(server.child)
@@ -144,10 +188,12 @@ servers:
   console.log(`  latency: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms (bare node:http: p99 ${bare.latency.p99} ms, ${(result.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}×); ${result.rate.toFixed(0)} req/s (${(result.rate / bare.rate).toFixed(2)}× bare, whose ${bare.rate.toFixed(0)} req/s)`)
   const ratio = result.rate / bare.rate
   const p99Times = result.latency.p99 / Math.max(1, bare.latency.p99)
+  const floorRatio = floorResult.rate / bare.rate
+  console.log(`  the platform's floor (bench/effect-floor.mjs any) under the same load and toggling: ${floorResult.rate.toFixed(0)} req/s (${floorRatio.toFixed(2)}× bare), p99 ${floorResult.latency.p99} ms (${(floorResult.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}× bare's); host serve at ${(result.rate / floorResult.rate).toFixed(2)}× the floor's req/s`)
   report({
     id: "R4",
     measure: `mixed load, ${mix.length} kinds, ${connections} connections, vs bare node:http`,
-    value: `${ratio.toFixed(2)}×, p99 ${p99Times.toFixed(1)}× bare, ${result["5xx"]} 5xx`,
+    value: `${ratio.toFixed(2)}×, p99 ${p99Times.toFixed(1)}× bare, ${result["5xx"]} 5xx (the Effect floor: ${floorRatio.toFixed(2)}×, p99 ${(floorResult.latency.p99 / Math.max(1, bare.latency.p99)).toFixed(1)}×)`,
     goal: "≥ 0.15×, p99 ≤ 6× bare, 0 5xx",
     met: ratio >= 0.15 && p99Times <= 6 && result["5xx"] === 0
   })
