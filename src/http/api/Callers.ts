@@ -4,8 +4,7 @@ import { HostConfig } from "../../config/HostConfig.js"
 import { LiveRuntime } from "../../runtime/LiveState.js"
 import { unsafeMethods } from "../Auth.js"
 import { TrustedProxies } from "../ClientAddress.js"
-import { type AuthenticatedRequest, authenticateRequest, authenticateWith, csrfChecked, currentRequest, header, ServerSessions } from "../Context.js"
-import { PanelLookupGate } from "../RateLimits.js"
+import { type AuthenticatedRequest, authenticateRequest, authenticateWith, authenticatorOf, csrfChecked, currentRequest, header, type ServerSessions } from "../Context.js"
 import { forbidden, HttpFailure, type HttpError, notFound, panelUnavailable, unauthorized } from "../Errors.js"
 import * as Webhook from "../Webhook.js"
 import {
@@ -32,11 +31,10 @@ type Check<A> = Effect.Effect<A, HttpError, HttpRouter.HttpRouter.Provided>
 const adminCsrfPlaces = "X-CSRF-Token header or _token form field"
 
 const make = Effect.gen(function*() {
-  const runtime = yield* LiveRuntime
-  const sessions = yield* ServerSessions
+  // The runtime, the session signer and the panel lookups' limit, read as the other routes read them.
+  const authenticator = authenticatorOf(yield* Effect.context<LiveRuntime | ServerSessions>())
   const proxies = yield* TrustedProxies
   const hostConfig = yield* HostConfig
-  const authenticator = { runtime, sessions, lookupGate: yield* PanelLookupGate }
   const authenticated = authenticateWith(authenticator)
 
   /** The CSRF check of an unsafe request made with the session cookie; undefined for a safe method, which needs none. */
